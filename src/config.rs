@@ -1,0 +1,683 @@
+//! Every `NCCL_TCPXR_*` setting in one typed table: read once, validated, logged.
+//!
+//! [`PARAMS`] is the single source of truth for names, defaults and accepted ranges: the parser
+//! falls back to a row's `default` when the variable is unset, every error message quotes the row's
+//! `accepted` text, [`global`] logs one line per row, and the documentation is generated from it.
+//!
+//! Conventions for values: surrounding whitespace is ignored and an empty value means unset.
+//! Integers are plain decimal; byte sizes also take a binary `K`, `M` or `G` suffix (`512K`).
+use crate::abi::ncclResult_t;
+use crate::error::{Error, Result};
+use std::fmt;
+use std::sync::OnceLock;
+
+/// One row of the settings table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Param {
+    /// Full environment variable name.
+    pub name: &'static str,
+    /// Value used when the variable is unset or empty ("" = unset).
+    pub default: &'static str,
+    /// Human text of what is accepted, quoted in error messages.
+    pub accepted: &'static str,
+    /// What the setting does.
+    pub doc: &'static str,
+}
+
+const STRIPES: Param = Param {
+    name: "NCCL_TCPXR_STRIPES",
+    default: "4",
+    accepted: "1-16",
+    doc: "Inner connections (stripes) per NCCL connection; chunks are dealt round-robin over them.",
+};
+const CHUNK_BYTES: Param = Param {
+    name: "NCCL_TCPXR_CHUNK_BYTES",
+    default: "524288",
+    accepted: "4096-16777216, a multiple of 4096 (K/M suffixes allowed)",
+    doc: "Size of the chunks a message is cut into before it is dealt over the stripes.",
+};
+const IFNAME: Param = Param {
+    name: "NCCL_TCPXR_IFNAME",
+    default: "",
+    accepted: "comma-separated interface name prefixes; a leading ^ excludes, a leading = matches \
+               exactly (like NCCL_SOCKET_IFNAME)",
+    doc: "Network interfaces tcpxr may use. Unset: NCCL_SOCKET_IFNAME's rules and defaults apply.",
+};
+const SEND_WINDOW: Param = Param {
+    name: "NCCL_TCPXR_SEND_WINDOW",
+    default: "12",
+    accepted: "1-64",
+    doc: "Chunks in flight per stripe on the sending side.",
+};
+const RECV_WINDOW: Param = Param {
+    name: "NCCL_TCPXR_RECV_WINDOW",
+    default: "16",
+    accepted: "1-64",
+    doc: "Chunks in flight per stripe on the receiving side.",
+};
+const INLINE_BYTES: Param = Param {
+    name: "NCCL_TCPXR_INLINE_BYTES",
+    default: "16384",
+    accepted: "0-1048576 (K/M suffixes allowed)",
+    doc: "Messages up to this size travel on the control connection and use no stripe.",
+};
+const SOCKET_SNDBUF: Param = Param {
+    name: "NCCL_TCPXR_SOCKET_SNDBUF",
+    default: "0",
+    accepted: "0 (kernel autotuning) or 4096-1073741824 (K/M/G suffixes allowed)",
+    doc: "SO_SNDBUF of the data sockets; 0 leaves the kernel's autotuning on.",
+};
+const SOCKET_RCVBUF: Param = Param {
+    name: "NCCL_TCPXR_SOCKET_RCVBUF",
+    default: "0",
+    accepted: "0 (kernel autotuning) or 4096-1073741824 (K/M/G suffixes allowed)",
+    doc: "SO_RCVBUF of the data sockets; 0 leaves the kernel's autotuning on.",
+};
+const SPEED_MBPS: Param = Param {
+    name: "NCCL_TCPXR_SPEED_MBPS",
+    default: "0",
+    accepted: "0 (read /sys/class/net/<if>/speed) or 1-10000000",
+    doc: "Port speed reported to NCCL in Mbit/s; it steers NCCL's choice of channel count.",
+};
+const HANDSHAKE_TIMEOUT_MS: Param = Param {
+    name: "NCCL_TCPXR_HANDSHAKE_TIMEOUT_MS",
+    default: "10000",
+    accepted: "100-600000",
+    doc: "A connection to a listen port that has not completed its hello in this time is dropped.",
+};
+const PEER_TIMEOUT_MS: Param = Param {
+    name: "NCCL_TCPXR_PEER_TIMEOUT_MS",
+    default: "5000",
+    accepted: "500-600000",
+    doc: "TCP_USER_TIMEOUT and keepalive budget after which a silent peer is ncclRemoteError.",
+};
+const TRANSPORT: Param = Param {
+    name: "NCCL_TCPXR_TRANSPORT",
+    default: "auto",
+    accepted: "auto, tcpx or socket (any case)",
+    doc: "Inner transport: tcpx (GPUDirect-TCPX plugin), socket (tcpxr's TCP), or auto (tcpx if \
+          it loads, else socket).",
+};
+const TCPX_LIB: Param = Param {
+    name: "NCCL_TCPXR_TCPX_LIB",
+    default: "",
+    accepted: "a path or library name",
+    doc: "The TCPX plugin library to load. Unset: the default library search.",
+};
+const STATS: Param = Param {
+    name: "NCCL_TCPXR_STATS",
+    default: "0",
+    accepted: "0 or 1",
+    doc: "1 prints each communicator's counters when it is closed.",
+};
+
+/// Every setting, in the order they are parsed, logged and documented.
+pub static PARAMS: &[Param] = &[
+    STRIPES,
+    CHUNK_BYTES,
+    IFNAME,
+    SEND_WINDOW,
+    RECV_WINDOW,
+    INLINE_BYTES,
+    SOCKET_SNDBUF,
+    SOCKET_RCVBUF,
+    SPEED_MBPS,
+    HANDSHAKE_TIMEOUT_MS,
+    PEER_TIMEOUT_MS,
+    TRANSPORT,
+    TCPX_LIB,
+    STATS,
+];
+
+/// The table row of a variable, if it is one of tcpxr's.
+pub fn param(name: &str) -> Option<&'static Param> {
+    PARAMS.iter().find(|p| p.name == name)
+}
+
+/// Which inner transport to drive (`NCCL_TCPXR_TRANSPORT`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Transport {
+    /// tcpx if the TCPX library loads and finds devices, else socket.
+    #[default]
+    Auto,
+    Tcpx,
+    Socket,
+}
+
+impl Transport {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Transport::Auto => "auto",
+            Transport::Tcpx => "tcpx",
+            Transport::Socket => "socket",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Transport> {
+        [Transport::Auto, Transport::Tcpx, Transport::Socket]
+            .into_iter()
+            .find(|t| s.eq_ignore_ascii_case(t.as_str()))
+    }
+}
+
+impl fmt::Display for Transport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The effective settings. See [`PARAMS`] for what each one means and accepts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    pub stripes: usize,
+    pub chunk_bytes: usize,
+    pub ifname: Option<String>,
+    pub send_window: usize,
+    pub recv_window: usize,
+    pub inline_bytes: usize,
+    /// 0 = kernel autotuning.
+    pub sndbuf: usize,
+    /// 0 = kernel autotuning.
+    pub rcvbuf: usize,
+    /// 0 = read /sys/class/net/<if>/speed.
+    pub speed_mbps: u32,
+    pub handshake_timeout_ms: u64,
+    pub peer_timeout_ms: u64,
+    pub transport: Transport,
+    pub tcpx_lib: Option<String>,
+    pub stats: bool,
+}
+
+/// The accepted set of an integer setting.
+#[derive(Clone, Copy)]
+struct Range {
+    lo: u64,
+    hi: u64,
+    /// 0 is accepted besides `lo..=hi` (it means "automatic").
+    zero: bool,
+    /// The value must be a multiple of this.
+    multiple: u64,
+    /// K/M/G suffixes are accepted.
+    bytes: bool,
+}
+
+const fn range(lo: u64, hi: u64) -> Range {
+    Range {
+        lo,
+        hi,
+        zero: false,
+        multiple: 1,
+        bytes: false,
+    }
+}
+
+const fn byte_range(lo: u64, hi: u64) -> Range {
+    Range {
+        lo,
+        hi,
+        zero: false,
+        multiple: 1,
+        bytes: true,
+    }
+}
+
+/// Reads values through a lookup function; unset or empty falls back to the row's default.
+struct Reader<G> {
+    get: G,
+}
+
+impl<G: Fn(&str) -> Option<String>> Reader<G> {
+    /// The trimmed value, or the default when unset or empty; `None` when both are empty.
+    fn value(&self, p: &Param) -> Option<String> {
+        let set = (self.get)(p.name)
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty());
+        set.or_else(|| Some(p.default.to_owned()).filter(|d| !d.is_empty()))
+    }
+
+    fn uint(&self, p: &Param, r: Range) -> Result<u64> {
+        let v = self.value(p).unwrap_or_default();
+        let n = parse_uint(&v, r.bytes).ok_or_else(|| invalid(p, &v))?;
+        let in_range = (r.zero && n == 0) || (r.lo..=r.hi).contains(&n);
+        if in_range && n % r.multiple == 0 {
+            Ok(n)
+        } else {
+            Err(invalid(p, &v))
+        }
+    }
+
+    fn usize(&self, p: &Param, r: Range) -> Result<usize> {
+        let n = self.uint(p, r)?;
+        usize::try_from(n).map_err(|_| invalid(p, &n.to_string()))
+    }
+}
+
+fn invalid(p: &Param, value: &str) -> Error {
+    Error::new(
+        ncclResult_t::ncclInvalidArgument,
+        format!("{}={} is invalid: accepted {}", p.name, value, p.accepted),
+    )
+}
+
+/// Decimal digits, optionally (for byte sizes) followed by K, M or G (binary, any case).
+fn parse_uint(s: &str, bytes: bool) -> Option<u64> {
+    let (digits, shift) = match s.as_bytes().last() {
+        Some(b'k' | b'K') if bytes => (&s[..s.len() - 1], 10),
+        Some(b'm' | b'M') if bytes => (&s[..s.len() - 1], 20),
+        Some(b'g' | b'G') if bytes => (&s[..s.len() - 1], 30),
+        _ => (s, 0),
+    };
+    let digits = digits.trim_end();
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse::<u64>().ok()?.checked_mul(1u64 << shift)
+}
+
+/// NCCL_SOCKET_IFNAME syntax: optional `^` (exclude), optional `=` (exact), then a comma-separated
+/// list with at least one non-empty name or prefix.
+fn valid_ifname(spec: &str) -> bool {
+    let rest = spec.strip_prefix('^').unwrap_or(spec);
+    let rest = rest.strip_prefix('=').unwrap_or(rest);
+    rest.split(',').any(|name| !name.trim().is_empty())
+}
+
+impl Config {
+    /// Parses every setting through `get` (a variable name to its value, `None` when unset).
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Config> {
+        let r = Reader { get };
+        let ifname = r.value(&IFNAME);
+        if let Some(spec) = &ifname {
+            if !valid_ifname(spec) {
+                return Err(invalid(&IFNAME, spec));
+            }
+        }
+        let transport = r.value(&TRANSPORT).unwrap_or_default();
+        let transport = Transport::parse(&transport).ok_or_else(|| invalid(&TRANSPORT, &transport))?;
+        let bufsize = Range {
+            zero: true,
+            ..byte_range(4096, 1 << 30)
+        };
+        let speed = r.uint(
+            &SPEED_MBPS,
+            Range {
+                zero: true,
+                ..range(1, 10_000_000)
+            },
+        )?;
+        Ok(Config {
+            stripes: r.usize(&STRIPES, range(1, 16))?,
+            chunk_bytes: r.usize(
+                &CHUNK_BYTES,
+                Range {
+                    multiple: 4096,
+                    ..byte_range(4096, 16 << 20)
+                },
+            )?,
+            ifname,
+            send_window: r.usize(&SEND_WINDOW, range(1, 64))?,
+            recv_window: r.usize(&RECV_WINDOW, range(1, 64))?,
+            inline_bytes: r.usize(&INLINE_BYTES, byte_range(0, 1 << 20))?,
+            sndbuf: r.usize(&SOCKET_SNDBUF, bufsize)?,
+            rcvbuf: r.usize(&SOCKET_RCVBUF, bufsize)?,
+            // The range check above keeps it far below u32::MAX.
+            speed_mbps: speed as u32,
+            handshake_timeout_ms: r.uint(&HANDSHAKE_TIMEOUT_MS, range(100, 600_000))?,
+            peer_timeout_ms: r.uint(&PEER_TIMEOUT_MS, range(500, 600_000))?,
+            transport,
+            tcpx_lib: r.value(&TCPX_LIB),
+            stats: r.uint(&STATS, range(0, 1))? == 1,
+        })
+    }
+
+    /// Parses the process environment.
+    pub fn from_env() -> Result<Config> {
+        Config::from_lookup(env_value)
+    }
+
+    /// Every variable with its effective value, in [`PARAMS`] order. Values are written so that
+    /// feeding them back to [`Config::from_lookup`] gives the same `Config` ("" = unset).
+    pub fn describe(&self) -> Vec<(&'static str, String)> {
+        // Destructured so that a new field does not compile until it is described here.
+        let Config {
+            stripes,
+            chunk_bytes,
+            ifname,
+            send_window,
+            recv_window,
+            inline_bytes,
+            sndbuf,
+            rcvbuf,
+            speed_mbps,
+            handshake_timeout_ms,
+            peer_timeout_ms,
+            transport,
+            tcpx_lib,
+            stats,
+        } = self;
+        vec![
+            (STRIPES.name, stripes.to_string()),
+            (CHUNK_BYTES.name, chunk_bytes.to_string()),
+            (IFNAME.name, ifname.clone().unwrap_or_default()),
+            (SEND_WINDOW.name, send_window.to_string()),
+            (RECV_WINDOW.name, recv_window.to_string()),
+            (INLINE_BYTES.name, inline_bytes.to_string()),
+            (SOCKET_SNDBUF.name, sndbuf.to_string()),
+            (SOCKET_RCVBUF.name, rcvbuf.to_string()),
+            (SPEED_MBPS.name, speed_mbps.to_string()),
+            (HANDSHAKE_TIMEOUT_MS.name, handshake_timeout_ms.to_string()),
+            (PEER_TIMEOUT_MS.name, peer_timeout_ms.to_string()),
+            (TRANSPORT.name, transport.to_string()),
+            (TCPX_LIB.name, tcpx_lib.clone().unwrap_or_default()),
+            (STATS.name, u8::from(*stats).to_string()),
+        ]
+    }
+}
+
+impl Default for Config {
+    /// Every setting at its [`PARAMS`] default.
+    fn default() -> Config {
+        // The defaults are constants; `tests::defaults` proves they parse.
+        Config::from_lookup(|_| None).expect("PARAMS defaults are valid")
+    }
+}
+
+/// A variable's value, `None` when unset or empty.
+fn env_value(name: &str) -> Option<String> {
+    std::env::var_os(name)
+        .map(|v| v.to_string_lossy().into_owned())
+        .filter(|v| !v.trim().is_empty())
+}
+
+/// One line per variable: `NAME = value (default)` or `NAME = value (set by environment)`.
+fn effective_lines(cfg: &Config, is_set: impl Fn(&str) -> bool) -> Vec<String> {
+    cfg.describe()
+        .into_iter()
+        .map(|(name, value)| {
+            let value = if value.is_empty() { "(unset)".to_owned() } else { value };
+            let source = if is_set(name) { "set by environment" } else { "default" };
+            format!("{name} = {value} ({source})")
+        })
+        .collect()
+}
+
+static GLOBAL: OnceLock<Result<Config>> = OnceLock::new();
+
+/// The process-wide settings, parsed from the environment on the first call. The outcome is kept,
+/// a failure included, so every later init sees the same answer. The first call logs each
+/// effective value at INFO (or the failure as a WARN) with target `tcpxr::env`, so install the
+/// logger ([`crate::log::install`]) before calling it.
+pub fn global() -> Result<&'static Config> {
+    let parsed = GLOBAL.get_or_init(|| {
+        let parsed = Config::from_env();
+        match &parsed {
+            Ok(cfg) => {
+                for line in effective_lines(cfg, |name| env_value(name).is_some()) {
+                    ::log::info!(target: "tcpxr::env", "{line}");
+                }
+            }
+            Err(e) => ::log::warn!(target: "tcpxr::env", "{}", e.msg),
+        }
+        parsed
+    });
+    match parsed {
+        Ok(cfg) => Ok(cfg),
+        Err(e) => Err(e.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn with(vars: &[(&str, &str)]) -> Result<Config> {
+        let map: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        Config::from_lookup(move |name| map.get(name).cloned())
+    }
+
+    fn one(name: &str, value: &str) -> Result<Config> {
+        with(&[(name, value)])
+    }
+
+    /// `value` is rejected with a message naming the variable, the value and the accepted text.
+    fn rejected(name: &str, value: &str, range_text: &str) {
+        let err = one(name, value).expect_err(&format!("{name}={value} should be rejected"));
+        assert_eq!(err.code, ncclResult_t::ncclInvalidArgument);
+        assert!(err.msg.contains(name), "{}", err.msg);
+        assert!(err.msg.contains(&format!("={}", value.trim())), "{}", err.msg);
+        assert!(err.msg.contains(range_text), "{}", err.msg);
+    }
+
+    #[test]
+    fn defaults() {
+        let c = Config::default();
+        assert_eq!(
+            c,
+            Config {
+                stripes: 4,
+                chunk_bytes: 524288,
+                ifname: None,
+                send_window: 12,
+                recv_window: 16,
+                inline_bytes: 16384,
+                sndbuf: 0,
+                rcvbuf: 0,
+                speed_mbps: 0,
+                handshake_timeout_ms: 10000,
+                peer_timeout_ms: 5000,
+                transport: Transport::Auto,
+                tcpx_lib: None,
+                stats: false,
+            }
+        );
+        // Empty and blank values mean unset.
+        let blank: Vec<(&str, &str)> = PARAMS.iter().map(|p| (p.name, "  ")).collect();
+        assert_eq!(with(&blank).unwrap(), c);
+        let empty: Vec<(&str, &str)> = PARAMS.iter().map(|p| (p.name, "")).collect();
+        assert_eq!(with(&empty).unwrap(), c);
+    }
+
+    #[test]
+    fn error_message_format() {
+        let err = one("NCCL_TCPXR_STRIPES", "0").unwrap_err();
+        assert_eq!(err.msg, "NCCL_TCPXR_STRIPES=0 is invalid: accepted 1-16");
+    }
+
+    #[test]
+    fn stripes_bounds() {
+        assert_eq!(one("NCCL_TCPXR_STRIPES", "1").unwrap().stripes, 1);
+        assert_eq!(one("NCCL_TCPXR_STRIPES", " 16 ").unwrap().stripes, 16);
+        rejected("NCCL_TCPXR_STRIPES", "0", "1-16");
+        rejected("NCCL_TCPXR_STRIPES", "17", "1-16");
+        rejected("NCCL_TCPXR_STRIPES", "-1", "1-16");
+        rejected("NCCL_TCPXR_STRIPES", "four", "1-16");
+        // Suffixes are for byte sizes only.
+        rejected("NCCL_TCPXR_STRIPES", "1K", "1-16");
+    }
+
+    #[test]
+    fn chunk_bytes_bounds() {
+        let n = "NCCL_TCPXR_CHUNK_BYTES";
+        assert_eq!(one(n, "4096").unwrap().chunk_bytes, 4096);
+        assert_eq!(one(n, "16777216").unwrap().chunk_bytes, 16 << 20);
+        rejected(n, "0", "4096-16777216");
+        rejected(n, "16781312", "4096-16777216"); // 16 MiB + 4096
+        rejected(n, "17M", "4096-16777216");
+    }
+
+    #[test]
+    fn chunk_bytes_multiple_of_4096() {
+        let n = "NCCL_TCPXR_CHUNK_BYTES";
+        rejected(n, "4097", "multiple of 4096");
+        rejected(n, "1000000", "multiple of 4096");
+        assert_eq!(one(n, "12K").unwrap().chunk_bytes, 12288);
+        rejected(n, "6K", "multiple of 4096");
+    }
+
+    #[test]
+    fn size_suffixes() {
+        let n = "NCCL_TCPXR_CHUNK_BYTES";
+        assert_eq!(one(n, "512K").unwrap().chunk_bytes, 512 << 10);
+        assert_eq!(one(n, "512k").unwrap().chunk_bytes, 512 << 10);
+        assert_eq!(one(n, "4M").unwrap().chunk_bytes, 4 << 20);
+        assert_eq!(one(n, "16m").unwrap().chunk_bytes, 16 << 20);
+        assert_eq!(one("NCCL_TCPXR_SOCKET_SNDBUF", "1G").unwrap().sndbuf, 1 << 30);
+        assert_eq!(one("NCCL_TCPXR_INLINE_BYTES", "1M").unwrap().inline_bytes, 1 << 20);
+        rejected(n, "K", "4096-16777216");
+        rejected(n, "512KB", "4096-16777216");
+        rejected(n, "0x1000", "4096-16777216");
+        rejected(n, "99999999999999999999K", "4096-16777216");
+    }
+
+    #[test]
+    fn ifname() {
+        let n = "NCCL_TCPXR_IFNAME";
+        for ok in ["eth", "eth0,eth1", "^docker,lo", "=eth0", "^=eth0,eth1"] {
+            assert_eq!(one(n, ok).unwrap().ifname.as_deref(), Some(ok));
+        }
+        assert_eq!(one(n, " eth0 ").unwrap().ifname.as_deref(), Some("eth0"));
+        for bad in ["^", "=", "^=", ",", "^ , "] {
+            rejected(n, bad, "comma-separated");
+        }
+    }
+
+    #[test]
+    fn windows_bounds() {
+        for n in ["NCCL_TCPXR_SEND_WINDOW", "NCCL_TCPXR_RECV_WINDOW"] {
+            assert!(one(n, "1").is_ok());
+            assert!(one(n, "64").is_ok());
+            rejected(n, "0", "1-64");
+            rejected(n, "65", "1-64");
+        }
+        let c = with(&[("NCCL_TCPXR_SEND_WINDOW", "3"), ("NCCL_TCPXR_RECV_WINDOW", "5")]).unwrap();
+        assert_eq!((c.send_window, c.recv_window), (3, 5));
+    }
+
+    #[test]
+    fn inline_bytes_bounds() {
+        let n = "NCCL_TCPXR_INLINE_BYTES";
+        assert_eq!(one(n, "0").unwrap().inline_bytes, 0);
+        assert_eq!(one(n, "1048576").unwrap().inline_bytes, 1 << 20);
+        rejected(n, "1048577", "0-1048576");
+    }
+
+    #[test]
+    fn socket_buffer_bounds() {
+        for n in ["NCCL_TCPXR_SOCKET_SNDBUF", "NCCL_TCPXR_SOCKET_RCVBUF"] {
+            assert!(one(n, "0").is_ok());
+            assert!(one(n, "4096").is_ok());
+            assert!(one(n, "1073741824").is_ok());
+            rejected(n, "1", "4096-1073741824");
+            rejected(n, "4095", "4096-1073741824");
+            rejected(n, "1073741825", "4096-1073741824");
+        }
+        let c = with(&[("NCCL_TCPXR_SOCKET_SNDBUF", "4M"), ("NCCL_TCPXR_SOCKET_RCVBUF", "8M")]).unwrap();
+        assert_eq!((c.sndbuf, c.rcvbuf), (4 << 20, 8 << 20));
+    }
+
+    #[test]
+    fn speed_bounds() {
+        let n = "NCCL_TCPXR_SPEED_MBPS";
+        assert_eq!(one(n, "0").unwrap().speed_mbps, 0);
+        assert_eq!(one(n, "1").unwrap().speed_mbps, 1);
+        assert_eq!(one(n, "10000000").unwrap().speed_mbps, 10_000_000);
+        rejected(n, "10000001", "1-10000000");
+        rejected(n, "4294967296", "1-10000000");
+        rejected(n, "100G", "1-10000000");
+    }
+
+    #[test]
+    fn timeout_bounds() {
+        let n = "NCCL_TCPXR_HANDSHAKE_TIMEOUT_MS";
+        assert_eq!(one(n, "100").unwrap().handshake_timeout_ms, 100);
+        assert_eq!(one(n, "600000").unwrap().handshake_timeout_ms, 600_000);
+        rejected(n, "99", "100-600000");
+        rejected(n, "600001", "100-600000");
+        let n = "NCCL_TCPXR_PEER_TIMEOUT_MS";
+        assert_eq!(one(n, "500").unwrap().peer_timeout_ms, 500);
+        assert_eq!(one(n, "600000").unwrap().peer_timeout_ms, 600_000);
+        rejected(n, "499", "500-600000");
+        rejected(n, "600001", "500-600000");
+    }
+
+    #[test]
+    fn transport() {
+        let n = "NCCL_TCPXR_TRANSPORT";
+        for (s, t) in [
+            ("auto", Transport::Auto),
+            ("AUTO", Transport::Auto),
+            ("tcpx", Transport::Tcpx),
+            ("TcpX", Transport::Tcpx),
+            ("socket", Transport::Socket),
+            (" Socket ", Transport::Socket),
+        ] {
+            assert_eq!(one(n, s).unwrap().transport, t, "{s}");
+        }
+        rejected(n, "ib", "auto, tcpx or socket");
+        rejected(n, "tcp", "auto, tcpx or socket");
+    }
+
+    #[test]
+    fn tcpx_lib_and_stats() {
+        let c = one("NCCL_TCPXR_TCPX_LIB", "/opt/tcpx/lib/libnccl-net.so").unwrap();
+        assert_eq!(c.tcpx_lib.as_deref(), Some("/opt/tcpx/lib/libnccl-net.so"));
+        let n = "NCCL_TCPXR_STATS";
+        assert!(!one(n, "0").unwrap().stats);
+        assert!(one(n, "1").unwrap().stats);
+        rejected(n, "2", "0 or 1");
+        rejected(n, "yes", "0 or 1");
+    }
+
+    #[test]
+    fn every_field_has_a_row_and_every_row_a_field() {
+        let described = Config::default().describe();
+        assert_eq!(described.len(), PARAMS.len());
+        for ((name, _), p) in described.iter().zip(PARAMS) {
+            assert_eq!(*name, p.name);
+        }
+        for p in PARAMS {
+            assert!(p.name.starts_with("NCCL_TCPXR_"), "{}", p.name);
+            assert!(!p.accepted.is_empty() && !p.doc.is_empty(), "{}", p.name);
+            assert_eq!(param(p.name), Some(p));
+        }
+        let mut names: Vec<_> = PARAMS.iter().map(|p| p.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), PARAMS.len(), "duplicate rows");
+    }
+
+    #[test]
+    fn defaults_are_described_as_the_table_says() {
+        for ((name, value), p) in Config::default().describe().iter().zip(PARAMS) {
+            assert_eq!(value, p.default, "{name}");
+        }
+    }
+
+    #[test]
+    fn describe_round_trips() {
+        let c = with(&[
+            ("NCCL_TCPXR_STRIPES", "8"),
+            ("NCCL_TCPXR_CHUNK_BYTES", "1M"),
+            ("NCCL_TCPXR_IFNAME", "^lo,docker"),
+            ("NCCL_TCPXR_SOCKET_SNDBUF", "2M"),
+            ("NCCL_TCPXR_TRANSPORT", "SOCKET"),
+            ("NCCL_TCPXR_TCPX_LIB", "libnccl-net-tcpx.so"),
+            ("NCCL_TCPXR_STATS", "1"),
+        ])
+        .unwrap();
+        let described = c.describe();
+        let back: Vec<(&str, &str)> = described.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        assert_eq!(with(&back).unwrap(), c);
+    }
+
+    #[test]
+    fn effective_lines_name_the_source() {
+        let c = one("NCCL_TCPXR_STRIPES", "4").unwrap();
+        let lines = effective_lines(&c, |n| n == "NCCL_TCPXR_STRIPES");
+        assert_eq!(lines.len(), PARAMS.len());
+        assert_eq!(lines[0], "NCCL_TCPXR_STRIPES = 4 (set by environment)");
+        assert_eq!(lines[1], "NCCL_TCPXR_CHUNK_BYTES = 524288 (default)");
+        assert_eq!(lines[2], "NCCL_TCPXR_IFNAME = (unset) (default)");
+    }
+}
