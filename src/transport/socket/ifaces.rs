@@ -1,0 +1,159 @@
+//! Network interfaces: enumeration (getifaddrs), NCCL_SOCKET_IFNAME-style selection, and the
+//! sysfs facts NCCL wants per device (PCI path, speed).
+use std::ffi::CStr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Interface {
+    pub name: String,
+    pub addr: IpAddr,
+    pub loopback: bool,
+}
+
+/// Every interface that is up and has an IPv4 or IPv6 address (one entry per interface, IPv4
+/// preferred), in the kernel's order.
+pub fn list() -> std::io::Result<Vec<Interface>> {
+    let mut head: *mut libc::ifaddrs = std::ptr::null_mut();
+    // SAFETY: getifaddrs fills head with a list we free below.
+    if unsafe { libc::getifaddrs(&mut head) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let mut out: Vec<Interface> = Vec::new();
+    let mut cur = head;
+    while !cur.is_null() {
+        // SAFETY: cur walks the list getifaddrs returned, which stays valid until freeifaddrs.
+        let ifa = unsafe { &*cur };
+        cur = ifa.ifa_next;
+        let flags = ifa.ifa_flags as libc::c_int;
+        if ifa.ifa_addr.is_null() || flags & libc::IFF_UP == 0 {
+            continue;
+        }
+        // SAFETY: ifa_name is a NUL-terminated string owned by the list.
+        let name = unsafe { CStr::from_ptr(ifa.ifa_name) }.to_string_lossy().into_owned();
+        // SAFETY: ifa_addr is non-null and its family says which sockaddr it is.
+        let addr = unsafe {
+            match (*ifa.ifa_addr).sa_family as libc::c_int {
+                libc::AF_INET => {
+                    let sin = &*(ifa.ifa_addr as *const libc::sockaddr_in);
+                    IpAddr::V4(Ipv4Addr::from(sin.sin_addr.s_addr.to_ne_bytes()))
+                }
+                libc::AF_INET6 => {
+                    let sin6 = &*(ifa.ifa_addr as *const libc::sockaddr_in6);
+                    let ip = Ipv6Addr::from(sin6.sin6_addr.s6_addr);
+                    // Link-local addresses need a scope id to be reachable; skip them.
+                    if ip.segments()[0] & 0xffc0 == 0xfe80 {
+                        continue;
+                    }
+                    IpAddr::V6(ip)
+                }
+                _ => continue,
+            }
+        };
+        let loopback = flags & libc::IFF_LOOPBACK != 0;
+        match out.iter_mut().find(|i| i.name == name) {
+            Some(existing) if existing.addr.is_ipv6() && addr.is_ipv4() => existing.addr = addr,
+            Some(_) => {}
+            None => out.push(Interface { name, addr, loopback }),
+        }
+    }
+    // SAFETY: head came from getifaddrs and is freed once.
+    unsafe { libc::freeifaddrs(head) };
+    Ok(out)
+}
+
+/// Selects interfaces with NCCL_SOCKET_IFNAME's syntax: a comma-separated list of name prefixes,
+/// `^` in front excludes those instead, `=` in front asks for exact names. Without a spec: the
+/// first non-loopback interface, else loopback.
+pub fn select(all: &[Interface], spec: Option<&str>) -> Vec<Interface> {
+    let Some(spec) = spec.map(str::trim).filter(|s| !s.is_empty()) else {
+        return all
+            .iter()
+            .find(|i| !i.loopback)
+            .or_else(|| all.iter().find(|i| i.loopback))
+            .cloned()
+            .into_iter()
+            .collect();
+    };
+    let (exclude, rest) = match spec.strip_prefix('^') {
+        Some(r) => (true, r),
+        None => (false, spec),
+    };
+    let (exact, rest) = match rest.strip_prefix('=') {
+        Some(r) => (true, r),
+        None => (false, rest),
+    };
+    let patterns: Vec<&str> = rest.split(',').map(str::trim).filter(|p| !p.is_empty()).collect();
+    let matches = |name: &str| {
+        patterns
+            .iter()
+            .any(|p| if exact { name == *p } else { name.starts_with(p) })
+    };
+    all.iter().filter(|i| matches(&i.name) != exclude).cloned().collect()
+}
+
+/// `realpath(/sys/class/net/<if>/device)`, or None for a virtual interface such as lo.
+pub fn pci_path(name: &str) -> Option<String> {
+    std::fs::canonicalize(format!("/sys/class/net/{name}/device"))
+        .ok()
+        .map(|p| p.to_string_lossy().into_owned())
+}
+
+/// Link speed in Mb/s from sysfs, or None when the interface does not report one (lo, veth).
+pub fn speed_mbps(name: &str) -> Option<i32> {
+    let text = std::fs::read_to_string(format!("/sys/class/net/{name}/speed")).ok()?;
+    text.trim().parse::<i32>().ok().filter(|s| *s > 0)
+}
+
+/// A stable 64-bit id for the device: FNV-1a of its name and address.
+pub fn guid(iface: &Interface) -> u64 {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in iface.name.bytes().chain(iface.addr.to_string().bytes()) {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn iface(name: &str, loopback: bool) -> Interface {
+        Interface {
+            name: name.into(),
+            addr: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            loopback,
+        }
+    }
+
+    #[test]
+    fn default_prefers_first_non_loopback_then_lo() {
+        let all = vec![iface("lo", true), iface("eth0", false), iface("eth1", false)];
+        assert_eq!(select(&all, None)[0].name, "eth0");
+        assert_eq!(select(&all[..1], None)[0].name, "lo");
+        assert!(select(&[], None).is_empty());
+    }
+
+    #[test]
+    fn prefix_exact_and_exclude() {
+        let all = vec![
+            iface("lo", true),
+            iface("eth0", false),
+            iface("eth10", false),
+            iface("ib0", false),
+        ];
+        let names = |v: Vec<Interface>| v.into_iter().map(|i| i.name).collect::<Vec<_>>();
+        assert_eq!(names(select(&all, Some("eth"))), ["eth0", "eth10"]);
+        assert_eq!(names(select(&all, Some("=eth1"))), Vec::<String>::new());
+        assert_eq!(names(select(&all, Some("=eth10,lo"))), ["lo", "eth10"]);
+        assert_eq!(names(select(&all, Some("^eth,lo"))), ["ib0"]);
+        assert_eq!(names(select(&all, Some("^=eth0"))), ["lo", "eth10", "ib0"]);
+    }
+
+    #[test]
+    fn the_machine_has_loopback() {
+        let all = list().unwrap();
+        assert!(all.iter().any(|i| i.loopback), "{all:?}");
+        assert_eq!(pci_path("lo"), None);
+    }
+}

@@ -1,0 +1,183 @@
+//! The few socket operations std does not offer: non-blocking connect, socket options, readiness
+//! polls and a MSG_WAITALL receive. Everything else uses `std::net` (whose writes already pass
+//! MSG_NOSIGNAL on Linux, so a dead peer is EPIPE, never SIGPIPE in the host process).
+use std::io;
+use std::net::{SocketAddr, TcpStream};
+use std::os::fd::{AsRawFd, FromRawFd};
+
+fn cvt(ret: libc::c_int) -> io::Result<libc::c_int> {
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret)
+    }
+}
+
+fn sockaddr_of(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
+    // SAFETY: sockaddr_storage is plain old data; zero is a valid bit pattern.
+    let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let len = match addr {
+        SocketAddr::V4(a) => {
+            let sin = libc::sockaddr_in {
+                sin_family: libc::AF_INET as libc::sa_family_t,
+                sin_port: a.port().to_be(),
+                sin_addr: libc::in_addr {
+                    s_addr: u32::from_ne_bytes(a.ip().octets()),
+                },
+                sin_zero: [0; 8],
+            };
+            // SAFETY: sockaddr_storage is larger than and aligned for sockaddr_in.
+            unsafe { std::ptr::write(&mut storage as *mut _ as *mut libc::sockaddr_in, sin) };
+            std::mem::size_of::<libc::sockaddr_in>()
+        }
+        SocketAddr::V6(a) => {
+            let sin6 = libc::sockaddr_in6 {
+                sin6_family: libc::AF_INET6 as libc::sa_family_t,
+                sin6_port: a.port().to_be(),
+                sin6_flowinfo: a.flowinfo(),
+                sin6_addr: libc::in6_addr {
+                    s6_addr: a.ip().octets(),
+                },
+                sin6_scope_id: a.scope_id(),
+            };
+            // SAFETY: sockaddr_storage is larger than and aligned for sockaddr_in6.
+            unsafe { std::ptr::write(&mut storage as *mut _ as *mut libc::sockaddr_in6, sin6) };
+            std::mem::size_of::<libc::sockaddr_in6>()
+        }
+    };
+    (storage, len as libc::socklen_t)
+}
+
+/// Starts a TCP connection without waiting for it: the returned stream is non-blocking and may
+/// still be connecting; `connect_finished` says when it is usable.
+pub fn connect_start(addr: &SocketAddr) -> io::Result<TcpStream> {
+    let family = if addr.is_ipv4() { libc::AF_INET } else { libc::AF_INET6 };
+    // SAFETY: plain socket(2) call; the fd is owned by the TcpStream right after.
+    let fd = cvt(unsafe { libc::socket(family, libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, 0) })?;
+    // SAFETY: fd is a fresh socket we own; TcpStream takes ownership and closes it on drop.
+    let stream = unsafe { TcpStream::from_raw_fd(fd) };
+    let (storage, len) = sockaddr_of(addr);
+    // SAFETY: storage/len describe a valid sockaddr for this family.
+    let ret = unsafe { libc::connect(fd, &storage as *const _ as *const libc::sockaddr, len) };
+    if ret < 0 {
+        let err = io::Error::last_os_error();
+        if err.raw_os_error() != Some(libc::EINPROGRESS) {
+            return Err(err);
+        }
+    }
+    Ok(stream)
+}
+
+/// Whether a connect started by `connect_start` has completed; an error if it failed.
+pub fn connect_finished(stream: &TcpStream) -> io::Result<bool> {
+    if !poll_one(stream, libc::POLLOUT, 0)? {
+        return Ok(false);
+    }
+    match stream.take_error()? {
+        Some(err) => Err(err),
+        None => Ok(true),
+    }
+}
+
+/// Waits up to `timeout_ms` for `events` on the socket (0 = just look).
+pub fn poll_one(stream: &TcpStream, events: libc::c_short, timeout_ms: i32) -> io::Result<bool> {
+    let mut pfd = libc::pollfd {
+        fd: stream.as_raw_fd(),
+        events,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd for the duration of the call.
+    let n = cvt(unsafe { libc::poll(&mut pfd, 1, timeout_ms) })?;
+    Ok(n > 0 && pfd.revents != 0)
+}
+
+fn set_int_opt(stream: &TcpStream, level: libc::c_int, name: libc::c_int, value: libc::c_int) -> io::Result<()> {
+    // SAFETY: passes a pointer to a live c_int and its size.
+    cvt(unsafe {
+        libc::setsockopt(
+            stream.as_raw_fd(),
+            level,
+            name,
+            &value as *const libc::c_int as *const libc::c_void,
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    })
+    .map(|_| ())
+}
+
+/// Socket buffer sizes; 0 leaves the kernel's autotuning in charge.
+pub fn set_buffers(stream: &TcpStream, sndbuf: usize, rcvbuf: usize) -> io::Result<()> {
+    if sndbuf > 0 {
+        set_int_opt(
+            stream,
+            libc::SOL_SOCKET,
+            libc::SO_SNDBUF,
+            sndbuf.min(i32::MAX as usize) as i32,
+        )?;
+    }
+    if rcvbuf > 0 {
+        set_int_opt(
+            stream,
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            rcvbuf.min(i32::MAX as usize) as i32,
+        )?;
+    }
+    Ok(())
+}
+
+/// Makes a dead or unreachable peer an error within about `timeout_ms`, even when no data flows
+/// (keepalive) or when sent data stays unacknowledged (TCP_USER_TIMEOUT).
+pub fn set_peer_timeout(stream: &TcpStream, timeout_ms: u64) -> io::Result<()> {
+    let secs = ((timeout_ms / 1000).max(1)) as libc::c_int;
+    set_int_opt(stream, libc::SOL_SOCKET, libc::SO_KEEPALIVE, 1)?;
+    set_int_opt(stream, libc::IPPROTO_TCP, libc::TCP_KEEPIDLE, secs)?;
+    set_int_opt(stream, libc::IPPROTO_TCP, libc::TCP_KEEPINTVL, 1)?;
+    set_int_opt(stream, libc::IPPROTO_TCP, libc::TCP_KEEPCNT, secs.max(3))?;
+    set_int_opt(
+        stream,
+        libc::IPPROTO_TCP,
+        libc::TCP_USER_TIMEOUT,
+        timeout_ms.min(i32::MAX as u64) as i32,
+    )
+}
+
+/// Reads exactly `buf.len()` bytes from a blocking socket, letting the kernel gather them
+/// (MSG_WAITALL) so a large chunk costs few wake-ups.
+pub fn recv_exact(stream: &TcpStream, buf: &mut [u8]) -> io::Result<()> {
+    let mut done = 0;
+    while done < buf.len() {
+        let rest = &mut buf[done..];
+        // SAFETY: rest is a valid writable region of rest.len() bytes.
+        let n = unsafe {
+            libc::recv(
+                stream.as_raw_fd(),
+                rest.as_mut_ptr() as *mut libc::c_void,
+                rest.len(),
+                libc::MSG_WAITALL,
+            )
+        };
+        if n < 0 {
+            let err = io::Error::last_os_error();
+            if err.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(err);
+        }
+        if n == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "connection closed by peer",
+            ));
+        }
+        done += n as usize;
+    }
+    Ok(())
+}
+
+/// Sends all of `buf` on a blocking socket (MSG_NOSIGNAL through std's write).
+pub fn send_all(stream: &TcpStream, buf: &[u8]) -> io::Result<()> {
+    use std::io::Write;
+    let mut s = stream;
+    s.write_all(buf)
+}
