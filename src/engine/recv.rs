@@ -1,0 +1,222 @@
+//! The receiving side of a connection.
+//!
+//! Posted receives are matched in order with the headers arriving on the control connection. A
+//! header tells the real size (at most what was posted, else "message truncated") and whether the
+//! payload follows inline on the control connection or comes over the stripes, chunked exactly as
+//! the sender cut it.
+use super::ctrl::Ctrl;
+use super::requests::{Kind, Requests};
+use super::striper::{Cut, Striper};
+use super::wire::{MsgHeader, MSG_HEADER_BYTES};
+use super::{CommTag, Tuning};
+use crate::error::{Error, Result};
+use crate::transport::InnerRecv;
+use std::collections::VecDeque;
+use std::ffi::c_void;
+use std::sync::Mutex;
+
+struct Msg {
+    slot: u32,
+    ptr: usize,
+    capacity: usize,
+    /// Known once the header has arrived.
+    size: Option<usize>,
+    inline: bool,
+    inline_got: usize,
+    cut: Cut,
+    reported: bool,
+}
+
+impl Msg {
+    fn done(&self, ctrl_done: bool) -> bool {
+        let Some(size) = self.size else { return false };
+        ctrl_done && (self.inline || self.cut.issued == size) && self.cut.pending == 0
+    }
+}
+
+struct State {
+    ctrl: Ctrl,
+    striper: Striper<Box<dyn InnerRecv>>,
+    msgs: VecDeque<Msg>,
+    front_seq: u64,
+    next_seq: u64,
+    /// First message whose header or inline payload has not fully arrived.
+    ctrl_seq: u64,
+    /// First message whose chunks are not all posted to the stripes.
+    issue_seq: u64,
+    header: [u8; MSG_HEADER_BYTES],
+    header_got: usize,
+    slot_seq: Vec<u64>,
+    requests: Requests,
+    error: Option<Error>,
+}
+
+#[repr(C)]
+pub struct RecvComm {
+    tag: CommTag,
+    state: Mutex<State>,
+}
+
+impl RecvComm {
+    pub(crate) fn new(ctrl: Ctrl, stripes: Vec<Box<dyn InnerRecv>>, chunk_bytes: usize, t: &Tuning) -> Box<Self> {
+        let state = State {
+            ctrl,
+            striper: Striper::new(stripes, t.recv_window, chunk_bytes),
+            msgs: VecDeque::with_capacity(t.max_requests),
+            front_seq: 0,
+            next_seq: 0,
+            ctrl_seq: 0,
+            issue_seq: 0,
+            header: [0; MSG_HEADER_BYTES],
+            header_got: 0,
+            slot_seq: vec![0; t.max_requests],
+            requests: Requests::new(t.max_requests, Kind::Recv),
+            error: None,
+        };
+        let comm = Box::new(RecvComm {
+            tag: CommTag::Recv,
+            state: Mutex::new(state),
+        });
+        let owner = &*comm as *const RecvComm as *const c_void;
+        comm.state.lock().unwrap().requests.set_owner(owner);
+        comm
+    }
+
+    pub fn tag(&self) -> CommTag {
+        self.tag
+    }
+
+    /// Posts a receive of up to `capacity` bytes. Ok(None) when all request slots are in use.
+    ///
+    /// # Safety
+    /// `data .. data + capacity` must stay writable and untouched by others until `test` reports
+    /// the message done.
+    pub unsafe fn irecv(&self, data: *mut u8, capacity: usize) -> Result<Option<*mut c_void>> {
+        if data.is_null() && capacity > 0 {
+            return Err(Error::invalid_argument(format!(
+                "irecv of {capacity} bytes into a NULL buffer"
+            )));
+        }
+        let mut guard = self.state.lock().unwrap();
+        let st = &mut *guard;
+        if let Some(e) = &st.error {
+            return Err(e.clone());
+        }
+        let Some(slot) = st.requests.take() else {
+            st.progress()?;
+            return Ok(None);
+        };
+        let seq = st.next_seq;
+        st.next_seq += 1;
+        st.slot_seq[slot as usize] = seq;
+        st.msgs.push_back(Msg {
+            slot,
+            ptr: data as usize,
+            capacity,
+            size: None,
+            inline: false,
+            inline_got: 0,
+            cut: Cut::default(),
+            reported: false,
+        });
+        st.progress()?;
+        Ok(Some(st.requests.ptr(slot)))
+    }
+
+    /// Ok(Some(size received)) once the message of request `slot` is done.
+    pub fn test(&self, slot: u32) -> Result<Option<usize>> {
+        let mut guard = self.state.lock().unwrap();
+        let st = &mut *guard;
+        let progress = st.progress();
+        let seq = st.slot_seq[slot as usize];
+        let idx = seq
+            .checked_sub(st.front_seq)
+            .map(|i| i as usize)
+            .filter(|i| *i < st.msgs.len());
+        let Some(idx) = idx.filter(|i| st.msgs[*i].slot == slot && !st.msgs[*i].reported) else {
+            return Err(Error::internal("test on a receive request that is not outstanding"));
+        };
+        let ctrl_done = seq < st.ctrl_seq;
+        let msg = &mut st.msgs[idx];
+        if msg.done(ctrl_done) {
+            msg.reported = true;
+            let size = msg.size.unwrap_or(0);
+            st.requests.give_back(slot);
+            while st.msgs.front().is_some_and(|m| m.reported) {
+                st.msgs.pop_front();
+                st.front_seq += 1;
+            }
+            return Ok(Some(size));
+        }
+        progress?;
+        Ok(None)
+    }
+}
+
+impl State {
+    fn progress(&mut self) -> Result<()> {
+        if let Some(e) = &self.error {
+            return Err(e.clone());
+        }
+        let r = self.progress_inner();
+        if let Err(e) = &r {
+            self.error = Some(e.clone());
+        }
+        r
+    }
+
+    fn progress_inner(&mut self) -> Result<()> {
+        self.read_control()?;
+        let (msgs, front) = (&mut self.msgs, self.front_seq);
+        self.striper.poll(|seq| msgs[(seq - front) as usize].cut.pending -= 1)?;
+        while self.issue_seq < self.ctrl_seq {
+            let seq = self.issue_seq;
+            let m = &mut self.msgs[(seq - self.front_seq) as usize];
+            let size = m.size.unwrap_or(0);
+            if !m.inline && !self.striper.issue(seq, m.ptr, size, &mut m.cut)? {
+                break;
+            }
+            self.issue_seq += 1;
+        }
+        Ok(())
+    }
+
+    /// Reads headers and inline payloads, in order, for the posted receives.
+    fn read_control(&mut self) -> Result<()> {
+        while self.ctrl_seq < self.next_seq {
+            let seq = self.ctrl_seq;
+            let m = &mut self.msgs[(seq - self.front_seq) as usize];
+            if m.size.is_none() {
+                if !self.ctrl.read_into(&mut self.header, &mut self.header_got)? {
+                    return Ok(());
+                }
+                self.header_got = 0;
+                let h = MsgHeader::decode(&self.header)?;
+                if h.seq != seq as u32 {
+                    return Err(Error::remote(format!(
+                        "control connection out of step: message {} arrived where {} was expected",
+                        h.seq, seq as u32
+                    )));
+                }
+                if h.size > m.capacity as u64 {
+                    return Err(Error::invalid_usage(format!(
+                        "message truncated: peer sent {} bytes but the receive posted {} bytes",
+                        h.size, m.capacity
+                    )));
+                }
+                m.size = Some(h.size as usize);
+                m.inline = h.inline;
+            }
+            let size = m.size.unwrap_or(0);
+            if m.inline && size > 0 {
+                // SAFETY: irecv's caller guarantees ptr..ptr+capacity is writable, and size <= capacity.
+                let dst = unsafe { std::slice::from_raw_parts_mut(m.ptr as *mut u8, size) };
+                if !self.ctrl.read_into(dst, &mut m.inline_got)? {
+                    return Ok(());
+                }
+            }
+            self.ctrl_seq += 1;
+        }
+        Ok(())
+    }
+}

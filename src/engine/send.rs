@@ -1,0 +1,195 @@
+//! The sending side of a connection.
+//!
+//! `isend` queues the message header (and, for small messages, the payload) on the control
+//! connection and hands the payload's chunks to the stripes; `test` drives progress and reports a
+//! message done when its header is written and every chunk has completed.
+use super::ctrl::Ctrl;
+use super::requests::{Kind, Requests};
+use super::striper::{Cut, Striper};
+use super::wire::MsgHeader;
+use super::{CommTag, Tuning, MAX_MESSAGE_BYTES};
+use crate::error::{Error, Result};
+use crate::transport::InnerSend;
+use std::collections::VecDeque;
+use std::ffi::c_void;
+use std::sync::Mutex;
+
+struct Msg {
+    slot: u32,
+    ptr: usize,
+    size: usize,
+    inline: bool,
+    /// Control-stream offset at which this message's header (and inline payload) ends.
+    ctrl_end: u64,
+    cut: Cut,
+    reported: bool,
+}
+
+impl Msg {
+    fn done(&self, ctrl_written: u64) -> bool {
+        ctrl_written >= self.ctrl_end && (self.inline || self.cut.issued == self.size) && self.cut.pending == 0
+    }
+}
+
+struct State {
+    ctrl: Ctrl,
+    striper: Striper<Box<dyn InnerSend>>,
+    inline_bytes: usize,
+    msgs: VecDeque<Msg>,
+    /// Sequence number of msgs[0], of the next message to post, and of the first message whose
+    /// chunks are not all handed out.
+    front_seq: u64,
+    next_seq: u64,
+    issue_seq: u64,
+    slot_seq: Vec<u64>,
+    requests: Requests,
+    error: Option<Error>,
+}
+
+#[repr(C)]
+pub struct SendComm {
+    tag: CommTag,
+    state: Mutex<State>,
+}
+
+impl SendComm {
+    pub(crate) fn new(ctrl: Ctrl, stripes: Vec<Box<dyn InnerSend>>, chunk_bytes: usize, t: &Tuning) -> Box<Self> {
+        let state = State {
+            ctrl,
+            striper: Striper::new(stripes, t.send_window, chunk_bytes),
+            inline_bytes: t.inline_bytes,
+            msgs: VecDeque::with_capacity(t.max_requests),
+            front_seq: 0,
+            next_seq: 0,
+            issue_seq: 0,
+            slot_seq: vec![0; t.max_requests],
+            requests: Requests::new(t.max_requests, Kind::Send),
+            error: None,
+        };
+        let comm = Box::new(SendComm {
+            tag: CommTag::Send,
+            state: Mutex::new(state),
+        });
+        let owner = &*comm as *const SendComm as *const c_void;
+        comm.state.lock().unwrap().requests.set_owner(owner);
+        comm
+    }
+
+    pub fn tag(&self) -> CommTag {
+        self.tag
+    }
+
+    pub fn stripe_count(&self) -> usize {
+        self.state.lock().unwrap().striper.stripe_count()
+    }
+
+    /// Posts a send. Ok(None) when all request slots are in use (NCCL retries).
+    ///
+    /// # Safety
+    /// `data .. data + size` must stay readable and unchanged until `test` reports the message done.
+    pub unsafe fn isend(&self, data: *const u8, size: usize) -> Result<Option<*mut c_void>> {
+        if size > MAX_MESSAGE_BYTES {
+            return Err(Error::invalid_usage(format!(
+                "isend of {size} bytes: tcpxr accepts messages up to {MAX_MESSAGE_BYTES} bytes"
+            )));
+        }
+        if data.is_null() && size > 0 {
+            return Err(Error::invalid_argument(format!(
+                "isend of {size} bytes from a NULL buffer"
+            )));
+        }
+        let mut guard = self.state.lock().unwrap();
+        let st = &mut *guard;
+        if let Some(e) = &st.error {
+            return Err(e.clone());
+        }
+        let Some(slot) = st.requests.take() else {
+            st.progress()?;
+            return Ok(None);
+        };
+        let seq = st.next_seq;
+        st.next_seq += 1;
+        st.slot_seq[slot as usize] = seq;
+        let inline = size <= st.inline_bytes;
+        let mut ctrl_end = st.ctrl.queue(
+            &MsgHeader {
+                size: size as u64,
+                seq: seq as u32,
+                inline,
+            }
+            .encode(),
+        );
+        if inline && size > 0 {
+            // SAFETY: the caller guarantees data..data+size is readable.
+            ctrl_end = st.ctrl.queue(std::slice::from_raw_parts(data, size));
+        }
+        st.msgs.push_back(Msg {
+            slot,
+            ptr: data as usize,
+            size,
+            inline,
+            ctrl_end,
+            cut: Cut::default(),
+            reported: false,
+        });
+        st.progress()?;
+        Ok(Some(st.requests.ptr(slot)))
+    }
+
+    /// Ok(Some(size)) once the message of request `slot` is done; the request is then free again.
+    pub fn test(&self, slot: u32) -> Result<Option<usize>> {
+        let mut guard = self.state.lock().unwrap();
+        let st = &mut *guard;
+        let progress = st.progress();
+        let seq = st.slot_seq[slot as usize];
+        let idx = seq
+            .checked_sub(st.front_seq)
+            .map(|i| i as usize)
+            .filter(|i| *i < st.msgs.len());
+        let Some(idx) = idx.filter(|i| st.msgs[*i].slot == slot && !st.msgs[*i].reported) else {
+            return Err(Error::internal("test on a send request that is not outstanding"));
+        };
+        let written = st.ctrl.written();
+        let msg = &mut st.msgs[idx];
+        if msg.done(written) {
+            msg.reported = true;
+            let size = msg.size;
+            st.requests.give_back(slot);
+            while st.msgs.front().is_some_and(|m| m.reported) {
+                st.msgs.pop_front();
+                st.front_seq += 1;
+            }
+            return Ok(Some(size));
+        }
+        progress?;
+        Ok(None)
+    }
+}
+
+impl State {
+    fn progress(&mut self) -> Result<()> {
+        if let Some(e) = &self.error {
+            return Err(e.clone());
+        }
+        let r = self.progress_inner();
+        if let Err(e) = &r {
+            self.error = Some(e.clone());
+        }
+        r
+    }
+
+    fn progress_inner(&mut self) -> Result<()> {
+        self.ctrl.flush()?;
+        let (msgs, front) = (&mut self.msgs, self.front_seq);
+        self.striper.poll(|seq| msgs[(seq - front) as usize].cut.pending -= 1)?;
+        while self.issue_seq < self.next_seq {
+            let seq = self.issue_seq;
+            let m = &mut self.msgs[(seq - self.front_seq) as usize];
+            if !m.inline && !self.striper.issue(seq, m.ptr, m.size, &mut m.cut)? {
+                break;
+            }
+            self.issue_seq += 1;
+        }
+        Ok(())
+    }
+}

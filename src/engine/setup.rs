@@ -1,0 +1,287 @@
+//! Making connections: listen, and the non-blocking accept and connect state machines.
+//!
+//! Handshake (all on the control connection, tcpxr's own TCP socket):
+//! 1. connector -> listener: hello {magic, version, nonce from the NCCL handle};
+//! 2. listener -> connector: welcome {stripes, chunk bytes, one inner handle per stripe};
+//! 3. each side drives the inner transport's connect / accept for every stripe until all are up.
+//!
+//! The listener chose stripes and chunk size at listen time and put them in the NCCL handle, so
+//! both ends cut messages identically whatever their own configuration says. Connections to the
+//! listen port that do not present the nonce are refused without delaying the real peer.
+use super::ctrl::Ctrl;
+use super::wire::{self, ListenHandle, HANDLE_BYTES, WELCOME_HEAD_BYTES};
+use super::{CommTag, RecvComm, SendComm, Tuning};
+use crate::error::{Error, Result};
+use crate::transport::socket::acceptor::{Acceptor, Verdict};
+use crate::transport::socket::{nonce, sys};
+use crate::transport::{
+    InnerConnector, InnerHandle, InnerListener, InnerRecv, InnerSend, Transport, INNER_HANDLE_BYTES,
+};
+use std::net::TcpStream;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+struct ListenState {
+    transport: Arc<dyn Transport>,
+    acceptor: Acceptor,
+    handle: ListenHandle,
+    inner: Vec<Box<dyn InnerListener>>,
+    inner_handles: Vec<InnerHandle>,
+    ctrl: Option<Ctrl>,
+    accepted: Vec<Option<Box<dyn InnerRecv>>>,
+    spent: bool,
+}
+
+#[repr(C)]
+pub struct ListenComm {
+    tag: CommTag,
+    state: Mutex<ListenState>,
+}
+
+impl ListenComm {
+    /// Opens the control listener and one inner listener per stripe on device `dev`, and writes
+    /// the NCCL handle the peer will connect with.
+    pub fn listen(
+        transport: Arc<dyn Transport>,
+        dev: usize,
+        stripes: usize,
+        chunk_bytes: usize,
+        tuning: &Tuning,
+        out: &mut [u8; HANDLE_BYTES],
+    ) -> Result<Box<ListenComm>> {
+        let device = transport.devices().get(dev).ok_or_else(|| {
+            Error::invalid_argument(format!(
+                "listen on device {dev}: there are {} devices",
+                transport.devices().len()
+            ))
+        })?;
+        let acceptor = Acceptor::bind(
+            device.ctrl_addr,
+            wire::HELLO_BYTES,
+            tuning.handshake_timeout,
+            "tcpxr listener",
+        )?;
+        let handle = ListenHandle {
+            ctrl: acceptor.local_addr()?,
+            stripes: stripes as u16,
+            chunk_bytes: chunk_bytes as u32,
+            nonce: nonce(),
+        };
+        let mut inner = Vec::with_capacity(stripes);
+        let mut inner_handles = Vec::with_capacity(stripes);
+        for _ in 0..stripes {
+            let (h, l) = transport.listen(dev)?;
+            inner_handles.push(h);
+            inner.push(l);
+        }
+        handle.write(out);
+        let state = ListenState {
+            transport,
+            acceptor,
+            handle,
+            inner,
+            inner_handles,
+            ctrl: None,
+            accepted: (0..stripes).map(|_| None).collect(),
+            spent: false,
+        };
+        Ok(Box::new(ListenComm {
+            tag: CommTag::Listen,
+            state: Mutex::new(state),
+        }))
+    }
+
+    pub fn tag(&self) -> CommTag {
+        self.tag
+    }
+
+    /// Ok(None) until the peer has connected its control connection and every stripe.
+    pub fn accept(&self, tuning: &Tuning) -> Result<Option<Box<RecvComm>>> {
+        let mut guard = self.state.lock().unwrap();
+        let st = &mut *guard;
+        if st.spent {
+            return Err(Error::internal(
+                "accept called again on a listen comm that already produced its connection",
+            ));
+        }
+        if st.ctrl.is_none() {
+            let nonce = st.handle.nonce;
+            let got = st.acceptor.poll(|hello| match wire::check_hello(hello, nonce) {
+                Ok(()) => Verdict::Accept,
+                Err(why) => Verdict::Reject(why),
+            })?;
+            let Some((stream, _)) = got else {
+                return Ok(None);
+            };
+            let mut ctrl = Ctrl::new(stream)?;
+            ctrl.queue(&wire::welcome(
+                st.handle.stripes,
+                st.handle.chunk_bytes,
+                &st.inner_handles,
+            ));
+            st.ctrl = Some(ctrl);
+        }
+        let ctrl = st.ctrl.as_mut().unwrap();
+        ctrl.flush()?;
+        for (slot, listener) in st.accepted.iter_mut().zip(st.inner.iter_mut()) {
+            if slot.is_none() {
+                *slot = listener.accept()?;
+            }
+        }
+        if !ctrl.idle() || st.accepted.iter().any(Option::is_none) {
+            return Ok(None);
+        }
+        st.spent = true;
+        let stripes = st.accepted.iter_mut().map(|s| s.take().unwrap()).collect();
+        log::debug!(
+            "accepted a connection over {} with {} stripes of {} B chunks",
+            st.transport.name(),
+            st.handle.stripes,
+            st.handle.chunk_bytes
+        );
+        Ok(Some(RecvComm::new(
+            st.ctrl.take().unwrap(),
+            stripes,
+            st.handle.chunk_bytes as usize,
+            tuning,
+        )))
+    }
+}
+
+enum Phase {
+    /// TCP connect of the control connection in progress; then the hello goes out.
+    Connecting(TcpStream),
+    /// Hello queued; waiting for the welcome's head and inner handles.
+    Welcome,
+    /// Driving the inner connects.
+    Stripes,
+}
+
+/// A connect in progress: NCCL calls connect() again until it yields the comm.
+pub struct Connecting {
+    transport: Arc<dyn Transport>,
+    dev: usize,
+    handle: ListenHandle,
+    phase: Phase,
+    ctrl: Option<Ctrl>,
+    welcome_head: [u8; WELCOME_HEAD_BYTES],
+    head_got: usize,
+    inner_bytes: Vec<u8>,
+    inner_got: usize,
+    connectors: Vec<Option<Box<dyn InnerConnector>>>,
+    sends: Vec<Option<Box<dyn InnerSend>>>,
+    started: Instant,
+}
+
+impl Connecting {
+    pub fn start(
+        transport: Arc<dyn Transport>,
+        dev: usize,
+        handle_bytes: &[u8; HANDLE_BYTES],
+        tuning: &Tuning,
+    ) -> Result<Self> {
+        if dev >= transport.devices().len() {
+            return Err(Error::invalid_argument(format!(
+                "connect on device {dev}: there are {} devices",
+                transport.devices().len()
+            )));
+        }
+        let handle = ListenHandle::read(handle_bytes)?;
+        let stream =
+            sys::connect_start(&handle.ctrl).map_err(|e| Error::os(&format!("connect to {}", handle.ctrl), e))?;
+        let _ = tuning;
+        Ok(Connecting {
+            transport,
+            dev,
+            phase: Phase::Connecting(stream),
+            ctrl: None,
+            welcome_head: [0; WELCOME_HEAD_BYTES],
+            head_got: 0,
+            inner_bytes: vec![0; handle.stripes as usize * INNER_HANDLE_BYTES],
+            inner_got: 0,
+            connectors: Vec::new(),
+            sends: Vec::new(),
+            handle,
+            started: Instant::now(),
+        })
+    }
+
+    /// Ok(None) until the connection is complete.
+    pub fn poll(&mut self, tuning: &Tuning) -> Result<Option<Box<SendComm>>> {
+        if let Phase::Connecting(stream) = &self.phase {
+            match sys::connect_finished(stream) {
+                Ok(true) => {}
+                Ok(false) => {
+                    if self.started.elapsed() > tuning.handshake_timeout {
+                        return Err(Error::remote(format!(
+                            "connecting to {} timed out after {} ms",
+                            self.handle.ctrl,
+                            tuning.handshake_timeout.as_millis()
+                        )));
+                    }
+                    return Ok(None);
+                }
+                Err(e) => {
+                    return Err(Error::remote(format!(
+                        "cannot connect to peer at {}: {e}",
+                        self.handle.ctrl
+                    )))
+                }
+            }
+            let Phase::Connecting(stream) = std::mem::replace(&mut self.phase, Phase::Welcome) else {
+                unreachable!()
+            };
+            let mut ctrl = Ctrl::new(stream)?;
+            ctrl.queue(&wire::hello(self.handle.nonce));
+            self.ctrl = Some(ctrl);
+        }
+        let ctrl = self.ctrl.as_mut().unwrap();
+        ctrl.flush()?;
+        if let Phase::Welcome = self.phase {
+            let refused = |e: Error| {
+                Error::remote(format!(
+                    "peer at {} did not welcome this connection ({}); it refuses a hello whose nonce does not match its listen",
+                    self.handle.ctrl, e.msg
+                ))
+            };
+            if !ctrl
+                .read_into(&mut self.welcome_head, &mut self.head_got)
+                .map_err(refused)?
+            {
+                return Ok(None);
+            }
+            wire::read_welcome_head(&self.welcome_head, &self.handle)?;
+            if !ctrl
+                .read_into(&mut self.inner_bytes, &mut self.inner_got)
+                .map_err(refused)?
+            {
+                return Ok(None);
+            }
+            for chunk in self.inner_bytes.chunks_exact(INNER_HANDLE_BYTES) {
+                let h: InnerHandle = chunk.try_into().unwrap();
+                self.connectors.push(Some(self.transport.connect(self.dev, &h)?));
+                self.sends.push(None);
+            }
+            self.phase = Phase::Stripes;
+        }
+        for (conn, send) in self.connectors.iter_mut().zip(self.sends.iter_mut()) {
+            if let Some(c) = conn {
+                if let Some(s) = c.poll()? {
+                    *send = Some(s);
+                    *conn = None;
+                }
+            }
+        }
+        if self.sends.iter().any(Option::is_none) || !ctrl.idle() {
+            return Ok(None);
+        }
+        let stripes = self.sends.iter_mut().map(|s| s.take().unwrap()).collect();
+        let ctrl = self.ctrl.take().unwrap();
+        Ok(Some(SendComm::new(
+            ctrl,
+            stripes,
+            self.handle.chunk_bytes as usize,
+            tuning,
+        )))
+    }
+}

@@ -1,0 +1,187 @@
+//! Cuts messages into chunks and deals them round-robin over the stripes, keeping each stripe's
+//! in-flight chunks under its window. The cursor continues across messages, and both ends of a comm
+//! run the same arithmetic, so chunk k of the byte stream lands on the same stripe on both sides
+//! without any per-chunk metadata on the wire.
+use crate::error::Result;
+use crate::transport::{InnerRecv, InnerSend};
+use std::collections::VecDeque;
+
+/// What the striper needs of one stripe: post, test the oldest, release the oldest.
+pub trait Lane {
+    fn post(&mut self, ptr: usize, len: usize) -> Result<bool>;
+    fn test_oldest(&mut self) -> Result<bool>;
+    fn release(&mut self) -> Result<()>;
+}
+
+impl Lane for Box<dyn InnerSend> {
+    fn post(&mut self, ptr: usize, len: usize) -> Result<bool> {
+        InnerSend::post(self.as_mut(), ptr as *const u8, len)
+    }
+    fn test_oldest(&mut self) -> Result<bool> {
+        InnerSend::test_oldest(self.as_mut())
+    }
+    fn release(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+impl Lane for Box<dyn InnerRecv> {
+    fn post(&mut self, ptr: usize, len: usize) -> Result<bool> {
+        InnerRecv::post(self.as_mut(), ptr as *mut u8, len)
+    }
+    fn test_oldest(&mut self) -> Result<bool> {
+        InnerRecv::test_oldest(self.as_mut())
+    }
+    fn release(&mut self) -> Result<()> {
+        InnerRecv::consumed(self.as_mut())
+    }
+}
+
+struct Stripe<L> {
+    lane: L,
+    /// Sequence number of the message each in-flight chunk belongs to, oldest first.
+    in_flight: VecDeque<u64>,
+}
+
+pub struct Striper<L> {
+    stripes: Vec<Stripe<L>>,
+    cursor: usize,
+    window: usize,
+    chunk_bytes: usize,
+}
+
+/// Progress of one message through the striper.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cut {
+    /// Offset of the first byte not yet handed to a stripe.
+    pub issued: usize,
+    /// Chunks handed out and not yet completed.
+    pub pending: usize,
+}
+
+impl<L: Lane> Striper<L> {
+    pub fn new(lanes: Vec<L>, window: usize, chunk_bytes: usize) -> Self {
+        assert!(!lanes.is_empty() && window > 0 && chunk_bytes > 0);
+        let stripes = lanes
+            .into_iter()
+            .map(|lane| Stripe {
+                lane,
+                in_flight: VecDeque::with_capacity(window),
+            })
+            .collect();
+        Striper {
+            stripes,
+            cursor: 0,
+            window,
+            chunk_bytes,
+        }
+    }
+
+    pub fn stripe_count(&self) -> usize {
+        self.stripes.len()
+    }
+
+    /// Hands out chunks of message `seq` (bytes `base .. base + size`) until it is all out or the
+    /// next stripe in turn is full. Returns true once every chunk is out.
+    pub fn issue(&mut self, seq: u64, base: usize, size: usize, cut: &mut Cut) -> Result<bool> {
+        while cut.issued < size {
+            let s = &mut self.stripes[self.cursor];
+            if s.in_flight.len() >= self.window {
+                return Ok(false);
+            }
+            let len = self.chunk_bytes.min(size - cut.issued);
+            if !s.lane.post(base + cut.issued, len)? {
+                return Ok(false);
+            }
+            s.in_flight.push_back(seq);
+            cut.issued += len;
+            cut.pending += 1;
+            self.cursor = (self.cursor + 1) % self.stripes.len();
+        }
+        Ok(true)
+    }
+
+    /// Retires every chunk that has completed, oldest first on each stripe, reporting the message
+    /// it belonged to.
+    pub fn poll(&mut self, mut completed: impl FnMut(u64)) -> Result<()> {
+        for s in &mut self.stripes {
+            while let Some(&seq) = s.in_flight.front() {
+                if !s.lane.test_oldest()? {
+                    break;
+                }
+                s.lane.release()?;
+                s.in_flight.pop_front();
+                completed(seq);
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether any chunk is in flight (used to decide whether progress is worth polling).
+    pub fn busy(&self) -> bool {
+        self.stripes.iter().any(|s| !s.in_flight.is_empty())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    /// A lane that records posts and completes them when told.
+    #[derive(Clone, Default)]
+    struct FakeLane {
+        posts: Rc<RefCell<Vec<(usize, usize)>>>,
+        done: Rc<RefCell<usize>>,
+        tested: usize,
+    }
+
+    impl Lane for FakeLane {
+        fn post(&mut self, ptr: usize, len: usize) -> Result<bool> {
+            self.posts.borrow_mut().push((ptr, len));
+            Ok(true)
+        }
+        fn test_oldest(&mut self) -> Result<bool> {
+            if *self.done.borrow() > self.tested {
+                self.tested += 1;
+                return Ok(true);
+            }
+            Ok(false)
+        }
+        fn release(&mut self) -> Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn chunks_go_round_robin_and_the_cursor_continues_across_messages() {
+        let lanes: Vec<FakeLane> = (0..3).map(|_| FakeLane::default()).collect();
+        let views = lanes.clone();
+        let mut st = Striper::new(lanes, 16, 100);
+        let mut a = Cut::default();
+        assert!(st.issue(0, 1000, 250, &mut a).unwrap()); // chunks of 100, 100, 50 on stripes 0, 1, 2
+        let mut b = Cut::default();
+        assert!(st.issue(1, 5000, 100, &mut b).unwrap()); // next message starts on stripe 0
+        assert_eq!(*views[0].posts.borrow(), vec![(1000, 100), (5000, 100)]);
+        assert_eq!(*views[1].posts.borrow(), vec![(1100, 100)]);
+        assert_eq!(*views[2].posts.borrow(), vec![(1200, 50)]);
+        assert_eq!((a.issued, a.pending, b.pending), (250, 3, 1));
+    }
+
+    #[test]
+    fn window_stops_issue_until_chunks_complete() {
+        let lanes: Vec<FakeLane> = (0..2).map(|_| FakeLane::default()).collect();
+        let views = lanes.clone();
+        let mut st = Striper::new(lanes, 2, 10);
+        let mut cut = Cut::default();
+        assert!(!st.issue(7, 0, 100, &mut cut).unwrap());
+        assert_eq!(cut.issued, 40, "2 stripes x window 2 x 10 B");
+        *views[0].done.borrow_mut() = 1;
+        let mut finished = vec![];
+        st.poll(|seq| finished.push(seq)).unwrap();
+        assert_eq!(finished, vec![7]);
+        assert!(!st.issue(7, 0, 100, &mut cut).unwrap());
+        assert_eq!(cut.issued, 50, "one more chunk fits on stripe 0, then stripe 1 is full");
+    }
+}

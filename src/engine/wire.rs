@@ -1,0 +1,257 @@
+//! Everything tcpxr puts on the wire or in a handle, in one place.
+//!
+//! * The NCCL handle (128 bytes, exchanged by NCCL's bootstrap): where the listener's control
+//!   socket is, the stripe count and chunk size the listener chose, and a random nonce the
+//!   connecting side must present.
+//! * Hello (connector -> listener, first bytes on the control connection) and Welcome (listener ->
+//!   connector: stripes, chunk size, then one inner handle per stripe).
+//! * A message header per NCCL message on the control connection: {size, sequence, flags}.
+//!
+//! All integers are little-endian.
+use crate::error::{Error, Result};
+use crate::transport::socket::addr;
+use crate::transport::{InnerHandle, INNER_HANDLE_BYTES};
+use std::net::SocketAddr;
+
+pub const MAGIC: u32 = 0x5258_4354; // "TCXR" little-endian
+pub const VERSION: u16 = 1;
+pub const HANDLE_BYTES: usize = 128;
+
+/// Where the connecting side keeps its in-progress state between connect() calls: NCCL calls
+/// connect again with the same handle buffer until it returns a comm.
+pub const HANDLE_TICKET_OFFSET: usize = 48;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ListenHandle {
+    pub ctrl: SocketAddr,
+    pub stripes: u16,
+    pub chunk_bytes: u32,
+    pub nonce: u64,
+}
+
+impl ListenHandle {
+    pub fn write(&self, out: &mut [u8; HANDLE_BYTES]) {
+        out.fill(0);
+        out[0..4].copy_from_slice(&MAGIC.to_le_bytes());
+        out[4..6].copy_from_slice(&VERSION.to_le_bytes());
+        out[6..8].copy_from_slice(&self.stripes.to_le_bytes());
+        out[8..12].copy_from_slice(&self.chunk_bytes.to_le_bytes());
+        addr::encode(&self.ctrl, &mut out[16..16 + addr::ADDR_BYTES]);
+        out[40..48].copy_from_slice(&self.nonce.to_le_bytes());
+    }
+
+    /// Checks everything a handle must hold; the error says what was wrong.
+    pub fn read(h: &[u8; HANDLE_BYTES]) -> Result<Self> {
+        let magic = u32::from_le_bytes(h[0..4].try_into().unwrap());
+        if magic != MAGIC {
+            return Err(Error::invalid_argument(format!(
+                "connect handle has magic {magic:#010x}, expected {MAGIC:#010x}: not a tcpxr handle"
+            )));
+        }
+        let version = u16::from_le_bytes([h[4], h[5]]);
+        if version != VERSION {
+            return Err(Error::invalid_argument(format!(
+                "connect handle has protocol version {version}, this tcpxr speaks {VERSION}"
+            )));
+        }
+        let stripes = u16::from_le_bytes([h[6], h[7]]);
+        let chunk_bytes = u32::from_le_bytes(h[8..12].try_into().unwrap());
+        if !(1..=64).contains(&stripes) || chunk_bytes < 4096 || chunk_bytes % 4096 != 0 {
+            return Err(Error::invalid_argument(format!(
+                "connect handle asks for {stripes} stripes of {chunk_bytes}-byte chunks: accepted 1-64 stripes, chunks a multiple of 4096"
+            )));
+        }
+        let ctrl = addr::decode(&h[16..16 + addr::ADDR_BYTES])
+            .ok_or_else(|| Error::invalid_argument("connect handle holds no valid address"))?;
+        let nonce = u64::from_le_bytes(h[40..48].try_into().unwrap());
+        Ok(ListenHandle {
+            ctrl,
+            stripes,
+            chunk_bytes,
+            nonce,
+        })
+    }
+}
+
+pub const HELLO_BYTES: usize = 16;
+const KIND_HELLO: u16 = 1;
+const KIND_WELCOME: u16 = 2;
+
+pub fn hello(nonce: u64) -> [u8; HELLO_BYTES] {
+    let mut b = [0u8; HELLO_BYTES];
+    b[0..4].copy_from_slice(&MAGIC.to_le_bytes());
+    b[4..6].copy_from_slice(&VERSION.to_le_bytes());
+    b[6..8].copy_from_slice(&KIND_HELLO.to_le_bytes());
+    b[8..16].copy_from_slice(&nonce.to_le_bytes());
+    b
+}
+
+/// Why a hello is refused, or Ok if it presents the expected nonce.
+pub fn check_hello(b: &[u8], nonce: u64) -> std::result::Result<(), String> {
+    let magic = u32::from_le_bytes(b[0..4].try_into().unwrap());
+    let version = u16::from_le_bytes([b[4], b[5]]);
+    let kind = u16::from_le_bytes([b[6], b[7]]);
+    let got = u64::from_le_bytes(b[8..16].try_into().unwrap());
+    if magic != MAGIC || kind != KIND_HELLO {
+        return Err(format!("not a tcpxr hello (magic {magic:#010x}, kind {kind})"));
+    }
+    if version != VERSION {
+        return Err(format!("protocol version {version}, this tcpxr speaks {VERSION}"));
+    }
+    if got != nonce {
+        return Err("wrong nonce: the handle it connected with belongs to another listen".into());
+    }
+    Ok(())
+}
+
+pub const WELCOME_HEAD_BYTES: usize = 16;
+
+pub fn welcome(stripes: u16, chunk_bytes: u32, inner: &[InnerHandle]) -> Vec<u8> {
+    let mut b = Vec::with_capacity(WELCOME_HEAD_BYTES + inner.len() * INNER_HANDLE_BYTES);
+    b.extend_from_slice(&MAGIC.to_le_bytes());
+    b.extend_from_slice(&VERSION.to_le_bytes());
+    b.extend_from_slice(&KIND_WELCOME.to_le_bytes());
+    b.extend_from_slice(&stripes.to_le_bytes());
+    b.extend_from_slice(&0u16.to_le_bytes());
+    b.extend_from_slice(&chunk_bytes.to_le_bytes());
+    for h in inner {
+        b.extend_from_slice(h);
+    }
+    b
+}
+
+/// Parses a welcome's fixed head; returns (stripes, chunk_bytes).
+pub fn read_welcome_head(b: &[u8; WELCOME_HEAD_BYTES], expected: &ListenHandle) -> Result<(u16, u32)> {
+    let magic = u32::from_le_bytes(b[0..4].try_into().unwrap());
+    let kind = u16::from_le_bytes([b[6], b[7]]);
+    let stripes = u16::from_le_bytes([b[8], b[9]]);
+    let chunk = u32::from_le_bytes(b[12..16].try_into().unwrap());
+    if magic != MAGIC || kind != KIND_WELCOME {
+        return Err(Error::remote(format!(
+            "peer answered the hello with something else (magic {magic:#x}, kind {kind})"
+        )));
+    }
+    if stripes != expected.stripes || chunk != expected.chunk_bytes {
+        return Err(Error::remote(format!(
+            "peer's welcome ({stripes} stripes, {chunk} B chunks) contradicts its handle ({} stripes, {} B chunks)",
+            expected.stripes, expected.chunk_bytes
+        )));
+    }
+    Ok((stripes, chunk))
+}
+
+/// Per-message header on the control connection.
+pub const MSG_HEADER_BYTES: usize = 16;
+/// The payload follows the header on the control connection instead of going over the stripes.
+pub const FLAG_INLINE: u32 = 1;
+/// Marks a header as one, so a desynchronised stream is caught instead of misread.
+const HEADER_MARK: u32 = 0x7c00_0000;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MsgHeader {
+    pub size: u64,
+    pub seq: u32,
+    pub inline: bool,
+}
+
+impl MsgHeader {
+    pub fn encode(&self) -> [u8; MSG_HEADER_BYTES] {
+        let mut b = [0u8; MSG_HEADER_BYTES];
+        b[0..8].copy_from_slice(&self.size.to_le_bytes());
+        b[8..12].copy_from_slice(&self.seq.to_le_bytes());
+        let flags = HEADER_MARK | if self.inline { FLAG_INLINE } else { 0 };
+        b[12..16].copy_from_slice(&flags.to_le_bytes());
+        b
+    }
+
+    pub fn decode(b: &[u8; MSG_HEADER_BYTES]) -> Result<Self> {
+        let size = u64::from_le_bytes(b[0..8].try_into().unwrap());
+        let seq = u32::from_le_bytes(b[8..12].try_into().unwrap());
+        let flags = u32::from_le_bytes(b[12..16].try_into().unwrap());
+        if flags & 0xff00_0000 != HEADER_MARK || flags & !(HEADER_MARK | FLAG_INLINE) != 0 {
+            return Err(Error::remote(format!(
+                "corrupt message header on the control connection (flags {flags:#x})"
+            )));
+        }
+        Ok(MsgHeader {
+            size,
+            seq,
+            inline: flags & FLAG_INLINE != 0,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> ListenHandle {
+        ListenHandle {
+            ctrl: "127.0.0.1:4242".parse().unwrap(),
+            stripes: 4,
+            chunk_bytes: 512 << 10,
+            nonce: 0xdead_beef_1234,
+        }
+    }
+
+    #[test]
+    fn handle_round_trips_and_keeps_the_ticket_area_zero() {
+        let mut h = [0xffu8; HANDLE_BYTES];
+        sample().write(&mut h);
+        assert_eq!(ListenHandle::read(&h).unwrap(), sample());
+        assert!(h[HANDLE_TICKET_OFFSET..HANDLE_TICKET_OFFSET + 8]
+            .iter()
+            .all(|b| *b == 0));
+    }
+
+    #[test]
+    fn handle_with_wrong_magic_version_or_shape_is_refused_with_a_reason() {
+        let mut h = [0u8; HANDLE_BYTES];
+        sample().write(&mut h);
+        let mut bad = h;
+        bad[0] ^= 1;
+        assert!(ListenHandle::read(&bad).unwrap_err().msg.contains("magic"));
+        let mut bad = h;
+        bad[4] = 9;
+        assert!(ListenHandle::read(&bad).unwrap_err().msg.contains("version"));
+        let mut bad = h;
+        bad[8..12].copy_from_slice(&1000u32.to_le_bytes());
+        assert!(ListenHandle::read(&bad).unwrap_err().msg.contains("chunks"));
+    }
+
+    #[test]
+    fn hello_checks_nonce() {
+        assert!(check_hello(&hello(7), 7).is_ok());
+        assert!(check_hello(&hello(7), 8).unwrap_err().contains("nonce"));
+        assert!(check_hello(&[0u8; 16], 7).unwrap_err().contains("not a tcpxr hello"));
+    }
+
+    #[test]
+    fn header_round_trips_and_rejects_garbage() {
+        for h in [
+            MsgHeader {
+                size: 0,
+                seq: 0,
+                inline: true,
+            },
+            MsgHeader {
+                size: 1 << 40,
+                seq: u32::MAX,
+                inline: false,
+            },
+        ] {
+            assert_eq!(MsgHeader::decode(&h.encode()).unwrap(), h);
+        }
+        assert!(MsgHeader::decode(&[0xab; MSG_HEADER_BYTES]).is_err());
+    }
+
+    #[test]
+    fn welcome_head_must_match_the_handle() {
+        let w = welcome(4, 512 << 10, &[[1u8; 128]; 4]);
+        assert_eq!(w.len(), WELCOME_HEAD_BYTES + 4 * 128);
+        let head: [u8; WELCOME_HEAD_BYTES] = w[..WELCOME_HEAD_BYTES].try_into().unwrap();
+        assert_eq!(read_welcome_head(&head, &sample()).unwrap(), (4, 512 << 10));
+        let other = ListenHandle { stripes: 2, ..sample() };
+        assert!(read_welcome_head(&head, &other).is_err());
+    }
+}
