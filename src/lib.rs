@@ -1,0 +1,15 @@
+//! tcpxr: an NCCL network plugin that cuts messages into chunks and stripes each connection over
+//! several inner connections (tcpxr's own TCP, or Google's GPUDirect-TCPX).
+//!
+//! Layers, top to bottom (each uses only those below it); docs/ARCHITECTURE.md has the data flow:
+//! `export` (the C tables) -> `plugin` (core API) -> `engine` (logical connections) ->
+//! `transport` (inner nets) ; beside them `abi`, `config`, `log`, `error`, `capi`.
+pub mod abi;
+pub mod capi;
+pub mod config;
+pub mod engine;
+pub mod error;
+pub mod export;
+pub mod log;
+pub mod plugin;
+pub mod transport;
