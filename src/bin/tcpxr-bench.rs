@@ -1,0 +1,427 @@
+//! tcpxr-bench: moves data between two endpoints over loopback through tcpxr's own NCCL table
+//! (`ncclNetPlugin_v12`, called exactly as NCCL's proxy calls it), sweeping message sizes and
+//! stripe counts, beside a plain single-TCP-connection baseline measured in the same run.
+//!
+//!   tcpxr-bench [--sizes 4K:1G] [--stripes 1,2,4,8] [--seconds 0.5] [--csv FILE] [--no-baseline]
+//!   tcpxr-bench peer --role recv|send [--size N] [--handle HEX]   (a peer process, for tests)
+//!
+//! Each stripe count runs in a child process of its own, because tcpxr reads its configuration
+//! (NCCL_TCPXR_STRIPES) once per process, as it does inside NCCL.
+use nccl_net_tcpxr::abi::*;
+use nccl_net_tcpxr::export::ncclNetPlugin_v12 as NET;
+use std::ffi::{c_int, c_void};
+use std::io::{BufRead, Read, Write};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let code = match args.first().map(String::as_str) {
+        Some("peer") => peer(&args[1..]),
+        Some("--worker") => worker(&args[1..]),
+        Some("-h") | Some("--help") => {
+            println!("{}", HELP);
+            0
+        }
+        _ => sweep(&args),
+    };
+    std::process::exit(code);
+}
+
+const HELP: &str = "tcpxr-bench: two endpoints over loopback through tcpxr's NCCL table (no GPU needed)
+  tcpxr-bench [--sizes MIN:MAX] [--stripes 1,2,4,8] [--seconds S] [--csv FILE] [--no-baseline]
+      sizes double from MIN to MAX (K/M/G suffixes, default 4K:1G); each point runs about S seconds
+      (default 0.3) after a warm-up; every received message of the first round is checked byte for byte.
+  tcpxr-bench peer --role recv|send [--size N] [--handle HEX]
+      a long-running peer process used by tcpxr's fault tests";
+
+fn opt<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .map(String::as_str)
+}
+
+fn parse_size(s: &str) -> usize {
+    let s = s.trim();
+    let (num, mul) = match s.chars().last() {
+        Some('K' | 'k') => (&s[..s.len() - 1], 1 << 10),
+        Some('M' | 'm') => (&s[..s.len() - 1], 1 << 20),
+        Some('G' | 'g') => (&s[..s.len() - 1], 1 << 30),
+        _ => (s, 1),
+    };
+    num.parse::<usize>().unwrap_or_else(|_| panic!("bad size {s}")) * mul
+}
+
+fn sizes(args: &[String]) -> Vec<usize> {
+    let spec = opt(args, "--sizes").unwrap_or("4K:1G");
+    let (lo, hi) = spec.split_once(':').unwrap_or((spec, spec));
+    let (mut s, hi) = (parse_size(lo).max(1), parse_size(hi));
+    let mut v = vec![];
+    while s <= hi {
+        v.push(s);
+        s *= 2;
+    }
+    v
+}
+
+fn check(r: ncclResult_t, what: &str) {
+    if r != ncclResult_t::ncclSuccess {
+        eprintln!("tcpxr-bench: {what} failed: {r:?}");
+        std::process::exit(2);
+    }
+}
+
+/// The parent: one child per stripe count, then the baseline, then the table and the CSV.
+fn sweep(args: &[String]) -> i32 {
+    let stripes: Vec<usize> = opt(args, "--stripes")
+        .unwrap_or("1,2,4,8")
+        .split(',')
+        .map(|s| s.trim().parse().expect("--stripes"))
+        .collect();
+    let seconds = opt(args, "--seconds").unwrap_or("0.3");
+    let sizes_arg = opt(args, "--sizes").unwrap_or("4K:1G").to_string();
+    let exe = std::env::current_exe().unwrap();
+    let mut columns: Vec<(String, Vec<(usize, f64)>)> = vec![];
+    for s in &stripes {
+        let label = format!("tcpxr x{s}");
+        eprintln!("running {label} ...");
+        let out = Command::new(&exe)
+            .args(["--worker", "--sizes", &sizes_arg, "--seconds", seconds])
+            .env("NCCL_TCPXR_STRIPES", s.to_string())
+            .stderr(Stdio::inherit())
+            .output()
+            .expect("spawn worker");
+        if !out.status.success() {
+            eprintln!("tcpxr-bench: worker for {s} stripes failed ({})", out.status);
+            return 1;
+        }
+        columns.push((label, parse_results(&String::from_utf8_lossy(&out.stdout))));
+    }
+    if !args.iter().any(|a| a == "--no-baseline") {
+        eprintln!("running tcp x1 baseline ...");
+        let secs: f64 = seconds.parse().unwrap_or(0.3);
+        columns.push((
+            "tcp x1".into(),
+            sizes(args).into_iter().map(|n| (n, baseline(n, secs))).collect(),
+        ));
+    }
+    print_table(&columns);
+    if let Some(path) = opt(args, "--csv") {
+        let mut f = std::fs::File::create(path).expect("create csv");
+        writeln!(f, "size_bytes,config,gbps").unwrap();
+        for (label, rows) in &columns {
+            for (n, gbps) in rows {
+                writeln!(f, "{n},{label},{gbps:.3}").unwrap();
+            }
+        }
+        eprintln!("wrote {path}");
+    }
+    0
+}
+
+fn parse_results(text: &str) -> Vec<(usize, f64)> {
+    text.lines()
+        .filter_map(|l| {
+            let mut it = l.strip_prefix("RESULT ")?.split_whitespace();
+            Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
+        })
+        .collect()
+}
+
+fn human(n: usize) -> String {
+    match n {
+        n if n >= 1 << 30 && n % (1 << 30) == 0 => format!("{} GiB", n >> 30),
+        n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{} MiB", n >> 20),
+        n if n >= 1 << 10 && n % (1 << 10) == 0 => format!("{} KiB", n >> 10),
+        n => format!("{n} B"),
+    }
+}
+
+fn print_table(columns: &[(String, Vec<(usize, f64)>)]) {
+    print!("{:>10}", "size");
+    for (label, _) in columns {
+        print!(" {label:>10}");
+    }
+    println!("   (GB/s, one direction, 1 GB = 1e9 B)");
+    let sizes: Vec<usize> = columns
+        .first()
+        .map(|c| c.1.iter().map(|r| r.0).collect())
+        .unwrap_or_default();
+    for n in sizes {
+        print!("{:>10}", human(n));
+        for (_, rows) in columns {
+            match rows.iter().find(|r| r.0 == n) {
+                Some((_, g)) => print!(" {g:>10.2}"),
+                None => print!(" {:>10}", "-"),
+            }
+        }
+        println!();
+    }
+}
+
+/// A connected pair through the table: the receiver's thread listens and accepts while the
+/// sender's thread connects, both non-blocking, as two NCCL proxies would.
+fn connect_pair() -> (*mut c_void, *mut c_void) {
+    let (tx, rx) = mpsc::channel::<[u8; 128]>();
+    let recv = std::thread::spawn(move || {
+        let mut handle = [0u8; 128];
+        let mut l = std::ptr::null_mut();
+        // SAFETY: valid out-pointers; the table is tcpxr's own.
+        unsafe {
+            check(
+                NET.listen.unwrap()(std::ptr::null_mut(), 0, handle.as_mut_ptr() as *mut c_void, &mut l),
+                "listen",
+            );
+            tx.send(handle).unwrap();
+            let mut r: *mut c_void = std::ptr::null_mut();
+            let mut dh = std::ptr::null_mut();
+            while r.is_null() {
+                check(NET.accept.unwrap()(l, &mut r, &mut dh), "accept");
+            }
+            check(NET.closeListen.unwrap()(l), "closeListen");
+            r as usize
+        }
+    });
+    let mut handle = rx.recv().unwrap();
+    let mut s: *mut c_void = std::ptr::null_mut();
+    let mut dh = std::ptr::null_mut();
+    while s.is_null() {
+        // SAFETY: as above.
+        unsafe {
+            check(
+                NET.connect.unwrap()(
+                    std::ptr::null_mut(),
+                    0,
+                    handle.as_mut_ptr() as *mut c_void,
+                    &mut s,
+                    &mut dh,
+                ),
+                "connect",
+            )
+        };
+    }
+    (s, recv.join().unwrap() as *mut c_void)
+}
+
+fn init() {
+    let mut ctx = std::ptr::null_mut();
+    // SAFETY: valid out-pointer; a NULL logger makes tcpxr log to stderr (TCPXR_LOG).
+    unsafe { check(NET.init.unwrap()(&mut ctx, 0, std::ptr::null_mut(), None, None), "init") };
+}
+
+/// Runs `iters` messages of `n` bytes with up to `depth` in flight; returns the seconds taken.
+/// With `verify`, the receive buffers are checked against the pattern afterwards.
+fn run_side(send: bool, comm: *mut c_void, bufs: &mut [Vec<u8>], n: usize, iters: usize) -> f64 {
+    let depth = bufs.len();
+    let mut reqs: Vec<*mut c_void> = vec![std::ptr::null_mut(); depth];
+    let (mut posted, mut done) = (0usize, 0usize);
+    let start = Instant::now();
+    while done < iters {
+        while posted < iters && posted - done < depth {
+            let slot = posted % depth;
+            let mut req = std::ptr::null_mut();
+            let data = bufs[slot].as_mut_ptr() as *mut c_void;
+            // SAFETY: buffers outlive their requests; sizes fit the buffers.
+            let r = unsafe {
+                if send {
+                    NET.isend.unwrap()(comm, data, n, 0, std::ptr::null_mut(), std::ptr::null_mut(), &mut req)
+                } else {
+                    let (mut d, mut sz, mut tg) = ([data], [n], [0 as c_int]);
+                    let (mut mh, mut ph) = ([std::ptr::null_mut()], [std::ptr::null_mut()]);
+                    NET.irecv.unwrap()(
+                        comm,
+                        1,
+                        d.as_mut_ptr(),
+                        sz.as_mut_ptr(),
+                        tg.as_mut_ptr(),
+                        mh.as_mut_ptr(),
+                        ph.as_mut_ptr(),
+                        &mut req,
+                    )
+                }
+            };
+            check(r, if send { "isend" } else { "irecv" });
+            if req.is_null() {
+                break;
+            }
+            reqs[slot] = req;
+            posted += 1;
+        }
+        let slot = done % depth;
+        let (mut flag, mut size) = (0, 0);
+        // SAFETY: reqs[slot] is a live request.
+        check(unsafe { NET.test.unwrap()(reqs[slot], &mut flag, &mut size) }, "test");
+        if flag != 0 {
+            if size as usize != n {
+                eprintln!("tcpxr-bench: test reported {size} bytes, expected {n}");
+                std::process::exit(3);
+            }
+            done += 1;
+        }
+    }
+    start.elapsed().as_secs_f64()
+}
+
+fn pattern(n: usize, seed: usize) -> Vec<u8> {
+    (0..n).map(|i| ((i * 131 + seed * 7 + (i >> 12)) % 251) as u8).collect()
+}
+
+/// One process, one stripe count: sweep the sizes and print RESULT lines.
+fn worker(args: &[String]) -> i32 {
+    init();
+    let seconds: f64 = opt(args, "--seconds").unwrap_or("0.3").parse().unwrap_or(0.3);
+    let (send_comm, recv_comm) = connect_pair();
+    let (send_comm, recv_comm) = (send_comm as usize, recv_comm as usize);
+    for n in sizes(args) {
+        let depth = ((256usize << 20) / n).clamp(1, 4);
+        // Warm-up and check: `depth` messages with distinct patterns, verified byte for byte.
+        let sends: Vec<Vec<u8>> = (0..depth).map(|i| pattern(n, i)).collect();
+        let mut recvs: Vec<Vec<u8>> = (0..depth).map(|_| vec![0u8; n]).collect();
+        let mut sbufs = sends.clone();
+        let rptr = recvs.as_mut_ptr() as usize;
+        let rlen = recvs.len();
+        let t = std::thread::spawn(move || {
+            // SAFETY: the main thread does not touch `recvs` until this thread is joined.
+            let bufs = unsafe { std::slice::from_raw_parts_mut(rptr as *mut Vec<u8>, rlen) };
+            run_side(false, recv_comm as *mut c_void, bufs, n, depth)
+        });
+        run_side(true, send_comm as *mut c_void, &mut sbufs, n, depth);
+        t.join().unwrap();
+        if recvs != sends {
+            eprintln!("tcpxr-bench: received data differs from what was sent at {n} bytes");
+            return 4;
+        }
+        // Timed: enough iterations for about `seconds`, estimated from the warm-up.
+        let probe = {
+            let t = std::thread::spawn(move || {
+                let bufs = unsafe { std::slice::from_raw_parts_mut(rptr as *mut Vec<u8>, rlen) };
+                run_side(false, recv_comm as *mut c_void, bufs, n, depth * 2)
+            });
+            let el = run_side(true, send_comm as *mut c_void, &mut sbufs, n, depth * 2);
+            t.join().unwrap();
+            el / (depth * 2) as f64
+        };
+        let iters = ((seconds / probe.max(1e-7)) as usize).clamp(depth, 200_000);
+        let t = std::thread::spawn(move || {
+            let bufs = unsafe { std::slice::from_raw_parts_mut(rptr as *mut Vec<u8>, rlen) };
+            run_side(false, recv_comm as *mut c_void, bufs, n, iters)
+        });
+        let sent = run_side(true, send_comm as *mut c_void, &mut sbufs, n, iters);
+        let recvd = t.join().unwrap();
+        let secs = sent.max(recvd);
+        let gbps = (n * iters) as f64 / secs / 1e9;
+        println!("RESULT {n} {gbps:.4} {iters} {secs:.6}");
+        eprintln!("  {:>8}: {iters} messages in {secs:.3} s = {gbps:.2} GB/s", human(n));
+        drop(recvs);
+        drop(sends);
+    }
+    // SAFETY: comms from connect/accept, no request outstanding.
+    unsafe {
+        check(NET.closeSend.unwrap()(send_comm as *mut c_void), "closeSend");
+        check(NET.closeRecv.unwrap()(recv_comm as *mut c_void), "closeRecv");
+    }
+    0
+}
+
+/// Plain TCP, one connection, one thread per side: the baseline tcpxr is compared against.
+fn baseline(n: usize, seconds: f64) -> f64 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let rx = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let mut buf = vec![0u8; n];
+        let mut total = 0u64;
+        loop {
+            match s.read(&mut buf) {
+                Ok(0) | Err(_) => return total,
+                Ok(k) => total += k as u64,
+            }
+        }
+    });
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_nodelay(true).unwrap();
+    let buf = pattern(n, 1);
+    let start = Instant::now();
+    let mut sent = 0u64;
+    while start.elapsed() < Duration::from_secs_f64(seconds) {
+        s.write_all(&buf).unwrap();
+        sent += n as u64;
+    }
+    drop(s);
+    let got = rx.join().unwrap();
+    got.min(sent) as f64 / start.elapsed().as_secs_f64() / 1e9
+}
+
+/// A long-running peer for the fault tests: it is killed while a transfer is under way.
+fn peer(args: &[String]) -> i32 {
+    init();
+    let size = opt(args, "--size").map(parse_size).unwrap_or(8 << 20);
+    let mut buf = vec![7u8; size];
+    let role = opt(args, "--role").unwrap_or("recv");
+    let comm = match role {
+        "recv" => {
+            let mut handle = [0u8; 128];
+            let mut l = std::ptr::null_mut();
+            // SAFETY: valid out-pointers.
+            unsafe {
+                check(
+                    NET.listen.unwrap()(std::ptr::null_mut(), 0, handle.as_mut_ptr() as *mut c_void, &mut l),
+                    "listen",
+                )
+            };
+            let hex: String = handle.iter().map(|b| format!("{b:02x}")).collect();
+            println!("HANDLE {hex}");
+            std::io::stdout().flush().unwrap();
+            let mut r: *mut c_void = std::ptr::null_mut();
+            let mut dh = std::ptr::null_mut();
+            while r.is_null() {
+                // SAFETY: l is our listen comm.
+                unsafe { check(NET.accept.unwrap()(l, &mut r, &mut dh), "accept") };
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            r
+        }
+        _ => {
+            let hex = opt(args, "--handle").expect("--handle");
+            let mut handle = [0u8; 128];
+            for (i, b) in handle.iter_mut().enumerate() {
+                *b = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).expect("hex handle");
+            }
+            let mut s: *mut c_void = std::ptr::null_mut();
+            let mut dh = std::ptr::null_mut();
+            while s.is_null() {
+                // SAFETY: valid handle buffer and out-pointers.
+                unsafe {
+                    check(
+                        NET.connect.unwrap()(
+                            std::ptr::null_mut(),
+                            0,
+                            handle.as_mut_ptr() as *mut c_void,
+                            &mut s,
+                            &mut dh,
+                        ),
+                        "connect",
+                    )
+                };
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            s
+        }
+    };
+    println!("CONNECTED");
+    std::io::stdout().flush().unwrap();
+    // Move data until killed (or until stdin closes).
+    let stdin_closed = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = stdin_closed.clone();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = std::io::stdin().lock().read_line(&mut line);
+        flag.store(true, std::sync::atomic::Ordering::Release);
+    });
+    while !stdin_closed.load(std::sync::atomic::Ordering::Acquire) {
+        run_side(role == "send", comm, std::slice::from_mut(&mut buf), size, 1);
+    }
+    0
+}
