@@ -1,0 +1,348 @@
+//! Drives tcpxr's exported tables exactly as NCCL's proxy does: dlopen the built library, take a
+//! `ncclNetPlugin_vN` table, and call it with non-blocking connect/accept loops, isend/irecv and
+//! test polling. Shared by the integration tests.
+#![allow(dead_code)]
+
+use nccl_net_tcpxr::abi::*;
+use std::ffi::{c_int, c_void, CStr};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+pub type R = ncclResult_t;
+pub const OK: R = ncclResult_t::ncclSuccess;
+
+/// The built cdylib: target/<profile>/libnccl-net-tcpxr.so, next to the deps/ folder of this test.
+pub fn library_path() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let profile_dir = exe.parent().unwrap().parent().unwrap();
+    let lib = profile_dir.join("libnccl-net-tcpxr.so");
+    assert!(
+        lib.exists(),
+        "{} missing: build the library first (cargo build)",
+        lib.display()
+    );
+    lib
+}
+
+pub fn load() -> &'static libloading::Library {
+    static LIB: std::sync::OnceLock<libloading::Library> = std::sync::OnceLock::new();
+    // SAFETY: loading tcpxr runs no initialisers with side effects.
+    LIB.get_or_init(|| unsafe { libloading::Library::new(library_path()).expect("dlopen tcpxr") })
+}
+
+fn table<T>(symbol: &str) -> &'static T {
+    // SAFETY: the symbol is a static of type T in tcpxr (checked by name and the ABI tests).
+    unsafe {
+        let sym: libloading::Symbol<*const T> = load().get(symbol.as_bytes()).expect(symbol);
+        &**sym
+    }
+}
+
+/// The operations a test needs, over whichever table version it exercises.
+pub trait Net: Sync {
+    fn version(&self) -> u32;
+    fn name(&self) -> String;
+    fn init(&self) -> R;
+    fn devices(&self, n: &mut c_int) -> R;
+    fn speed_and_ptr(&self, dev: c_int) -> (R, c_int, c_int);
+    fn listen(&self, dev: c_int, handle: &mut [u8; 128], l: &mut *mut c_void) -> R;
+    fn connect(&self, dev: c_int, handle: &mut [u8; 128], s: &mut *mut c_void) -> R;
+    fn accept(&self, l: *mut c_void, r: &mut *mut c_void) -> R;
+    fn reg_mr(&self, comm: *mut c_void, data: *mut c_void, size: usize, mh: &mut *mut c_void) -> R;
+    fn dereg_mr(&self, comm: *mut c_void, mh: *mut c_void) -> R;
+    fn isend(&self, s: *mut c_void, data: *mut c_void, size: usize, mh: *mut c_void, req: &mut *mut c_void) -> R;
+    fn irecv(&self, r: *mut c_void, data: *mut c_void, size: usize, mh: *mut c_void, req: &mut *mut c_void) -> R;
+    fn test(&self, req: *mut c_void, done: &mut c_int, size: &mut c_int) -> R;
+    fn close_send(&self, s: *mut c_void) -> R;
+    fn close_recv(&self, r: *mut c_void) -> R;
+    fn close_listen(&self, l: *mut c_void) -> R;
+    /// Requests a comm must accept before returning NULL.
+    fn max_requests(&self) -> usize;
+}
+
+pub struct V12(&'static ncclNet_v12_t);
+pub struct V5(&'static ncclNet_v5_t);
+
+pub fn v12() -> V12 {
+    V12(table("ncclNetPlugin_v12"))
+}
+pub fn v5() -> V5 {
+    V5(table("ncclNetPlugin_v5"))
+}
+
+// SAFETY (both impls): every call passes pointers to live locals or to comms/requests the same
+// table returned, as NCCL does.
+impl Net for V12 {
+    fn version(&self) -> u32 {
+        12
+    }
+    fn name(&self) -> String {
+        unsafe { CStr::from_ptr(self.0.name) }.to_string_lossy().into_owned()
+    }
+    fn init(&self) -> R {
+        let mut ctx = std::ptr::null_mut();
+        let mut cfg = ncclNetCommConfig_v12_t { trafficClass: -1 };
+        unsafe { self.0.init.unwrap()(&mut ctx, 0x1234, &mut cfg, None, None) }
+    }
+    fn devices(&self, n: &mut c_int) -> R {
+        unsafe { self.0.devices.unwrap()(n) }
+    }
+    fn speed_and_ptr(&self, dev: c_int) -> (R, c_int, c_int) {
+        let mut p: ncclNetProperties_v12_t = unsafe { std::mem::zeroed() };
+        let r = unsafe { self.0.getProperties.unwrap()(dev, &mut p) };
+        (r, p.speed, p.ptrSupport)
+    }
+    fn listen(&self, dev: c_int, handle: &mut [u8; 128], l: &mut *mut c_void) -> R {
+        unsafe { self.0.listen.unwrap()(std::ptr::null_mut(), dev, handle.as_mut_ptr() as *mut c_void, l) }
+    }
+    fn connect(&self, dev: c_int, handle: &mut [u8; 128], s: &mut *mut c_void) -> R {
+        let mut dh: *mut ncclNetDeviceHandle_v12_t = std::ptr::null_mut();
+        unsafe {
+            self.0.connect.unwrap()(
+                std::ptr::null_mut(),
+                dev,
+                handle.as_mut_ptr() as *mut c_void,
+                s,
+                &mut dh,
+            )
+        }
+    }
+    fn accept(&self, l: *mut c_void, r: &mut *mut c_void) -> R {
+        let mut dh: *mut ncclNetDeviceHandle_v12_t = std::ptr::null_mut();
+        unsafe { self.0.accept.unwrap()(l, r, &mut dh) }
+    }
+    fn reg_mr(&self, comm: *mut c_void, data: *mut c_void, size: usize, mh: &mut *mut c_void) -> R {
+        unsafe { self.0.regMr.unwrap()(comm, data, size, NCCL_PTR_HOST, mh) }
+    }
+    fn dereg_mr(&self, comm: *mut c_void, mh: *mut c_void) -> R {
+        unsafe { self.0.deregMr.unwrap()(comm, mh) }
+    }
+    fn isend(&self, s: *mut c_void, data: *mut c_void, size: usize, mh: *mut c_void, req: &mut *mut c_void) -> R {
+        unsafe { self.0.isend.unwrap()(s, data, size, 0, mh, std::ptr::null_mut(), req) }
+    }
+    fn irecv(&self, r: *mut c_void, data: *mut c_void, size: usize, mh: *mut c_void, req: &mut *mut c_void) -> R {
+        let mut d = [data];
+        let mut sz = [size];
+        let mut tags = [0 as c_int];
+        let mut mhs = [mh];
+        let mut ph = [std::ptr::null_mut()];
+        // NCCL >= 2.28 presets *request for LL receives; tcpxr must overwrite it.
+        *req = NCCL_NET_OPTIONAL_RECV_COMPLETION as *mut c_void;
+        unsafe {
+            self.0.irecv.unwrap()(
+                r,
+                1,
+                d.as_mut_ptr(),
+                sz.as_mut_ptr(),
+                tags.as_mut_ptr(),
+                mhs.as_mut_ptr(),
+                ph.as_mut_ptr(),
+                req,
+            )
+        }
+    }
+    fn test(&self, req: *mut c_void, done: &mut c_int, size: &mut c_int) -> R {
+        unsafe { self.0.test.unwrap()(req, done, size) }
+    }
+    fn close_send(&self, s: *mut c_void) -> R {
+        unsafe { self.0.closeSend.unwrap()(s) }
+    }
+    fn close_recv(&self, r: *mut c_void) -> R {
+        unsafe { self.0.closeRecv.unwrap()(r) }
+    }
+    fn close_listen(&self, l: *mut c_void) -> R {
+        unsafe { self.0.closeListen.unwrap()(l) }
+    }
+    fn max_requests(&self) -> usize {
+        NCCL_NET_MAX_REQUESTS
+    }
+}
+
+impl Net for V5 {
+    fn version(&self) -> u32 {
+        5
+    }
+    fn name(&self) -> String {
+        unsafe { CStr::from_ptr(self.0.name) }.to_string_lossy().into_owned()
+    }
+    fn init(&self) -> R {
+        unsafe { self.0.init.unwrap()(None) }
+    }
+    fn devices(&self, n: &mut c_int) -> R {
+        unsafe { self.0.devices.unwrap()(n) }
+    }
+    fn speed_and_ptr(&self, dev: c_int) -> (R, c_int, c_int) {
+        let mut p: ncclNetProperties_v5_t = unsafe { std::mem::zeroed() };
+        let r = unsafe { self.0.getProperties.unwrap()(dev, &mut p) };
+        (r, p.speed, p.ptrSupport)
+    }
+    fn listen(&self, dev: c_int, handle: &mut [u8; 128], l: &mut *mut c_void) -> R {
+        unsafe { self.0.listen.unwrap()(dev, handle.as_mut_ptr() as *mut c_void, l) }
+    }
+    fn connect(&self, dev: c_int, handle: &mut [u8; 128], s: &mut *mut c_void) -> R {
+        unsafe { self.0.connect.unwrap()(dev, handle.as_mut_ptr() as *mut c_void, s) }
+    }
+    fn accept(&self, l: *mut c_void, r: &mut *mut c_void) -> R {
+        unsafe { self.0.accept.unwrap()(l, r) }
+    }
+    fn reg_mr(&self, comm: *mut c_void, data: *mut c_void, size: usize, mh: &mut *mut c_void) -> R {
+        unsafe { self.0.regMr.unwrap()(comm, data, size as c_int, NCCL_PTR_HOST, mh) }
+    }
+    fn dereg_mr(&self, comm: *mut c_void, mh: *mut c_void) -> R {
+        unsafe { self.0.deregMr.unwrap()(comm, mh) }
+    }
+    fn isend(&self, s: *mut c_void, data: *mut c_void, size: usize, mh: *mut c_void, req: &mut *mut c_void) -> R {
+        unsafe { self.0.isend.unwrap()(s, data, size as c_int, 0, mh, req) }
+    }
+    fn irecv(&self, r: *mut c_void, data: *mut c_void, size: usize, mh: *mut c_void, req: &mut *mut c_void) -> R {
+        let mut d = [data];
+        let mut sz = [size as c_int];
+        let mut tags = [0 as c_int];
+        let mut mhs = [mh];
+        unsafe {
+            self.0.irecv.unwrap()(
+                r,
+                1,
+                d.as_mut_ptr(),
+                sz.as_mut_ptr(),
+                tags.as_mut_ptr(),
+                mhs.as_mut_ptr(),
+                req,
+            )
+        }
+    }
+    fn test(&self, req: *mut c_void, done: &mut c_int, size: &mut c_int) -> R {
+        unsafe { self.0.test.unwrap()(req, done, size) }
+    }
+    fn close_send(&self, s: *mut c_void) -> R {
+        unsafe { self.0.closeSend.unwrap()(s) }
+    }
+    fn close_recv(&self, r: *mut c_void) -> R {
+        unsafe { self.0.closeRecv.unwrap()(r) }
+    }
+    fn close_listen(&self, l: *mut c_void) -> R {
+        unsafe { self.0.closeListen.unwrap()(l) }
+    }
+    fn max_requests(&self) -> usize {
+        NCCL_NET_MAX_REQUESTS_V6
+    }
+}
+
+pub const DEADLINE: Duration = Duration::from_secs(20);
+
+/// A connected pair, made as NCCL makes it: listen, then connect and accept called alternately
+/// (both non-blocking) until each returns a comm.
+pub struct Pair<'a> {
+    pub net: &'a dyn Net,
+    pub send: *mut c_void,
+    pub recv: *mut c_void,
+}
+
+impl<'a> Pair<'a> {
+    pub fn new(net: &'a dyn Net) -> Self {
+        assert_eq!(net.init(), OK);
+        let mut handle = [0u8; 128];
+        let mut l = null();
+        assert_eq!(net.listen(0, &mut handle, &mut l), OK);
+        assert!(!l.is_null());
+        let (mut s, mut r) = (null(), null());
+        let start = Instant::now();
+        while s.is_null() || r.is_null() {
+            if s.is_null() {
+                assert_eq!(net.connect(0, &mut handle, &mut s), OK);
+            }
+            if r.is_null() {
+                assert_eq!(net.accept(l, &mut r), OK);
+            }
+            assert!(start.elapsed() < DEADLINE, "connect/accept did not complete");
+        }
+        assert_eq!(net.close_listen(l), OK);
+        Pair { net, send: s, recv: r }
+    }
+
+    /// Sends `data` and receives it into a buffer of `capacity` bytes; returns what arrived.
+    pub fn transfer(&self, data: &mut [u8], capacity: usize) -> Vec<u8> {
+        let mut out = vec![0u8; capacity];
+        let (mut rq, mut sq) = (null(), null());
+        assert_eq!(
+            self.net.irecv(
+                self.recv,
+                out.as_mut_ptr() as *mut c_void,
+                capacity,
+                std::ptr::null_mut(),
+                &mut rq
+            ),
+            OK
+        );
+        assert_eq!(
+            self.net.isend(
+                self.send,
+                data.as_mut_ptr() as *mut c_void,
+                data.len(),
+                std::ptr::null_mut(),
+                &mut sq
+            ),
+            OK
+        );
+        assert!(!rq.is_null() && !sq.is_null());
+        let (rsize, ssize) = wait_both(self.net, rq, sq);
+        assert_eq!(ssize as usize, data.len(), "send size");
+        assert_eq!(rsize as usize, data.len(), "receive size reports what was sent");
+        out.truncate(rsize as usize);
+        out
+    }
+}
+
+impl Drop for Pair<'_> {
+    fn drop(&mut self) {
+        assert_eq!(self.net.close_send(self.send), OK);
+        assert_eq!(self.net.close_recv(self.recv), OK);
+    }
+}
+
+/// Polls test on two requests until both are done; returns their sizes.
+pub fn wait_both(net: &dyn Net, a: *mut c_void, b: *mut c_void) -> (c_int, c_int) {
+    let (mut da, mut db, mut sa, mut sb) = (0, 0, -1, -1);
+    let start = Instant::now();
+    while da == 0 || db == 0 {
+        if da == 0 {
+            assert_eq!(net.test(a, &mut da, &mut sa), OK);
+        }
+        if db == 0 {
+            assert_eq!(net.test(b, &mut db, &mut sb), OK);
+        }
+        assert!(start.elapsed() < DEADLINE, "transfer did not complete");
+    }
+    (sa, sb)
+}
+
+/// Polls one request until done or an error; returns the result code and the elapsed time.
+pub fn wait_result(net: &dyn Net, req: *mut c_void, limit: Duration) -> (R, Duration) {
+    let start = Instant::now();
+    let (mut done, mut size) = (0, 0);
+    loop {
+        let r = net.test(req, &mut done, &mut size);
+        if r != OK || done != 0 || start.elapsed() > limit {
+            return (r, start.elapsed());
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Deterministic bytes that differ per position and per seed, so misplaced chunks show.
+pub fn pattern(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+/// A NULL `void*`, for out-parameters NCCL initialises the same way.
+pub fn null() -> *mut c_void {
+    std::ptr::null_mut()
+}

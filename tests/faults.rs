@@ -1,0 +1,317 @@
+//! Bad input and bad peers: errors with the right code, within seconds, never a hang or a crash.
+mod common;
+use common::*;
+use nccl_net_tcpxr::abi::ncclResult_t;
+use std::ffi::c_void;
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[test]
+fn a_message_larger_than_the_posted_receive_is_invalid_usage() {
+    let net = v12();
+    let pair = Pair::new(&net);
+    let mut out = vec![0u8; 100];
+    let mut data = pattern(1000, 1);
+    let (mut rq, mut sq) = (null(), null());
+    assert_eq!(
+        net.irecv(pair.recv, out.as_mut_ptr() as *mut c_void, 100, null(), &mut rq),
+        OK
+    );
+    assert_eq!(
+        net.isend(pair.send, data.as_mut_ptr() as *mut c_void, 1000, null(), &mut sq),
+        OK
+    );
+    let (r, _) = wait_result(&net, rq, Duration::from_secs(5));
+    assert_eq!(r, ncclResult_t::ncclInvalidUsage);
+    assert!(
+        out.iter().all(|b| *b == 0),
+        "nothing may be written past a refused header"
+    );
+    std::mem::forget(pair); // the comm is broken by design; closing it is covered elsewhere
+}
+
+fn bench() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_tcpxr-bench"))
+}
+
+fn read_line(child: &mut Child, reader: &mut impl BufRead, prefix: &str) -> String {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if reader.read_line(&mut line).unwrap() == 0 {
+            let _ = child.kill();
+            panic!("peer exited before printing {prefix}");
+        }
+        if let Some(rest) = line.trim().strip_prefix(prefix) {
+            return rest.trim().to_string();
+        }
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(s: &str) -> [u8; 128] {
+    let mut h = [0u8; 128];
+    for (i, b) in h.iter_mut().enumerate() {
+        *b = u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap();
+    }
+    h
+}
+
+#[test]
+fn a_killed_receiver_process_makes_the_sender_fail_with_remote_error_within_5_s() {
+    let net = v12();
+    assert_eq!(net.init(), OK);
+    let mut child = bench()
+        .args(["peer", "--role", "recv", "--size", "4M"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut handle = unhex(&read_line(&mut child, &mut out, "HANDLE "));
+    let mut s = null();
+    let start = Instant::now();
+    while s.is_null() {
+        assert_eq!(net.connect(0, &mut handle, &mut s), OK);
+        assert!(start.elapsed() < DEADLINE);
+    }
+    let mut buf = pattern(4 << 20, 3);
+    // Keep messages flowing, then kill the peer mid-stream.
+    let mut req = null();
+    for _ in 0..3 {
+        assert_eq!(
+            net.isend(s, buf.as_mut_ptr() as *mut c_void, buf.len(), null(), &mut req),
+            OK
+        );
+        assert_eq!(wait_result(&net, req, DEADLINE).0, OK);
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let killed = Instant::now();
+    let mut result = OK;
+    // The error may surface from isend (its progress sees the reset) or from test.
+    while result == OK && killed.elapsed() < Duration::from_secs(10) {
+        result = net.isend(s, buf.as_mut_ptr() as *mut c_void, buf.len(), null(), &mut req);
+        if result == OK && !req.is_null() {
+            result = wait_result(&net, req, Duration::from_secs(10)).0;
+        }
+    }
+    assert_eq!(result, ncclResult_t::ncclRemoteError);
+    assert!(killed.elapsed() < Duration::from_secs(5), "took {:?}", killed.elapsed());
+    assert_eq!(net.close_send(s), OK);
+}
+
+#[test]
+fn a_killed_sender_process_makes_the_receiver_fail_with_remote_error_within_5_s() {
+    let net = v12();
+    assert_eq!(net.init(), OK);
+    let mut handle = [0u8; 128];
+    let mut l = null();
+    assert_eq!(net.listen(0, &mut handle, &mut l), OK);
+    let mut child = bench()
+        .args(["peer", "--role", "send", "--size", "4M", "--handle", &hex(&handle)])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut r = null();
+    let start = Instant::now();
+    while r.is_null() {
+        assert_eq!(net.accept(l, &mut r), OK);
+        assert!(start.elapsed() < DEADLINE);
+    }
+    read_line(&mut child, &mut out, "CONNECTED");
+    let mut buf = vec![0u8; 4 << 20];
+    let mut req = null();
+    assert_eq!(
+        net.irecv(r, buf.as_mut_ptr() as *mut c_void, buf.len(), null(), &mut req),
+        OK
+    );
+    assert_eq!(wait_result(&net, req, DEADLINE).0, OK);
+    assert!(buf.iter().all(|b| *b == 7), "peer's payload");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let killed = Instant::now();
+    let mut result = OK;
+    while result == OK && killed.elapsed() < Duration::from_secs(10) {
+        result = net.irecv(r, buf.as_mut_ptr() as *mut c_void, buf.len(), null(), &mut req);
+        if result == OK && !req.is_null() {
+            result = wait_result(&net, req, Duration::from_secs(10)).0;
+        }
+    }
+    assert_eq!(result, ncclResult_t::ncclRemoteError);
+    assert!(killed.elapsed() < Duration::from_secs(5), "took {:?}", killed.elapsed());
+    assert_eq!(net.close_recv(r), OK);
+    assert_eq!(net.close_listen(l), OK);
+}
+
+/// The listener address inside a handle (see engine::wire): family u16, port u16, IPv4 at 20.
+fn listener_of(handle: &[u8; 128]) -> std::net::SocketAddr {
+    let port = u16::from_le_bytes([handle[18], handle[19]]);
+    let ip = std::net::Ipv4Addr::new(handle[20], handle[21], handle[22], handle[23]);
+    assert_eq!(u16::from_le_bytes([handle[16], handle[17]]), 4, "tests run over IPv4");
+    (ip, port).into()
+}
+
+#[test]
+fn stray_connections_to_the_listen_port_do_not_delay_the_real_peer() {
+    let net = v12();
+    assert_eq!(net.init(), OK);
+    let mut handle = [0u8; 128];
+    let mut l = null();
+    assert_eq!(net.listen(0, &mut handle, &mut l), OK);
+    let addr = listener_of(&handle);
+    let mut garbage = TcpStream::connect(addr).unwrap();
+    garbage.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let mut partial = TcpStream::connect(addr).unwrap();
+    partial.write_all(&handle[0..6]).unwrap(); // the first bytes of a hello, then nothing
+    let _silent = TcpStream::connect(addr).unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    let (mut s, mut r) = (null(), null());
+    let start = Instant::now();
+    while s.is_null() || r.is_null() {
+        if s.is_null() {
+            assert_eq!(net.connect(0, &mut handle, &mut s), OK);
+        }
+        if r.is_null() {
+            assert_eq!(net.accept(l, &mut r), OK);
+        }
+        assert!(start.elapsed() < Duration::from_secs(2), "the real peer was delayed");
+    }
+    let pair = Pair {
+        net: &net,
+        send: s,
+        recv: r,
+    };
+    let mut data = pattern(1 << 20, 8);
+    assert!(pair.transfer(&mut data, 1 << 20) == data);
+    assert_eq!(net.close_listen(l), OK);
+}
+
+#[test]
+fn a_handle_with_the_wrong_nonce_is_refused_and_the_real_peer_still_connects() {
+    let net = v12();
+    assert_eq!(net.init(), OK);
+    let mut handle = [0u8; 128];
+    let mut l = null();
+    assert_eq!(net.listen(0, &mut handle, &mut l), OK);
+    let mut forged = handle;
+    forged[40] ^= 0x5a; // the nonce
+    let mut bad = null();
+    let mut r = null();
+    let start = Instant::now();
+    let refused = loop {
+        let code = net.connect(0, &mut forged, &mut bad);
+        if code != OK {
+            break code;
+        }
+        assert!(bad.is_null(), "a connect with a forged nonce must never succeed");
+        assert_eq!(net.accept(l, &mut r), OK);
+        assert!(r.is_null());
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "the forged connect was neither refused nor failed"
+        );
+    };
+    assert_eq!(refused, ncclResult_t::ncclRemoteError);
+    let mut s = null();
+    while s.is_null() || r.is_null() {
+        if s.is_null() {
+            assert_eq!(net.connect(0, &mut handle, &mut s), OK);
+        }
+        if r.is_null() {
+            assert_eq!(net.accept(l, &mut r), OK);
+        }
+        assert!(start.elapsed() < DEADLINE);
+    }
+    let pair = Pair {
+        net: &net,
+        send: s,
+        recv: r,
+    };
+    let mut data = pattern(100_000, 2);
+    assert!(pair.transfer(&mut data, 100_000) == data);
+    assert_eq!(net.close_listen(l), OK);
+}
+
+#[test]
+fn a_handle_with_wrong_magic_or_version_fails_connect_at_once() {
+    let net = v12();
+    assert_eq!(net.init(), OK);
+    let mut handle = [0u8; 128];
+    let mut l = null();
+    assert_eq!(net.listen(0, &mut handle, &mut l), OK);
+    for (offset, what) in [(0usize, "magic"), (4, "version")] {
+        let mut bad = handle;
+        bad[offset] ^= 0xff;
+        let mut s = null();
+        assert_eq!(
+            net.connect(0, &mut bad, &mut s),
+            ncclResult_t::ncclInvalidArgument,
+            "{what}"
+        );
+        assert!(s.is_null());
+    }
+    assert_eq!(net.close_listen(l), OK);
+}
+
+#[test]
+fn pointers_tcpxr_did_not_hand_out_are_errors_not_crashes() {
+    let net = v12();
+    let pair = Pair::new(&net);
+    let (mut done, mut size) = (7, 0);
+    assert_eq!(net.test(null(), &mut done, &mut size), ncclResult_t::ncclInternalError);
+    assert_eq!(
+        net.test(0x1 as *mut c_void, &mut done, &mut size),
+        ncclResult_t::ncclInternalError
+    );
+    assert_eq!(done, 0);
+    let mut junk = [0u64; 16];
+    let mut req = 0x1 as *mut c_void;
+    let mut buf = [0u8; 16];
+    assert_ne!(
+        net.isend(
+            junk.as_mut_ptr() as *mut c_void,
+            buf.as_mut_ptr() as *mut c_void,
+            16,
+            null(),
+            &mut req
+        ),
+        OK
+    );
+    assert!(req.is_null(), "*request is written even on error");
+    assert_ne!(
+        net.isend(pair.recv, buf.as_mut_ptr() as *mut c_void, 16, null(), &mut req),
+        OK,
+        "a receive comm is not a send comm"
+    );
+    assert_ne!(net.close_send(pair.recv), OK);
+    assert_ne!(net.accept(pair.send, &mut req), OK);
+}
+
+#[test]
+fn a_bad_configuration_fails_init_naming_the_variable_and_its_range() {
+    for (var, value, accepted) in [
+        ("NCCL_TCPXR_STRIPES", "99", "1-16"),
+        ("NCCL_TCPXR_CHUNK_BYTES", "1000", "4096"),
+    ] {
+        let out = bench()
+            .args(["peer", "--role", "recv"])
+            .env(var, value)
+            .env("TCPXR_LOG", "warn")
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(var) && err.contains(accepted),
+            "{var}={value}: stderr was {err}"
+        );
+    }
+}
