@@ -20,6 +20,8 @@ use stripe::{Direction, Stripe};
 const STRIPE_MAGIC: u32 = 0x4452_5854; // "TXRD" little-endian
 const HELLO_BYTES: usize = 16; // magic u32, version u32, token u64
 const VERSION: u32 = 1;
+/// Speed reported for loopback, which has no link speed in sysfs.
+pub const LOOPBACK_MBPS: i32 = 400_000;
 
 /// Settings the socket transport takes from the plugin's configuration.
 #[derive(Clone, Debug)]
@@ -57,9 +59,12 @@ impl SocketTransport {
                 speed_mbps: if speed_override > 0 {
                     speed_override as i32
                 } else {
-                    // lo and virtual NICs report no speed; NCCL's own default for them is 10 Gb/s,
-                    // which starves the ring of channels. Loopback moves far more than that.
-                    ifaces::speed_mbps(&i.name).unwrap_or(if i.loopback { 100_000 } else { 10_000 })
+                    // lo reports no speed. NCCL sizes its channel count from this figure, and
+                    // loopback TCP carries about 400 Gb/s on a modern host (53 GB/s with 16
+                    // streams, reference/baseline.md): reporting that gives NCCL 4 channels
+                    // instead of 2 and doubles all_reduce (docs/BENCHMARKS.md). Other interfaces
+                    // without a speed get NCCL's own default.
+                    ifaces::speed_mbps(&i.name).unwrap_or(if i.loopback { LOOPBACK_MBPS } else { 10_000 })
                 },
                 guid: ifaces::guid(i),
             })
