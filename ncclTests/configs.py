@@ -1,0 +1,129 @@
+"""Transport configurations compared by the NCCL tooling, as data.
+
+Each configuration is a name and the environment variables that select it.  Two
+placeholders stand for values known only at run time:
+
+  PLUGIN       replaced by the absolute path of libnccl-net-tcpxr.so
+  FROM_CALLER  copied from the caller's environment; the configuration is
+               skipped (with a message saying which variable to set) if unset
+
+The expected network (what NCCL must log in "Using network X" / "via NET/X") is
+the value of NCCL_NET, and NCCL_NET_GDR_LEVEL says whether NCCL must hand GPU
+buffers to the net ("SYS": "/GDRDMA" required) or host buffers ("LOC": none).
+"""
+
+import os
+
+PLUGIN_FILE = "libnccl-net-tcpxr.so"
+PLUGIN = "{plugin}"
+FROM_CALLER = None
+
+# Always set, on every host and in every configuration.
+COMMON_ENV = {"NCCL_NVLS_ENABLE": "0"}
+
+# Single host: push the traffic between the GPUs of one machine onto the network.
+SINGLE_HOST_ENV = {
+    "NCCL_P2P_DISABLE": "1",
+    "NCCL_SHM_DISABLE": "1",
+    "NCCL_SOCKET_IFNAME": "lo",
+}
+
+_SOCKET = {"NCCL_NET": "Socket", "NCCL_NET_PLUGIN": "none"}
+_TCPXR = {"NCCL_NET": "tcpxr", "NCCL_NET_PLUGIN": PLUGIN}
+
+CONFIGS = {
+    "socket": dict(_SOCKET),
+    "socket-4x4": dict(_SOCKET, NCCL_NSOCKS_PERTHREAD="4", NCCL_SOCKET_NTHREADS="4"),
+    "tcpxr-host": dict(_TCPXR, NCCL_NET_GDR_LEVEL="LOC"),
+    "tcpxr-gpu": dict(_TCPXR, NCCL_NET_GDR_LEVEL="SYS"),
+    "tcpxr-tcpx": dict(_TCPXR, NCCL_NET_GDR_LEVEL="SYS", NCCL_TCPXR_TRANSPORT="tcpx",
+                       NCCL_TCPXR_TCPX_LIB=FROM_CALLER),
+}
+
+DESCRIPTIONS = {
+    "socket": "NCCL's own TCP transport, default tuning (NCCL_NET=Socket)",
+    "socket-4x4": "NCCL Socket, best tuning: 4 threads x 4 sockets",
+    "tcpxr-host": "tcpxr, socket inner transport, host buffers (GDR off)",
+    "tcpxr-gpu": "tcpxr, socket inner transport, GPU buffers (NCCL_NET_GDR_LEVEL=SYS)",
+    "tcpxr-tcpx": "tcpxr over Google's GPUDirect-TCPX library (NCCL_TCPXR_TCPX_LIB)",
+}
+
+DEFAULT_CONFIGS = ["socket", "socket-4x4", "tcpxr-host", "tcpxr-gpu"]
+
+
+class ConfigUnavailable(Exception):
+    """The configuration cannot run here (e.g. a variable it needs is unset)."""
+
+
+def expected_net(name):
+    """Network name NCCL must report for this configuration ("Socket", "tcpxr")."""
+    return CONFIGS[name]["NCCL_NET"]
+
+
+def expected_gdr(name):
+    """True: GPU buffers required; False: host buffers required; None: not checked."""
+    return {"SYS": True, "LOC": False}.get(CONFIGS[name].get("NCCL_NET_GDR_LEVEL"))
+
+
+def uses_plugin(name):
+    return CONFIGS[name].get("NCCL_NET_PLUGIN") == PLUGIN
+
+
+def plugin_path(plugin_dir):
+    return os.path.join(os.path.abspath(plugin_dir), PLUGIN_FILE)
+
+
+def check_names(names):
+    unknown = [n for n in names if n not in CONFIGS]
+    if unknown:
+        raise ValueError(f"unknown config(s) {', '.join(unknown)}; known: {', '.join(CONFIGS)}")
+    return names
+
+
+def overrides(name, plugin_dir, log_path, *, single_host=True, base_env=None, extra=None):
+    """The variables a run of `name` sets on top of the caller's environment.
+
+    log_path: NCCL_DEBUG_FILE prefix; NCCL writes <log_path>.<host>.<pid>.
+    extra: user variables (--env), applied after the configuration.
+    Raises ConfigUnavailable when a FROM_CALLER variable is unset.
+    """
+    base_env = os.environ if base_env is None else base_env
+    env = dict(COMMON_ENV)
+    if single_host:
+        env.update(SINGLE_HOST_ENV)
+    for key, value in CONFIGS[name].items():
+        if value is FROM_CALLER:
+            value = base_env.get(key)
+            if not value:
+                raise ConfigUnavailable(f"{name} skipped: set {key} in your environment to run it")
+        elif value == PLUGIN:
+            value = plugin_path(plugin_dir)
+        env[key] = value
+    if uses_plugin(name):
+        lib_dirs = [os.path.abspath(plugin_dir)] + [p for p in base_env.get("LD_LIBRARY_PATH", "").split(":") if p]
+        env["LD_LIBRARY_PATH"] = ":".join(lib_dirs)
+    env.update(extra or {})
+    if env.get("NCCL_NVLS_ENABLE") != "0":
+        raise ValueError("NCCL_NVLS_ENABLE must stay 0")
+    env.update(NCCL_DEBUG="INFO", NCCL_DEBUG_SUBSYS="INIT,NET",
+               NCCL_DEBUG_FILE=os.path.abspath(log_path) + ".%h.%p")
+    return env
+
+
+def build_env(name, plugin_dir, log_path, *, single_host=True, base_env=None, extra=None):
+    """Full environment of one run: caller's environment + overrides()."""
+    base_env = dict(os.environ if base_env is None else base_env)
+    base_env.update(overrides(name, plugin_dir, log_path, single_host=single_host,
+                              base_env=base_env, extra=extra))
+    return base_env
+
+
+def inherited_nccl_vars(names, plugin_dir, base_env=None, *, single_host=True, extra=None):
+    """NCCL_* variables of the caller's environment that no configuration sets:
+    they apply to every configuration alike, so the runner lists them."""
+    base_env = os.environ if base_env is None else base_env
+    ours = set(COMMON_ENV) | set(SINGLE_HOST_ENV if single_host else {}) | set(extra or {})
+    ours |= {"NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE"}
+    for n in names:
+        ours |= set(CONFIGS[n])
+    return {k: v for k, v in sorted(base_env.items()) if k.startswith("NCCL_") and k not in ours}

@@ -1,0 +1,189 @@
+"""Parsers for nccl-tests output and NCCL_DEBUG=INFO logs.
+
+parse_nccl_tests(text): the result table, footers and version lines printed by
+nccl-tests (v2.19.x format: src/util.cu), e.g. all_reduce_perf, sendrecv_perf.
+
+check_transport(log_text, expected): which network NCCL really used, from the
+INFO lines of NCCL 2.28 (src/plugin/net.cc, src/init.cc, src/transport/net.cc):
+
+  NCCL INFO NET/Plugin: Loaded net plugin tcpxr (v11)
+  NCCL INFO Assigned NET plugin tcpxr to comm
+  NCCL INFO Using network tcpxr
+  NCCL INFO Channel 00/0 : 0[0] -> 1[1] [send] via NET/tcpxr/0/GDRDMA
+"""
+
+import math
+import re
+
+_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\S+)\s+(\S+)\s+(-?\d+)\s+(.*)$")
+_RANK = re.compile(r"^#\s+Rank\s+(\d+)\s+Group\s+(\d+)\s+Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)"
+                   r"\s+\[([^\]]*)\]\s*(.*)$")
+_TESTS_VERSION = re.compile(r"# nccl-tests version (\S+) nccl-headers=(\d+) nccl-library=(\d+)")
+_NCCL_VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+\S*)")
+_PARAMS = re.compile(r"# nThread (\d+) nGpus (\d+) minBytes (\d+) maxBytes (\d+) step: (\d+)\((\w+)\)"
+                     r" warmup iters: (\d+) iters: (\d+) agg iters: (\d+) validation: (\d+) graph: (\d+)")
+_OOB = re.compile(r"^# Out of bounds values\s*:\s*(\d+)\s*(\w*)")
+_AVG = re.compile(r"^# Avg bus bandwidth\s*:\s*(\S+)\s*(\w*)")
+_ERROR = re.compile(r"Test failure|NCCL failure|CUDA failure|Test NCCL failure|error:|Invalid number of GPUs")
+
+
+def _num(token):
+    """A getFloatStr/%g field: "12.34", "1.2e+03", "1e+06", "inf", "-nan"."""
+    token = token.strip()
+    if token.upper() == "N/A":
+        return None
+    try:
+        return float(token)
+    except ValueError:
+        return math.nan if "nan" in token.lower() else None
+
+
+def _wrong(token):
+    value = _num(token)
+    return None if value is None else (int(value) if math.isfinite(value) else value)
+
+
+def _body(tokens):
+    return {"time_us": _num(tokens[0]), "algbw": _num(tokens[1]),
+            "busbw": _num(tokens[2]), "wrong": _wrong(tokens[3])}
+
+
+def library_version(code):
+    """nccl-tests' nccl-library=22803 -> "2.28.3" (NCCL_VERSION_CODE: X*10000+Y*100+Z)."""
+    return f"{code // 10000}.{code // 100 % 100}.{code % 100}"
+
+
+def parse_nccl_tests(text):
+    """Parse the stdout (+stderr) of an nccl-tests binary into a dict."""
+    out = {"rows": [], "ranks": [], "params": None, "program": None, "concluded": False,
+           "nccl_tests_version": None, "nccl_headers": None, "nccl_library": None,
+           "nccl_version": None, "out_of_bounds": None, "out_of_bounds_ok": None,
+           "avg_busbw": None, "errors": []}
+    for line in text.splitlines():
+        if m := _ROW.match(line):
+            rest = m.group(6).split()
+            if len(rest) < 8:
+                continue
+            out["rows"].append({
+                "size": int(m.group(1)), "count": int(m.group(2)), "type": m.group(3),
+                "redop": m.group(4), "root": int(m.group(5)),
+                "out_of_place": _body(rest[0:4]), "in_place": _body(rest[4:8]),
+            })
+        elif m := _RANK.match(line):
+            out["ranks"].append({"rank": int(m.group(1)), "group": int(m.group(2)), "pid": int(m.group(3)),
+                                 "host": m.group(4), "device": int(m.group(5)), "bus": m.group(6),
+                                 "name": m.group(7).strip()})
+        elif m := _TESTS_VERSION.search(line):
+            out["nccl_tests_version"] = m.group(1)
+            out["nccl_headers"], out["nccl_library"] = int(m.group(2)), int(m.group(3))
+        elif m := _PARAMS.search(line):
+            keys = ("nthreads", "ngpus", "min_bytes", "max_bytes", "step", "step_kind", "warmup",
+                    "iters", "agg_iters", "validation", "graph")
+            out["params"] = {k: (v if k == "step_kind" else int(v)) for k, v in zip(keys, m.groups())}
+        elif m := _OOB.match(line):
+            out["out_of_bounds"], out["out_of_bounds_ok"] = int(m.group(1)), m.group(2) == "OK"
+        elif m := _AVG.match(line):
+            out["avg_busbw"] = _num(m.group(1))
+        elif line.startswith("# Collective test starting:"):
+            out["program"] = line.split(":", 1)[1].strip()
+        elif line.startswith("# Collective test concluded:"):
+            out["concluded"] = True
+        elif (m := _NCCL_VERSION.search(line)) and out["nccl_version"] is None:
+            out["nccl_version"] = m.group(1)
+        elif _ERROR.search(line):
+            out["errors"].append(line.strip())
+    return out
+
+
+def nccl_version(text):
+    """"2.28.3+cuda13.0" from an "NCCL version ..." line (NCCL INFO log or stdout), or None."""
+    m = _NCCL_VERSION.search(text)
+    return m.group(1) if m else None
+
+
+def wrong_rows(result):
+    """Rows whose out-of-place or in-place check found wrong elements (N/A ignored)."""
+    bad = []
+    for row in result["rows"]:
+        for where in ("out_of_place", "in_place"):
+            w = row[where]["wrong"]
+            if w is not None and (w != 0):
+                bad.append((row["size"], where, w))
+    return bad
+
+
+# ---------------------------------------------------------------------------
+# Which transport did NCCL use?
+
+_LOADED = re.compile(r"NET/Plugin: Loaded net plugin (\S+) \(v(\d+)\)")
+_ASSIGNED = re.compile(r"Assigned NET plugin (\S+) to comm")
+_USING = re.compile(r"NCCL INFO Using network (\S+)")
+_VIA_NET = re.compile(r"via NET/([^/\s]+)/\d+(?:\(\d+\))?(/GDRDMA)?")
+_VIA_INTRA = re.compile(r"via (P2P|SHM)/\S*")
+_FAILED_ANY = re.compile(r"Failed to initialize any NET plugin")
+_FAILED_ONE = re.compile(r"Failed to initialize NET plugin (\S+)")
+_INTERNAL = {"socket", "ib"}
+
+
+def _counts(names):
+    counts = {}
+    for n in names:
+        counts[n] = counts.get(n, 0) + 1
+    return ", ".join(f"{n} x{c}" for n, c in counts.items())
+
+
+def check_transport(log_text, expected, *, gdr=None, allow_intra=False):
+    """Decide from NCCL_DEBUG=INFO logs whether NCCL used network `expected`.
+
+    Proof of use: a "Using network <name>" or "... via NET/<name>/<dev>" line.
+    Every such line must name `expected` (case-insensitive); for an external
+    plugin (anything but Socket/IB) "Loaded net plugin <name>" or "Assigned NET
+    plugin <name>" is required as well.  gdr=True requires "/GDRDMA" on the
+    via-NET lines (GPU buffers), gdr=False forbids it.  Unless allow_intra, a
+    "via P2P/..." or "via SHM/..." line (traffic not on the network) fails.
+    Returns (ok, evidence): evidence is one line saying what was found.
+    """
+    want = expected.lower()
+    loaded = _LOADED.findall(log_text)
+    assigned = _ASSIGNED.findall(log_text)
+    using = _USING.findall(log_text)
+    via = _VIA_NET.findall(log_text)
+    intra = _VIA_INTRA.findall(log_text)
+
+    found = []
+    if loaded:
+        found.append("loaded " + _counts(f"{n} (v{v})" for n, v in loaded))
+    if assigned:
+        found.append("assigned " + _counts(assigned))
+    if using:
+        found.append("Using network " + _counts(using))
+    if via:
+        n_gdr = sum(1 for _, g in via if g)
+        found.append(f"via {_counts('NET/' + n for n, _ in via)} ({n_gdr} with /GDRDMA)")
+    if intra:
+        found.append("via " + _counts(intra))
+    evidence = "; ".join(found) or "no NET lines"
+
+    problems = []
+    if _FAILED_ANY.search(log_text):
+        problems.append("NCCL: Failed to initialize any NET plugin")
+    problems += [f"NCCL: Failed to initialize NET plugin {n}" for n in _FAILED_ONE.findall(log_text)
+                 if n.lower() == want]
+    used = {n for n in using} | {n for n, _ in via}
+    if not used:
+        problems.append("no 'Using network' or 'via NET/' line (NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=INIT,NET?)")
+    other = sorted(n for n in used if n.lower() != want)
+    if other:
+        problems.append(f"used {', '.join(other)} instead of {expected}")
+    if want not in _INTERNAL and not any(n.lower() == want for n in [n for n, _ in loaded] + assigned):
+        problems.append(f"no 'Loaded net plugin {expected}' / 'Assigned NET plugin {expected}' line")
+    if intra and not allow_intra:
+        problems.append(f"traffic bypassed the network: via {', '.join(sorted(set(intra)))}")
+    if via and gdr is True and not any(g for _, g in via):
+        problems.append("GPU buffers expected but no /GDRDMA on any 'via NET' line (NCCL used host buffers)")
+    if gdr is False and any(g for _, g in via):
+        problems.append("host buffers expected but 'via NET' lines show /GDRDMA")
+
+    if problems:
+        return False, "; ".join(problems) + f" [{evidence}]"
+    return True, evidence

@@ -1,0 +1,268 @@
+#!/usr/bin/env python3
+"""Compare tcpxr with NCCL's own Socket transport using nccl-tests.
+
+For every (op, config) it runs <nccl-tests>/<op>_perf with identical flags
+(-b MIN -e MAX -f 2 -n ITERS -w WARMUP -c 1), saves stdout+stderr to
+OUT/<op>.<config>.txt and the NCCL INFO logs to OUT/logs/, checks the results
+(#wrong, exit status, missing rows) and which network NCCL really used, then
+writes OUT/summary.md, OUT/summary.csv, OUT/busbw.png (or .svg) and OUT/run.json.
+Any problem prints a FAILED line and makes the exit status 1.
+"""
+
+import argparse
+import datetime
+import glob
+import json
+import os
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import configs
+import parse
+import plotting
+import report
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EPILOG = """\
+single host (2 GPUs, MPI=0 build, one process):
+  %(prog)s --nccl-tests ~/nccl-tests/build --plugin-dir target/release
+single host, two processes (MPI=1 build):
+  %(prog)s --nccl-tests ~/nccl-tests/build --plugin-dir target/release --mpirun
+several hosts (MPI=1 build, one rank per GPU; the plugin path must exist on every host):
+  %(prog)s --nccl-tests ~/nccl-tests/build --plugin-dir /opt/tcpxr --hostfile hosts --np 16 \\
+      --configs socket,tcpxr-gpu --env NCCL_SOCKET_IFNAME=eth1,eth2,eth3,eth4
+configs: """ + "; ".join(f"{n}: {d}" for n, d in configs.DESCRIPTIONS.items())
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--nccl-tests", required=True, metavar="DIR",
+                   help="nccl-tests build directory (all_reduce_perf, sendrecv_perf, ...)")
+    p.add_argument("--plugin-dir", required=True, metavar="DIR",
+                   help=f"directory holding {configs.PLUGIN_FILE}")
+    p.add_argument("--configs", default=",".join(configs.DEFAULT_CONFIGS),
+                   help=f"comma-separated, from {','.join(configs.CONFIGS)} (default: %(default)s)")
+    p.add_argument("--ops", default="all_reduce,sendrecv", help="nccl-tests ops, <op>_perf (default: %(default)s)")
+    p.add_argument("--min", default="8", help="smallest size, K/M/G = binary units (default: %(default)s)")
+    p.add_argument("--max", default="1G", help="largest size (default: %(default)s)")
+    p.add_argument("--iters", type=int, default=20, help="timed iterations, -n (default: %(default)s)")
+    p.add_argument("--warmup", type=int, default=5, help="warm-up iterations, -w (default: %(default)s)")
+    p.add_argument("--out", help="output directory (default: ncclTests/out/nccl-tests-<date>)")
+    p.add_argument("--mpirun", action="store_true",
+                   help="two processes via mpirun with -g 1 (needs an MPI=1 build) instead of one process with -g 2")
+    p.add_argument("--hostfile", help="several hosts: mpirun --hostfile FILE (implies --mpirun; needs --np)")
+    p.add_argument("--np", type=int, help="number of ranks = GPUs in all (with --hostfile)")
+    p.add_argument("--mpirun-args", default="", help="extra mpirun arguments, one shell-quoted string")
+    p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
+                   help="extra environment variable for every run (repeatable)")
+    p.add_argument("--timeout", type=int, default=900, help="seconds per run before it is killed (default: %(default)s)")
+    a = p.parse_args(argv)
+    a.configs = [c for c in a.configs.split(",") if c]
+    a.ops = [o for o in a.ops.split(",") if o]
+    try:
+        configs.check_names(a.configs)
+        a.min_bytes, a.max_bytes = report.parse_size(a.min), report.parse_size(a.max)
+        report.doubling(a.min_bytes, a.max_bytes)
+        a.extra_env = dict(kv.split("=", 1) for kv in a.env)
+    except ValueError as e:
+        p.error(str(e))
+    if a.hostfile:
+        a.mpirun = True
+        if not a.np:
+            p.error("--hostfile needs --np (total number of ranks, one per GPU)")
+    a.nranks = a.np if a.hostfile else 2
+    return a
+
+
+def test_flags(a):
+    return ["-b", str(a.min_bytes), "-e", str(a.max_bytes), "-f", "2",
+            "-n", str(a.iters), "-w", str(a.warmup), "-c", "1"]
+
+
+def command(a, binary, env_keys):
+    """The command line of one run; env_keys are forwarded with mpirun -x."""
+    if not a.mpirun:
+        return [binary] + test_flags(a) + ["-g", "2"]
+    cmd = ["mpirun", "--allow-run-as-root", "--bind-to", "none", "-np", str(a.nranks)]
+    if a.hostfile:
+        cmd += ["--hostfile", a.hostfile]
+    cmd += shlex.split(a.mpirun_args)
+    for key in sorted(env_keys):
+        cmd += ["-x", key]
+    return cmd + [binary] + test_flags(a) + ["-g", "1"]
+
+
+def expected_sizes(a):
+    """Row sizes nccl-tests prints for float data: counts are size // 4."""
+    return sorted({s // 4 * 4 for s in report.doubling(a.min_bytes, a.max_bytes)})
+
+
+def problems_of(result, rc, sizes, nranks, log_text, n_logs, config, *, allow_intra=False, timeout=None):
+    """Everything wrong with one run, as short sentences (empty list = pass)."""
+    problems = []
+    if rc is None:
+        problems.append(f"timed out after {timeout} s (killed)")
+    elif rc != 0:
+        problems.append(f"exit status {rc}" + (f" ({result['errors'][0]})" if result["errors"] else ""))
+    got = {r["size"] for r in result["rows"]}
+    missing = [s for s in sizes if s not in got]
+    if not got:
+        problems.append("no result rows")
+    elif missing:
+        problems.append(f"missing rows: {', '.join(report.human_size(s) for s in missing[:6])}"
+                        + (f" and {len(missing) - 6} more" if len(missing) > 6 else ""))
+    bad = parse.wrong_rows(result)
+    if bad:
+        problems.append("#wrong > 0: " + ", ".join(f"{report.human_size(s)} {w.replace('_', '-')} {n}"
+                                                   for s, w, n in bad[:6]))
+    if result["out_of_bounds"] is None:
+        problems.append("no 'Out of bounds values' footer (run did not finish)")
+    elif result["out_of_bounds"]:
+        problems.append(f"Out of bounds values: {result['out_of_bounds']}")
+    ranks = {r["rank"] for r in result["ranks"]}
+    if result["ranks"] and len(ranks) != nranks:
+        problems.append(f"nccl-tests ran {len(ranks)} rank(s), expected {nranks}"
+                        " (with --mpirun the binary must be built with MPI=1)")
+    if not n_logs:
+        problems.append("no NCCL debug log written (NCCL_DEBUG_FILE)")
+        evidence = ""
+    else:
+        ok, evidence = parse.check_transport(log_text, configs.expected_net(config),
+                                             gdr=configs.expected_gdr(config), allow_intra=allow_intra)
+        if not ok:
+            problems.append("transport: " + evidence)
+    return problems, evidence
+
+
+def _read(path):
+    with open(path, errors="replace") as fh:
+        return fh.read()
+
+
+def run_one(a, op, config, out_dir, base_env):
+    binary = os.path.join(a.nccl_tests, f"{op}_perf")
+    log_prefix = os.path.join(out_dir, "logs", f"{op}.{config}.nccl")
+    for old in glob.glob(log_prefix + ".*"):
+        os.remove(old)
+    over = configs.overrides(config, a.plugin_dir, log_prefix, single_host=not a.hostfile,
+                             base_env=base_env, extra=a.extra_env)
+    env = dict(base_env, **over)
+    forwarded = set(over) | set(configs.inherited_nccl_vars([config], a.plugin_dir, base_env))
+    forwarded |= {"LD_LIBRARY_PATH"} & set(env)
+    cmd = command(a, binary, forwarded)
+    txt = os.path.join(out_dir, f"{op}.{config}.txt")
+    start = time.monotonic()
+    with open(txt, "w") as fh:
+        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        try:
+            rc = proc.wait(timeout=a.timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)  # the session this run started
+            proc.wait()
+            rc = None
+    seconds = time.monotonic() - start
+    result = parse.parse_nccl_tests(_read(txt))
+    logs = sorted(glob.glob(log_prefix + ".*"))
+    log_text = "".join(_read(p) for p in logs)
+    problems, evidence = problems_of(result, rc, expected_sizes(a), a.nranks, log_text, len(logs), config,
+                                     allow_intra=bool(a.hostfile), timeout=a.timeout)
+    warns = [ln.strip() for ln in log_text.splitlines() if "NCCL WARN" in ln][:5]
+    return {"op": op, "config": config, "command": cmd, "env": over, "output": txt, "logs": logs,
+            "rc": rc, "seconds": round(seconds, 1), "problems": problems, "evidence": evidence,
+            "warnings": warns, "result": result, "nccl_version": parse.nccl_version(log_text)}
+
+
+def preflight(a):
+    """Fatal setup errors, as messages."""
+    errors = []
+    for op in a.ops:
+        binary = os.path.join(a.nccl_tests, f"{op}_perf")
+        if not os.access(binary, os.X_OK):
+            errors.append(f"{binary} not found or not executable (build nccl-tests first, see ncclTests/README.md)")
+    if any(configs.uses_plugin(c) for c in a.configs) and not os.path.isfile(configs.plugin_path(a.plugin_dir)):
+        errors.append(f"{configs.plugin_path(a.plugin_dir)} not found (cargo build --release)")
+    if a.mpirun and not shutil.which("mpirun"):
+        errors.append("mpirun not on PATH")
+    return errors
+
+
+def main(argv=None):
+    a = parse_args(argv)
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    out_dir = os.path.abspath(a.out or os.path.join(HERE, "out", f"nccl-tests-{stamp}"))
+    os.makedirs(os.path.join(out_dir, "logs"), exist_ok=True)
+    base_env = dict(os.environ)
+
+    errors = preflight(a)
+    if errors:
+        for e in errors:
+            print(f"FAILED setup: {e}")
+        return 1
+    runnable = []
+    for c in a.configs:
+        try:
+            configs.overrides(c, a.plugin_dir, "probe", base_env=base_env)
+            runnable.append(c)
+        except configs.ConfigUnavailable as e:
+            print(f"SKIPPED {e}")
+    inherited = configs.inherited_nccl_vars(runnable, a.plugin_dir, base_env, single_host=not a.hostfile,
+                                            extra=a.extra_env)
+    if inherited:
+        print("note: from your environment, applied to every config: "
+              + " ".join(f"{k}={v}" for k, v in inherited.items()))
+    mode = (f"mpirun -np {a.nranks} --hostfile {a.hostfile}, -g 1" if a.hostfile
+            else "mpirun -np 2, -g 1" if a.mpirun else "one process, -g 2")
+    print(f"output: {out_dir}\nflags: {' '.join(test_flags(a))} ({mode})")
+
+    runs, total = [], len(a.ops) * len(runnable)
+    for op in a.ops:
+        for c in runnable:
+            print(f"[{len(runs) + 1}/{total}] {op} {c}", flush=True)
+            run = run_one(a, op, c, out_dir, base_env)
+            runs.append(run)
+            status = "FAILED: " + "; ".join(run["problems"]) if run["problems"] else f"ok, {run['evidence']}"
+            print(f"    {status} ({run['seconds']} s, avg busbw {run['result']['avg_busbw']})")
+            for w in run["warnings"]:
+                print(f"    {w}")
+
+    results = {op: {} for op in a.ops}
+    for r in runs:
+        if not r["problems"]:
+            results[r["op"]][r["config"]] = {row["size"]: row["out_of_place"] for row in r["result"]["rows"]}
+    failures = [f"{r['op']} {r['config']}: {p}" for r in runs for p in r["problems"]]
+    versions = sorted({f"nccl-tests {r['result']['nccl_tests_version']}, NCCL library "
+                       f"{parse.library_version(r['result']['nccl_library'])}"
+                       for r in runs if r["result"]["nccl_library"]})
+    versions += sorted({f"NCCL {r['nccl_version']} (from the INFO log)" for r in runs if r["nccl_version"]})
+    forcing = dict(configs.COMMON_ENV, **({} if a.hostfile else configs.SINGLE_HOST_ENV))
+    notes = versions + [
+        f"nccl-tests flags: {' '.join(test_flags(a))} ({mode})",
+        "env of every run: " + " ".join(f"{k}={v}" for k, v in forcing.items()),
+    ] + [f"{c}: {configs.DESCRIPTIONS[c]}" for c in runnable]
+    if inherited:
+        notes.append("inherited: " + " ".join(f"{k}={v}" for k, v in inherited.items()))
+    if failures:
+        notes.append("failed runs are left out of the tables; their raw output is in <op>.<config>.txt")
+    title = f"tcpxr vs NCCL Socket, nccl-tests on {socket.gethostname()}, {stamp}"
+    text = report.write_summary(out_dir, results, runnable, title, notes, failures)
+    plot, note = plotting.plot_busbw(results, runnable, os.path.join(out_dir, "busbw.png"), title)
+    with open(os.path.join(out_dir, "run.json"), "w") as fh:
+        json.dump({"argv": sys.argv, "out": out_dir, "runs": runs, "failures": failures}, fh, indent=1)
+
+    print("\n" + text)
+    print(f"plot: {plot} ({note})" if plot else f"plot: none ({note})")
+    print(f"summary: {os.path.join(out_dir, 'summary.md')}")
+    for f in failures:
+        print(f"FAILED {f}")
+    print(f"{len(failures)} problem(s)" if failures else "ALL OK")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

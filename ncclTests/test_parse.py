@@ -1,0 +1,167 @@
+"""Tests of parse.py on the fixtures in recorded/ (python3 -m unittest)."""
+
+import os
+import unittest
+
+import parse
+
+RECORDED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "recorded")
+
+
+def fixture(name):
+    with open(os.path.join(RECORDED, name)) as fh:
+        return fh.read()
+
+
+class NcclTestsOutput(unittest.TestCase):
+    def setUp(self):
+        self.ar = parse.parse_nccl_tests(fixture("all_reduce.socket.synthetic.txt"))
+        self.sr = parse.parse_nccl_tests(fixture("sendrecv.socket-4x4.synthetic.txt"))
+        self.bad = parse.parse_nccl_tests(fixture("all_reduce.tcpxr-host.wrong.synthetic.txt"))
+
+    def test_row_count(self):
+        # -b 8 -e 1G -f 2: 8, 16, ..., 2^30 = 28 sizes
+        for result in (self.ar, self.sr, self.bad):
+            self.assertEqual(len(result["rows"]), 28)
+            self.assertEqual(result["rows"][0]["size"], 8)
+            self.assertEqual(result["rows"][-1]["size"], 1 << 30)
+
+    def test_known_row(self):
+        row = next(r for r in self.ar["rows"] if r["size"] == 1 << 30)
+        self.assertEqual((row["count"], row["type"], row["redop"], row["root"]), (268435456, "float", "sum", -1))
+        self.assertEqual(row["out_of_place"], {"time_us": 312325.0, "algbw": 3.44, "busbw": 3.44, "wrong": 0})
+        self.assertEqual(row["in_place"], {"time_us": 316185.0, "algbw": 3.40, "busbw": 3.40, "wrong": 0})
+        first = self.ar["rows"][0]
+        self.assertEqual(first["out_of_place"]["time_us"], 22.90)
+        self.assertEqual(first["in_place"]["time_us"], 23.15)
+
+    def test_sendrecv_in_place_not_checked(self):
+        for row in self.sr["rows"]:
+            self.assertIsNone(row["in_place"]["wrong"])
+            self.assertEqual(row["out_of_place"]["wrong"], 0)
+        self.assertEqual(parse.wrong_rows(self.sr), [])
+        row = next(r for r in self.sr["rows"] if r["size"] == 1 << 30)
+        self.assertEqual(row["in_place"]["busbw"], 6.04)
+
+    def test_wrong_detection(self):
+        self.assertEqual(parse.wrong_rows(self.ar), [])
+        self.assertEqual(parse.wrong_rows(self.bad), [
+            (4096, "out_of_place", 3), (1 << 20, "in_place", 17), (1 << 29, "out_of_place", 134218000)])
+        self.assertEqual(self.bad["out_of_bounds"], 3)
+        self.assertFalse(self.bad["out_of_bounds_ok"])
+        self.assertTrue(any("Test failure" in e for e in self.bad["errors"]))
+
+    def test_exponent_formats(self):
+        row = next(r for r in self.bad["rows"] if r["size"] == 1 << 30)
+        self.assertEqual(row["out_of_place"]["time_us"], 1.2e7)  # "1.2e+07"
+        self.assertEqual(parse._num("1e+03"), 1000.0)
+        self.assertIsNone(parse._num("N/A"))
+        self.assertNotEqual(parse._num("-nan"), parse._num("-nan"))  # NaN
+
+    def test_footer_and_header(self):
+        self.assertEqual(self.ar["out_of_bounds"], 0)
+        self.assertTrue(self.ar["out_of_bounds_ok"])
+        self.assertEqual(self.ar["avg_busbw"], 1.73541)
+        # the footer is the mean of all printed busbw (both placements)
+        busbw = [r[p]["busbw"] for r in self.sr["rows"] for p in ("out_of_place", "in_place")]
+        self.assertAlmostEqual(self.sr["avg_busbw"], sum(busbw) / len(busbw), delta=0.01)
+        self.assertTrue(self.ar["concluded"])
+        self.assertEqual(self.ar["program"], "all_reduce_perf")
+        self.assertEqual(self.sr["program"], "sendrecv_perf")
+        self.assertEqual(self.ar["nccl_tests_version"], "2.19.6")
+        self.assertEqual(parse.library_version(self.ar["nccl_library"]), "2.28.3")
+        self.assertEqual(self.ar["params"]["iters"], 20)
+        self.assertEqual(self.ar["params"]["max_bytes"], 1 << 30)
+        self.assertEqual([r["rank"] for r in self.ar["ranks"]], [0, 1])
+        self.assertEqual(self.ar["ranks"][1]["name"], "NVIDIA H200")
+
+    def test_truncated_output(self):
+        text = fixture("all_reduce.socket.synthetic.txt")
+        cut = text[: text.index("     1048576 ")]
+        result = parse.parse_nccl_tests(cut + "NCCL failure common.cu:1005 'remote process exited'\n")
+        self.assertEqual(len(result["rows"]), 17)
+        self.assertIsNone(result["out_of_bounds"])
+        self.assertIsNone(result["avg_busbw"])
+        self.assertFalse(result["concluded"])
+        self.assertEqual(len(result["errors"]), 1)
+
+    def test_nccl_version_line(self):
+        out = "h200-host:1:1 [0] NCCL INFO NCCL version 2.28.3+cuda13.0\n" + fixture("all_reduce.socket.synthetic.txt")
+        self.assertEqual(parse.parse_nccl_tests(out)["nccl_version"], "2.28.3+cuda13.0")
+        self.assertIsNone(self.ar["nccl_version"])
+        self.assertEqual(parse.nccl_version(fixture("nccl-debug.tcpxr-gpu.synthetic.txt")), "2.28.3+cuda13.0")
+
+
+class Transport(unittest.TestCase):
+    def setUp(self):
+        self.tcpxr = fixture("nccl-debug.tcpxr-gpu.synthetic.txt")
+        self.socket = fixture("nccl-debug.socket.synthetic.txt")
+        self.fallback = fixture("nccl-debug.tcpxr-fallback.synthetic.txt")
+
+    def test_tcpxr_used(self):
+        ok, ev = parse.check_transport(self.tcpxr, "tcpxr")
+        self.assertTrue(ok, ev)
+        self.assertIn("tcpxr (v11)", ev)
+        self.assertTrue(parse.check_transport(self.tcpxr, "TCPXR", gdr=True)[0])
+
+    def test_socket_used(self):
+        ok, ev = parse.check_transport(self.socket, "Socket")
+        self.assertTrue(ok, ev)
+        self.assertIn("Using network Socket x2", ev)
+
+    def test_mismatch(self):
+        ok, ev = parse.check_transport(self.socket, "tcpxr")
+        self.assertFalse(ok)
+        self.assertIn("used Socket instead of tcpxr", ev)
+        self.assertFalse(parse.check_transport(self.tcpxr, "Socket")[0])
+
+    def test_silent_fallback_is_failure(self):
+        ok, ev = parse.check_transport(self.fallback, "tcpxr")
+        self.assertFalse(ok)
+        self.assertIn("Failed to initialize NET plugin tcpxr", ev)
+        self.assertIn("used Socket instead of tcpxr", ev)
+
+    def test_either_line_is_proof(self):
+        loaded = "x [0] NCCL INFO NET/Plugin: Loaded net plugin tcpxr (v11)\n"
+        using = "x [0] NCCL INFO Using network tcpxr\n"
+        via = "x [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] [send] via NET/tcpxr/0\n"
+        self.assertTrue(parse.check_transport(loaded + using, "tcpxr")[0])
+        self.assertTrue(parse.check_transport(loaded + via, "tcpxr")[0])
+        ok, ev = parse.check_transport(using + via, "tcpxr")  # no plugin load line
+        self.assertFalse(ok)
+        self.assertIn("Loaded net plugin tcpxr", ev)
+        self.assertFalse(parse.check_transport(loaded, "tcpxr")[0])  # loaded but never used
+        self.assertFalse(parse.check_transport("", "Socket")[0])
+
+    def test_failed_to_initialize_any(self):
+        log = ("x [0] NCCL INFO NET/Plugin: Loaded net plugin tcpxr (v11)\n"
+               "x [0] NCCL INFO Failed to initialize NET plugin tcpxr\n"
+               "x [0] NCCL WARN Failed to initialize any NET plugin\n")
+        ok, ev = parse.check_transport(log, "tcpxr")
+        self.assertFalse(ok)
+        self.assertIn("Failed to initialize any NET plugin", ev)
+
+    def test_gdr(self):
+        host = self.tcpxr.replace("/GDRDMA", "")
+        self.assertTrue(parse.check_transport(host, "tcpxr", gdr=False)[0])
+        ok, ev = parse.check_transport(host, "tcpxr", gdr=True)
+        self.assertFalse(ok)
+        self.assertIn("host buffers", ev)
+        self.assertFalse(parse.check_transport(self.tcpxr, "tcpxr", gdr=False)[0])
+
+    def test_intra_node_bypass(self):
+        p2p = self.socket + "x [0] NCCL INFO Channel 01/0 : 0[0] -> 1[1] via P2P/CUMEM/read\n"
+        ok, ev = parse.check_transport(p2p, "Socket")
+        self.assertFalse(ok)
+        self.assertIn("bypassed the network", ev)
+        self.assertTrue(parse.check_transport(p2p, "Socket", allow_intra=True)[0])
+
+    def test_proxy_rank_form(self):
+        log = ("x [0] NCCL INFO Assigned NET plugin tcpxr to comm\n"
+               "x [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/tcpxr/3(1)/GDRDMA\n")
+        ok, ev = parse.check_transport(log, "tcpxr", gdr=True)
+        self.assertTrue(ok, ev)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,99 @@
+"""Tests of report.py, plotting.py and the torch-free parts of torch_bench.py."""
+
+import csv
+import os
+import tempfile
+import unittest
+import xml.etree.ElementTree as ET
+
+import plotting
+import report
+import torch_bench
+
+
+def results():
+    def series(bw, lat):
+        return {s: {"busbw": bw * s / (s + 1e6), "time_us": lat + s / (bw * 1e3)} for s in report.doubling(8, 1 << 20)}
+    return {"all_reduce": {"socket": series(3.4, 22.9), "socket-4x4": series(9.6, 23.0), "tcpxr-gpu": series(20, 18)},
+            "sendrecv": {"socket": series(2.0, 27.0), "tcpxr-gpu": series(20, 19)}}
+
+
+class Sizes(unittest.TestCase):
+    def test_parse_size(self):
+        self.assertEqual([report.parse_size(s) for s in ("8", "64K", "512M", "1G", "2GiB", "4kb")],
+                         [8, 65536, 512 << 20, 1 << 30, 2 << 30, 4096])
+        with self.assertRaises(ValueError):
+            report.parse_size("1.5G")
+
+    def test_human_and_doubling(self):
+        self.assertEqual([report.human_size(s) for s in (8, 1024, 3 << 20, 1 << 30, 1000)],
+                         ["8 B", "1 KiB", "3 MiB", "1 GiB", "1000 B"])
+        self.assertEqual(len(report.doubling(8, 1 << 30)), 28)
+        self.assertEqual(report.doubling(8, 20), [8, 16])
+
+
+class Summary(unittest.TestCase):
+    def test_comparison_and_files(self):
+        configs = ["socket", "socket-4x4", "tcpxr-gpu"]
+        self.assertEqual(report.ratio_pairs(configs), [("tcpxr-gpu", "socket-4x4"), ("tcpxr-gpu", "socket")])
+        table = report.comparison(results(), configs)
+        last = table["all_reduce"][-1]
+        self.assertAlmostEqual(last["ratios"]["tcpxr-gpu/socket-4x4"], 20 / 9.6, places=6)
+        self.assertIsNone(table["sendrecv"][0]["ratios"]["tcpxr-gpu/socket-4x4"])  # no socket-4x4 sendrecv
+        with tempfile.TemporaryDirectory() as d:
+            text = report.write_summary(d, results(), configs, "t", ["note"], ["sendrecv x: boom"])
+            self.assertIn("| size | socket | socket-4x4 | tcpxr-gpu | tcpxr-gpu/socket-4x4 | tcpxr-gpu/socket |", text)
+            self.assertIn("8 B time (us): socket 22.90, socket-4x4 23.00, tcpxr-gpu 18.00", text)
+            self.assertIn("- sendrecv x: boom", text)
+            with open(os.path.join(d, "summary.csv")) as fh:
+                rows = list(csv.DictReader(fh))
+            self.assertEqual(len(rows), 2 * 18)
+            self.assertEqual(rows[0]["busbw_socket-4x4"] != "-", True)
+            self.assertEqual(rows[-1]["busbw_socket-4x4"], "-")
+
+    def test_svg_plot(self):
+        with tempfile.TemporaryDirectory() as d:
+            path, note = plotting.plot_busbw(results(), ["socket", "socket-4x4", "tcpxr-gpu"],
+                                             os.path.join(d, "busbw.png"), "title", use_matplotlib=False)
+            self.assertTrue(path.endswith("busbw.svg"))
+            self.assertIn("built-in", note)
+            root = ET.parse(path).getroot()
+            lines = root.findall("{http://www.w3.org/2000/svg}polyline")
+            self.assertEqual(len(lines), 5)  # 3 all_reduce + 2 sendrecv series
+            self.assertEqual(plotting.plot_busbw({"x": {}}, ["a"], os.path.join(d, "n.png"))[0], None)
+
+
+class TorchBenchPlan(unittest.TestCase):
+    def test_formulas(self):
+        self.assertEqual(torch_bench.bandwidths("all_reduce", 1 << 30, 0.1, 2), (10.73741824, 10.73741824))
+        algbw, busbw = torch_bench.bandwidths("all_reduce", 10 ** 9, 1.0, 8)
+        self.assertAlmostEqual(busbw, algbw * 14 / 8)
+        self.assertEqual(torch_bench.bandwidths("sendrecv", 10 ** 9, 0.5, 2), (2.0, 2.0))
+
+    def test_schedule(self):
+        self.assertEqual(torch_bench.schedule(8), (5, 20))
+        self.assertEqual(torch_bench.schedule(512 << 20), (2, 5))
+        self.assertEqual(torch_bench.schedule(128 << 20), (2, 16))
+        self.assertEqual(torch_bench.schedule(1 << 30, iters=3, warmup=1), (1, 3))
+        steps = torch_bench.plan(8, 512 << 20)
+        self.assertEqual(len(steps), 27)
+        self.assertTrue(all(s * n <= 4 << 30 for s, _, n in steps))
+
+    def test_time_budget(self):
+        # 3 configs over loopback at the slowest measured rate (~2 GB/s) stay well under 4 minutes,
+        # leaving ~30 s per config for process start and NCCL setup
+        per_config = torch_bench.estimate_seconds(torch_bench.plan(8, 512 << 20), algbw_gbs=2.0)
+        self.assertLess(3 * (per_config + 30), 240)
+
+    def test_block_len_exact(self):
+        self.assertEqual(torch_bench.block_len(2), 64)
+        for world in (2, 3, 4, 6, 8):
+            b = torch_bench.block_len(world)
+            self.assertGreaterEqual(b, 1)
+            top = 250 * world * world ** (b - 1)  # largest value after b all-reduces
+            limit = 2 ** 120 if world & (world - 1) == 0 else 2 ** 24
+            self.assertLess(top, limit)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,193 @@
+"""Tests of configs.py and run_nccl_tests.py, end to end with fake nccl-tests
+binaries that print the recorded fixtures and write an NCCL INFO log."""
+
+import contextlib
+import csv
+import io
+import json
+import os
+import stat
+import tempfile
+import unittest
+from unittest import mock
+
+import configs
+import run_nccl_tests
+
+RECORDED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "recorded")
+
+def read(path):
+    with open(path) as fh:
+        return fh.read()
+
+
+FAKE = r'''#!/usr/bin/env python3
+import json, os, socket, sys
+op = os.path.basename(sys.argv[0])[: -len("_perf")]
+mode = os.environ.get("FAKE_MODE", "ok")
+name = {"all_reduce": "all_reduce.socket.synthetic.txt", "sendrecv": "sendrecv.socket-4x4.synthetic.txt"}[op]
+bad = mode == "wrong" and op == "all_reduce" and os.environ["NCCL_NET"] == "tcpxr"
+if bad:
+    name = "all_reduce.tcpxr-host.wrong.synthetic.txt"
+sys.stdout.write(open(os.path.join(RECORDED, name)).read())
+with open(os.environ["FAKE_CALLS"], "a") as fh:
+    fh.write(json.dumps({"argv": sys.argv[1:], "env": {k: v for k, v in os.environ.items() if k.startswith("NCCL_")}}) + "\n")
+net = "Socket" if mode == "fallback" else os.environ["NCCL_NET"]
+gdr = "/GDRDMA" if os.environ.get("NCCL_NET_GDR_LEVEL") == "SYS" else ""
+log = os.environ["NCCL_DEBUG_FILE"].replace("%h", socket.gethostname()).replace("%p", str(os.getpid()))
+with open(log, "w") as fh:
+    if os.environ.get("NCCL_NET_PLUGIN", "").endswith("libnccl-net-tcpxr.so"):
+        fh.write("h:1:1 [0] NCCL INFO NET/Plugin: Loaded net plugin tcpxr (v11)\n")
+    fh.write(f"h:1:1 [0] NCCL INFO NCCL version 2.28.3+cuda13.0\nh:1:1 [0] NCCL INFO Using network {net}\n")
+    fh.write(f"h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] [send] via NET/{net}/0{gdr}\n")
+sys.exit(7 if bad else 0)
+'''.replace("RECORDED", repr(RECORDED))
+
+
+class Configs(unittest.TestCase):
+    def test_env(self):
+        env = configs.build_env("tcpxr-gpu", "/opt/p", "/tmp/o/logs/x", base_env={"PATH": "/bin"})
+        for k, v in dict(configs.COMMON_ENV, **configs.SINGLE_HOST_ENV).items():
+            self.assertEqual(env[k], v)
+        self.assertEqual(env["NCCL_NET"], "tcpxr")
+        self.assertEqual(env["NCCL_NET_PLUGIN"], "/opt/p/libnccl-net-tcpxr.so")
+        self.assertEqual(env["NCCL_NET_GDR_LEVEL"], "SYS")
+        self.assertEqual(env["LD_LIBRARY_PATH"], "/opt/p")
+        self.assertEqual(env["NCCL_DEBUG_FILE"], "/tmp/o/logs/x.%h.%p")
+        self.assertEqual((env["NCCL_DEBUG"], env["NCCL_DEBUG_SUBSYS"]), ("INFO", "INIT,NET"))
+        self.assertEqual(env["PATH"], "/bin")
+
+    def test_socket(self):
+        env = configs.overrides("socket-4x4", "/opt/p", "x", base_env={})
+        self.assertEqual((env["NCCL_NET"], env["NCCL_NSOCKS_PERTHREAD"], env["NCCL_SOCKET_NTHREADS"]),
+                         ("Socket", "4", "4"))
+        self.assertNotIn("LD_LIBRARY_PATH", env)
+        self.assertEqual(configs.expected_net("socket"), "Socket")
+        self.assertIsNone(configs.expected_gdr("socket"))
+        self.assertFalse(configs.expected_gdr("tcpxr-host"))
+
+    def test_tcpx_needs_caller_variable(self):
+        with self.assertRaisesRegex(configs.ConfigUnavailable, "NCCL_TCPXR_TCPX_LIB"):
+            configs.overrides("tcpxr-tcpx", "/opt/p", "x", base_env={})
+        env = configs.overrides("tcpxr-tcpx", "/opt/p", "x", base_env={"NCCL_TCPXR_TCPX_LIB": "/t/libtcpx.so"})
+        self.assertEqual((env["NCCL_TCPXR_TRANSPORT"], env["NCCL_TCPXR_TCPX_LIB"]), ("tcpx", "/t/libtcpx.so"))
+
+    def test_multi_node_and_extra(self):
+        env = configs.overrides("socket", "/p", "x", single_host=False, base_env={},
+                                extra={"NCCL_SOCKET_IFNAME": "eth1"})
+        self.assertNotIn("NCCL_P2P_DISABLE", env)
+        self.assertEqual((env["NCCL_NVLS_ENABLE"], env["NCCL_SOCKET_IFNAME"]), ("0", "eth1"))
+        with self.assertRaises(ValueError):
+            configs.overrides("socket", "/p", "x", base_env={}, extra={"NCCL_NVLS_ENABLE": "1"})
+
+    def test_inherited(self):
+        base = {"NCCL_IB_HCA": "mlx5", "NCCL_NET": "IB", "HOME": "/root"}
+        self.assertEqual(configs.inherited_nccl_vars(["socket"], "/p", base), {"NCCL_IB_HCA": "mlx5"})
+
+
+class Command(unittest.TestCase):
+    def test_single_process(self):
+        a = run_nccl_tests.parse_args(["--nccl-tests", "b", "--plugin-dir", "p", "--max", "64M"])
+        self.assertEqual(run_nccl_tests.command(a, "b/all_reduce_perf", {"NCCL_NET"}),
+                         ["b/all_reduce_perf", "-b", "8", "-e", str(64 << 20), "-f", "2", "-n", "20",
+                          "-w", "5", "-c", "1", "-g", "2"])
+
+    def test_mpirun_hostfile(self):
+        a = run_nccl_tests.parse_args(["--nccl-tests", "b", "--plugin-dir", "p", "--hostfile", "h", "--np", "16",
+                                       "--mpirun-args", "--mca btl_tcp_if_include eth0"])
+        cmd = run_nccl_tests.command(a, "b/sendrecv_perf", {"NCCL_NET", "LD_LIBRARY_PATH"})
+        self.assertEqual(cmd[:6], ["mpirun", "--allow-run-as-root", "--bind-to", "none", "-np", "16"])
+        self.assertIn("--hostfile", cmd)
+        self.assertIn("btl_tcp_if_include", cmd)
+        self.assertEqual(cmd[cmd.index("-x") + 1], "LD_LIBRARY_PATH")
+        self.assertEqual(cmd[-2:], ["-g", "1"])
+        self.assertEqual(a.nranks, 16)
+
+    def test_bad_args(self):
+        with contextlib.redirect_stderr(io.StringIO()):
+            for bad in (["--hostfile", "h"], ["--configs", "nope"], ["--min", "1X"]):
+                with self.assertRaises(SystemExit):
+                    run_nccl_tests.parse_args(["--nccl-tests", "b", "--plugin-dir", "p"] + bad)
+
+
+class EndToEnd(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        t = self.tmp.name
+        self.build, self.plugin, self.out = (os.path.join(t, d) for d in ("build", "plugin", "out"))
+        os.makedirs(self.build)
+        os.makedirs(self.plugin)
+        open(os.path.join(self.plugin, configs.PLUGIN_FILE), "w").close()
+        for op in ("all_reduce", "sendrecv"):
+            path = os.path.join(self.build, f"{op}_perf")
+            with open(path, "w") as fh:
+                fh.write(FAKE)
+            os.chmod(path, os.stat(path).st_mode | stat.S_IEXEC)
+        self.calls = os.path.join(t, "calls.jsonl")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def run_main(self, mode, *extra):
+        env = {"FAKE_MODE": mode, "FAKE_CALLS": self.calls}
+        out = io.StringIO()
+        with mock.patch.dict(os.environ, env), contextlib.redirect_stdout(out):
+            rc = run_nccl_tests.main(["--nccl-tests", self.build, "--plugin-dir", self.plugin,
+                                      "--out", self.out, *extra])
+        return rc, out.getvalue()
+
+    def test_all_ok(self):
+        rc, text = self.run_main("ok")
+        self.assertEqual(rc, 0, text)
+        self.assertIn("ALL OK", text)
+        for name in ("summary.md", "summary.csv", "run.json", "all_reduce.socket.txt", "sendrecv.tcpxr-gpu.txt"):
+            self.assertTrue(os.path.isfile(os.path.join(self.out, name)), name)
+        self.assertTrue(any(os.path.isfile(os.path.join(self.out, f"busbw.{x}")) for x in ("png", "svg")))
+        calls = [json.loads(line) for line in read(self.calls).splitlines()]
+        self.assertEqual(len(calls), 8)
+        self.assertEqual(len({tuple(c["argv"]) for c in calls}), 1)  # identical flags everywhere
+        self.assertTrue(all(c["env"]["NCCL_NVLS_ENABLE"] == "0" for c in calls))
+        with open(os.path.join(self.out, "summary.csv")) as fh:
+            rows = list(csv.DictReader(fh))
+        self.assertEqual(len(rows), 56)  # 2 ops x 28 sizes
+        big = next(r for r in rows if r["op"] == "all_reduce" and r["size_bytes"] == str(1 << 30))
+        self.assertEqual(big["busbw_socket"], "3.44")
+        self.assertEqual(big["tcpxr-gpu/socket-4x4"], "1.0000")
+        md = read(os.path.join(self.out, "summary.md"))
+        self.assertIn("| 1 GiB | 3.44 | 3.44 | 3.44 | 3.44 | 1.00 |", md)
+        self.assertIn("8 B time (us): socket 22.90", md)
+        self.assertIn("NCCL 2.28.3+cuda13.0", md)
+
+    def test_wrong_and_exit_status_fail(self):
+        rc, text = self.run_main("wrong", "--configs", "socket,tcpxr-host", "--ops", "all_reduce")
+        self.assertEqual(rc, 1)
+        self.assertIn("FAILED all_reduce tcpxr-host: exit status 7", text)
+        self.assertIn("FAILED all_reduce tcpxr-host: #wrong > 0: 4 KiB out-of-place 3", text)
+        self.assertIn("FAILED all_reduce tcpxr-host: Out of bounds values: 3", text)
+        self.assertNotIn("FAILED all_reduce socket", text)
+
+    def test_transport_mismatch_fails(self):
+        rc, text = self.run_main("fallback", "--configs", "socket,tcpxr-host", "--ops", "sendrecv")
+        self.assertEqual(rc, 1)
+        self.assertIn("FAILED sendrecv tcpxr-host: transport: used Socket instead of tcpxr", text)
+        self.assertNotIn("FAILED sendrecv socket", text)
+
+    def test_missing_rows_fail(self):
+        rc, text = self.run_main("ok", "--configs", "socket", "--ops", "all_reduce", "--max", "2G")
+        self.assertEqual(rc, 1)
+        self.assertIn("missing rows: 2 GiB", text)
+
+    def test_tcpx_skipped_and_missing_plugin(self):
+        with mock.patch.dict(os.environ, {}, clear=False):
+            os.environ.pop("NCCL_TCPXR_TCPX_LIB", None)
+            rc, text = self.run_main("ok", "--configs", "socket,tcpxr-tcpx", "--ops", "sendrecv")
+        self.assertEqual(rc, 0, text)
+        self.assertIn("SKIPPED tcpxr-tcpx skipped: set NCCL_TCPXR_TCPX_LIB", text)
+        os.remove(os.path.join(self.plugin, configs.PLUGIN_FILE))
+        rc, text = self.run_main("ok", "--configs", "tcpxr-host")
+        self.assertEqual(rc, 1)
+        self.assertIn("FAILED setup", text)
+
+
+if __name__ == "__main__":
+    unittest.main()
