@@ -119,6 +119,7 @@ fn tuning(config: &Config, max_requests: usize) -> Tuning {
         inline_bytes: config.inline_bytes,
         max_requests,
         handshake_timeout: Duration::from_millis(config.handshake_timeout_ms),
+        stats: config.stats,
     }
 }
 

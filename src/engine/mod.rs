@@ -37,6 +37,60 @@ pub struct Tuning {
     /// Requests NCCL may keep outstanding on this comm (8 for the v5/v6 tables, 32 after).
     pub max_requests: usize,
     pub handshake_timeout: std::time::Duration,
+    /// Log this comm's counters when it closes (NCCL_TCPXR_STATS).
+    pub stats: bool,
+}
+
+/// Per-comm counters, logged at close when NCCL_TCPXR_STATS=1.
+#[derive(Debug)]
+pub struct Stats {
+    pub opened: std::time::Instant,
+    pub messages: u64,
+    pub bytes: u64,
+    pub inline_messages: u64,
+}
+
+impl Stats {
+    pub fn new() -> Self {
+        Stats {
+            opened: std::time::Instant::now(),
+            messages: 0,
+            bytes: 0,
+            inline_messages: 0,
+        }
+    }
+
+    pub fn count(&mut self, size: usize, inline: bool) {
+        self.messages += 1;
+        self.bytes += size as u64;
+        self.inline_messages += inline as u64;
+    }
+
+    /// One INFO line: totals, then bytes and chunks per stripe, then window stalls.
+    pub fn report(&self, what: &str, stripes: &striper::StripeCounts) {
+        let secs = self.opened.elapsed().as_secs_f64();
+        let per: Vec<String> = stripes
+            .bytes
+            .iter()
+            .zip(&stripes.chunks)
+            .enumerate()
+            .map(|(i, (b, c))| format!("s{i}={:.1}MB/{c}", *b as f64 / 1e6))
+            .collect();
+        log::info!(
+            "stats {what}: {} messages ({} inline), {:.1} MB in {secs:.2} s; stripes {}; window stalls {}",
+            self.messages,
+            self.inline_messages,
+            self.bytes as f64 / 1e6,
+            per.join(" "),
+            stripes.stalls
+        );
+    }
+}
+
+impl Default for Stats {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 /// Largest message tcpxr accepts: test() reports sizes as C `int`.

@@ -8,7 +8,7 @@ use super::ctrl::Ctrl;
 use super::requests::{Kind, Requests};
 use super::striper::{Cut, Striper};
 use super::wire::{MsgHeader, MSG_HEADER_BYTES};
-use super::{CommTag, Tuning};
+use super::{CommTag, Stats, Tuning};
 use crate::error::{Error, Result};
 use crate::transport::InnerRecv;
 use std::collections::VecDeque;
@@ -49,6 +49,7 @@ struct State {
     slot_seq: Vec<u64>,
     requests: Requests,
     error: Option<Error>,
+    stats: Option<Stats>,
 }
 
 #[repr(C)]
@@ -72,6 +73,7 @@ impl RecvComm {
             slot_seq: vec![0; t.max_requests],
             requests: Requests::new(t.max_requests, Kind::Recv),
             error: None,
+            stats: t.stats.then(Stats::new),
         };
         let comm = Box::new(RecvComm {
             tag: CommTag::Recv,
@@ -141,6 +143,10 @@ impl RecvComm {
         if msg.done(ctrl_done) {
             msg.reported = true;
             let size = msg.size.unwrap_or(0);
+            let inline = msg.inline;
+            if let Some(stats) = &mut st.stats {
+                stats.count(size, inline);
+            }
             st.requests.give_back(slot);
             while st.msgs.front().is_some_and(|m| m.reported) {
                 st.msgs.pop_front();
@@ -150,6 +156,15 @@ impl RecvComm {
         }
         progress?;
         Ok(None)
+    }
+}
+
+impl Drop for RecvComm {
+    fn drop(&mut self) {
+        let st = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
+        if let Some(stats) = &st.stats {
+            stats.report("receive", &st.striper.counts());
+        }
     }
 }
 

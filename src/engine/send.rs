@@ -7,7 +7,7 @@ use super::ctrl::Ctrl;
 use super::requests::{Kind, Requests};
 use super::striper::{Cut, Striper};
 use super::wire::MsgHeader;
-use super::{CommTag, Tuning, MAX_MESSAGE_BYTES};
+use super::{CommTag, Stats, Tuning, MAX_MESSAGE_BYTES};
 use crate::error::{Error, Result};
 use crate::transport::InnerSend;
 use std::collections::VecDeque;
@@ -44,6 +44,7 @@ struct State {
     slot_seq: Vec<u64>,
     requests: Requests,
     error: Option<Error>,
+    stats: Option<Stats>,
 }
 
 #[repr(C)]
@@ -65,6 +66,7 @@ impl SendComm {
             slot_seq: vec![0; t.max_requests],
             requests: Requests::new(t.max_requests, Kind::Send),
             error: None,
+            stats: t.stats.then(Stats::new),
         };
         let comm = Box::new(SendComm {
             tag: CommTag::Send,
@@ -154,6 +156,10 @@ impl SendComm {
         if msg.done(written) {
             msg.reported = true;
             let size = msg.size;
+            let inline = msg.inline;
+            if let Some(stats) = &mut st.stats {
+                stats.count(size, inline);
+            }
             st.requests.give_back(slot);
             while st.msgs.front().is_some_and(|m| m.reported) {
                 st.msgs.pop_front();
@@ -163,6 +169,15 @@ impl SendComm {
         }
         progress?;
         Ok(None)
+    }
+}
+
+impl Drop for SendComm {
+    fn drop(&mut self) {
+        let st = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
+        if let Some(stats) = &st.stats {
+            stats.report("send", &st.striper.counts());
+        }
     }
 }
 

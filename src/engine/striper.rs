@@ -41,6 +41,17 @@ struct Stripe<L> {
     lane: L,
     /// Sequence number of the message each in-flight chunk belongs to, oldest first.
     in_flight: VecDeque<u64>,
+    chunks: u64,
+    bytes: u64,
+}
+
+/// What the striper counted, for NCCL_TCPXR_STATS.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StripeCounts {
+    pub chunks: Vec<u64>,
+    pub bytes: Vec<u64>,
+    /// Times issuing stopped because the next stripe's window was full or its transport busy.
+    pub stalls: u64,
 }
 
 pub struct Striper<L> {
@@ -48,6 +59,7 @@ pub struct Striper<L> {
     cursor: usize,
     window: usize,
     chunk_bytes: usize,
+    stalls: u64,
 }
 
 /// Progress of one message through the striper.
@@ -67,6 +79,8 @@ impl<L: Lane> Striper<L> {
             .map(|lane| Stripe {
                 lane,
                 in_flight: VecDeque::with_capacity(window),
+                chunks: 0,
+                bytes: 0,
             })
             .collect();
         Striper {
@@ -74,6 +88,7 @@ impl<L: Lane> Striper<L> {
             cursor: 0,
             window,
             chunk_bytes,
+            stalls: 0,
         }
     }
 
@@ -87,13 +102,17 @@ impl<L: Lane> Striper<L> {
         while cut.issued < size {
             let s = &mut self.stripes[self.cursor];
             if s.in_flight.len() >= self.window {
+                self.stalls += 1;
                 return Ok(false);
             }
             let len = self.chunk_bytes.min(size - cut.issued);
             if !s.lane.post(base + cut.issued, len)? {
+                self.stalls += 1;
                 return Ok(false);
             }
             s.in_flight.push_back(seq);
+            s.chunks += 1;
+            s.bytes += len as u64;
             cut.issued += len;
             cut.pending += 1;
             self.cursor = (self.cursor + 1) % self.stripes.len();
@@ -117,9 +136,12 @@ impl<L: Lane> Striper<L> {
         Ok(())
     }
 
-    /// Whether any chunk is in flight (used to decide whether progress is worth polling).
-    pub fn busy(&self) -> bool {
-        self.stripes.iter().any(|s| !s.in_flight.is_empty())
+    pub fn counts(&self) -> StripeCounts {
+        StripeCounts {
+            chunks: self.stripes.iter().map(|s| s.chunks).collect(),
+            bytes: self.stripes.iter().map(|s| s.bytes).collect(),
+            stalls: self.stalls,
+        }
     }
 }
 
@@ -183,5 +205,10 @@ mod tests {
         assert_eq!(finished, vec![7]);
         assert!(!st.issue(7, 0, 100, &mut cut).unwrap());
         assert_eq!(cut.issued, 50, "one more chunk fits on stripe 0, then stripe 1 is full");
+        let counts = st.counts();
+        assert_eq!(
+            (counts.chunks, counts.bytes, counts.stalls),
+            (vec![3, 2], vec![30, 20], 2)
+        );
     }
 }
