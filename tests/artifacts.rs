@@ -1,0 +1,93 @@
+//! What users and NCCL see of the build: the exported symbols and the C header.
+mod common;
+use std::process::Command;
+
+#[test]
+fn the_library_exports_every_table_from_v5_to_v12_and_nothing_unexpected() {
+    let out = Command::new("nm")
+        .args(["-D", "--defined-only"])
+        .arg(common::library_path())
+        .output()
+        .expect("run nm");
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let names: Vec<&str> = text.lines().filter_map(|l| l.split_whitespace().nth(2)).collect();
+    for v in 5..=12 {
+        assert!(
+            names.contains(&format!("ncclNetPlugin_v{v}").as_str()),
+            "ncclNetPlugin_v{v} missing: {names:?}"
+        );
+    }
+    for n in &names {
+        assert!(
+            n.starts_with("ncclNetPlugin_v") || n.starts_with("tcpxr_"),
+            "unexpected export {n}"
+        );
+    }
+}
+
+#[test]
+fn the_library_is_named_as_nccl_looks_for_it_and_is_never_unloaded() {
+    let lib = common::library_path();
+    assert_eq!(lib.file_name().unwrap(), "libnccl-net-tcpxr.so");
+    let out = Command::new("readelf")
+        .arg("-d")
+        .arg(&lib)
+        .output()
+        .expect("run readelf");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("NODELETE"),
+        "NCCL >= 2.28 dlcloses plugins; tcpxr must stay mapped:\n{text}"
+    );
+    assert!(!text.contains("libcuda"), "CUDA is loaded at run time, never linked");
+}
+
+fn compile_header(compiler: &str, args: &[&str]) {
+    let dir = std::env::temp_dir().join(format!("tcpxr-header-{}-{compiler}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("use.c");
+    std::fs::write(
+        &src,
+        "#include \"tcpxr.h\"\n\
+         int main(void) {\n\
+           const ncclNet_v12_t *t = tcpxr_net_v12();\n\
+           return (t == &ncclNetPlugin_v12 && tcpxr_version_code() > 0 && sizeof(ncclNet_v5_t) == 128) ? 0 : 1;\n\
+         }\n",
+    )
+    .unwrap();
+    let include = concat!(env!("CARGO_MANIFEST_DIR"), "/include");
+    let status = Command::new(compiler)
+        .args(args)
+        .arg(format!("-I{include}"))
+        .arg("-fsyntax-only")
+        .arg(&src)
+        .status()
+        .unwrap_or_else(|e| panic!("{compiler} not runnable: {e}"));
+    assert!(
+        status.success(),
+        "include/tcpxr.h does not compile with {compiler} {args:?}"
+    );
+}
+
+#[test]
+fn the_c_header_compiles_as_c99() {
+    compile_header("cc", &["-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror"]);
+}
+
+#[test]
+fn the_c_header_compiles_as_cpp() {
+    compile_header("c++", &["-x", "c++", "-std=c++11", "-Wall", "-Werror"]);
+}
+
+#[test]
+fn the_readme_documents_every_configuration_variable() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    for p in nccl_net_tcpxr::config::PARAMS {
+        assert!(
+            readme.contains(&format!("`{}`", p.name)),
+            "README.md does not document {}",
+            p.name
+        );
+    }
+}
