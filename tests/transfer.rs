@@ -78,8 +78,8 @@ fn eight_requests_in_flight_complete_when_tested_out_of_order() {
             .map(|(i, &n)| pattern(n, 100 + i as u64))
             .collect();
         let mut recvs: Vec<Vec<u8>> = sizes.iter().map(|&n| vec![0u8; n + 64]).collect();
-        let mut rq = vec![null(); 8];
-        let mut sq = vec![null(); 8];
+        let mut rq = [null(); 8];
+        let mut sq = [null(); 8];
         for i in 0..8 {
             let cap = recvs[i].len();
             assert_eq!(
