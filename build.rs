@@ -52,11 +52,15 @@ fn generate_header() {
         },
         ..Default::default()
     };
-    let bindings = match cbindgen::Builder::new()
-        .with_crate(&crate_dir)
+    // Only the public surface: the C API, the exported tables and the NCCL ABI mirrors.
+    let mut builder = cbindgen::Builder::new()
         .with_config(config)
-        .generate()
-    {
+        .with_src(crate_dir.join("src/capi.rs"))
+        .with_src(crate_dir.join("src/export/mod.rs"));
+    for f in ["mod.rs", "net.rs", "props.rs", "unpack.rs"] {
+        builder = builder.with_src(crate_dir.join("src/abi").join(f));
+    }
+    let bindings = match builder.generate() {
         Ok(b) => b,
         Err(e) => {
             println!("cargo:warning=cbindgen could not generate include/tcpxr.h: {e}");

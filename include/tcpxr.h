@@ -89,44 +89,6 @@
 #define NET_UNPACK_MAX_SLICE_PAGES ((NET_UNPACK_MAX_SLICE_SIZE / SLICE_PAGE_SIZE) * 2)
 
 /**
- * Largest message tcpxr accepts: test() reports sizes as C `int`.
- */
-#define MAX_MESSAGE_BYTES (uintptr_t)INT32_MAX
-
-#define MAGIC 1381516116
-
-#define VERSION 1
-
-#define HANDLE_BYTES 128
-
-/**
- * Where the connecting side keeps its in-progress state between connect() calls: NCCL calls
- * connect again with the same handle buffer until it returns a comm.
- */
-#define HANDLE_TICKET_OFFSET 48
-
-#define HELLO_BYTES 16
-
-#define WELCOME_HEAD_BYTES 16
-
-/**
- * Per-message header on the control connection.
- */
-#define MSG_HEADER_BYTES 16
-
-/**
- * The payload follows the header on the control connection instead of going over the stripes.
- */
-#define FLAG_INLINE 1
-
-/**
- * Size of an inner connection handle carried over tcpxr's control connection (TCPX uses 128).
- */
-#define INNER_HANDLE_BYTES 128
-
-#define ADDR_BYTES 20
-
-/**
  * NCCL's result codes (`ncclResult_t`). Only values tcpxr produces are listed; values read from a
  * foreign library (the TCPX plugin) are handled as plain `c_int` by that transport.
  */
