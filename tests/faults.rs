@@ -268,12 +268,12 @@ fn pointers_tcpxr_did_not_hand_out_are_errors_not_crashes() {
     let (mut done, mut size) = (7, 0);
     assert_eq!(net.test(null(), &mut done, &mut size), ncclResult_t::ncclInternalError);
     assert_eq!(
-        net.test(0x1 as *mut c_void, &mut done, &mut size),
+        net.test(std::ptr::without_provenance_mut(1), &mut done, &mut size),
         ncclResult_t::ncclInternalError
     );
     assert_eq!(done, 0);
     let mut junk = [0u64; 16];
-    let mut req = 0x1 as *mut c_void;
+    let mut req: *mut c_void = std::ptr::without_provenance_mut(1);
     let mut buf = [0u8; 16];
     assert_ne!(
         net.isend(

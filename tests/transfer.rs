@@ -129,7 +129,7 @@ fn when_all_requests_are_in_use_isend_and_irecv_return_a_null_request_then_recov
             assert!(!req.is_null());
             reqs.push(req);
         }
-        let mut extra = 0x1 as *mut c_void;
+        let mut extra: *mut c_void = std::ptr::without_provenance_mut(1);
         assert_eq!(
             net.isend(
                 pair.send,

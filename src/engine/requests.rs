@@ -117,6 +117,6 @@ mod tests {
         assert!(unsafe { Request::from_ptr(junk.as_ptr() as *mut c_void) }.is_none());
         // SAFETY: NULL and misaligned pointers are rejected before any read.
         assert!(unsafe { Request::from_ptr(std::ptr::null_mut()) }.is_none());
-        assert!(unsafe { Request::from_ptr(1 as *mut c_void) }.is_none());
+        assert!(unsafe { Request::from_ptr(std::ptr::without_provenance_mut(1)) }.is_none());
     }
 }

@@ -127,7 +127,7 @@ impl Net for V12 {
         let mut mhs = [mh];
         let mut ph = [std::ptr::null_mut()];
         // NCCL >= 2.28 presets *request for LL receives; tcpxr must overwrite it.
-        *req = NCCL_NET_OPTIONAL_RECV_COMPLETION as *mut c_void;
+        *req = std::ptr::without_provenance_mut(NCCL_NET_OPTIONAL_RECV_COMPLETION);
         unsafe {
             self.0.irecv.unwrap()(
                 r,
