@@ -10,6 +10,7 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod export;
+pub mod gpu;
 pub mod log;
 pub mod plugin;
 pub mod transport;

@@ -15,11 +15,14 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+mod gpu;
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let code = match args.first().map(String::as_str) {
         Some("peer") => peer(&args[1..]),
         Some("--worker") => worker(&args[1..]),
+        Some("gpu") => gpu::run(&args[1..]),
         Some("-h") | Some("--help") => {
             println!("{}", HELP);
             0
@@ -33,10 +36,12 @@ const HELP: &str = "tcpxr-bench: two endpoints over loopback through tcpxr's NCC
   tcpxr-bench [--sizes MIN:MAX] [--stripes 1,2,4,8] [--seconds S] [--csv FILE] [--no-baseline]
       sizes double from MIN to MAX (K/M/G suffixes, default 4K:1G); each point runs about S seconds
       (default 0.3) after a warm-up; every received message of the first round is checked byte for byte.
+  tcpxr-bench gpu [--mib 64]
+      the unpack kernel on GPU 0: against cudaMemcpy D2D, batched vs per-chunk vs naive, latency
   tcpxr-bench peer --role recv|send [--size N] [--handle HEX]
       a long-running peer process used by tcpxr's fault tests";
 
-fn opt<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
+pub(crate) fn opt<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
     args.iter()
         .position(|a| a == name)
         .and_then(|i| args.get(i + 1))

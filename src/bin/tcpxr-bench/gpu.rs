@@ -1,0 +1,379 @@
+//! `tcpxr-bench gpu`: the unpack kernel against cudaMemcpy device-to-device on the same bytes,
+//! batched against per-chunk launches and against the naive per-chunk way of the prototype
+//! (stream create, descriptor malloc + copy, launch, synchronise, free, destroy), the latency from
+//! launch to a completed event, and exact placement of random fragment lists.
+use cudarc::driver::sys;
+use nccl_net_tcpxr::gpu::unpack::Unpacker;
+use nccl_net_tcpxr::gpu::{Gpu, Mapped};
+use std::ffi::c_void;
+use std::time::Instant;
+
+fn ok(r: sys::CUresult, what: &str) {
+    if r != sys::CUresult::CUDA_SUCCESS {
+        eprintln!("tcpxr-bench gpu: {what} failed: {r:?}");
+        std::process::exit(5);
+    }
+}
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+fn dev_alloc(len: usize) -> u64 {
+    let mut p: sys::CUdeviceptr = 0;
+    // SAFETY: valid out-pointer.
+    ok(unsafe { sys::cuMemAlloc_v2(&mut p, len) }, "cuMemAlloc");
+    p
+}
+
+fn htod(dst: u64, src: &[u8]) {
+    // SAFETY: dst was allocated with at least src.len() bytes.
+    ok(
+        unsafe { sys::cuMemcpyHtoD_v2(dst, src.as_ptr() as *const c_void, src.len()) },
+        "cuMemcpyHtoD",
+    );
+}
+
+fn dtoh(dst: &mut [u8], src: u64) {
+    // SAFETY: src holds at least dst.len() bytes.
+    ok(
+        unsafe { sys::cuMemcpyDtoH_v2(dst.as_mut_ptr() as *mut c_void, src, dst.len()) },
+        "cuMemcpyDtoH",
+    );
+}
+
+struct Timer(sys::CUevent, sys::CUevent);
+impl Timer {
+    fn new() -> Timer {
+        let (mut a, mut b) = (std::ptr::null_mut(), std::ptr::null_mut());
+        // SAFETY: valid out-pointers.
+        unsafe {
+            ok(sys::cuEventCreate(&mut a, 0), "cuEventCreate");
+            ok(sys::cuEventCreate(&mut b, 0), "cuEventCreate");
+        }
+        Timer(a, b)
+    }
+    /// Milliseconds `f` takes on `stream`.
+    fn time(&self, stream: sys::CUstream, f: impl FnOnce()) -> f64 {
+        let mut ms = 0f32;
+        // SAFETY: live events and stream.
+        unsafe {
+            ok(sys::cuEventRecord(self.0, stream), "record");
+            f();
+            ok(sys::cuEventRecord(self.1, stream), "record");
+            ok(sys::cuEventSynchronize(self.1), "sync");
+            ok(sys::cuEventElapsedTime_v2(&mut ms, self.0, self.1), "elapsed");
+        }
+        ms as f64
+    }
+}
+
+/// The fragments of `total` bytes cut into `frag` byte pieces, read from shuffled places in the
+/// bounce buffer (`stride` apart) with `misalign` random extra bytes, written contiguously.
+fn fragments(total: usize, frag: usize, stride: usize, misalign: u64, rng: &mut Rng) -> Vec<(u32, u32, u64)> {
+    let n = total / frag;
+    let mut order: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        order.swap(i, rng.below(i as u64 + 1) as usize);
+    }
+    (0..n)
+        .map(|i| {
+            (
+                (order[i] * stride) as u32 + rng.below(misalign + 1) as u32,
+                frag as u32,
+                (i * frag) as u64,
+            )
+        })
+        .collect()
+}
+
+fn write_records(m: &Mapped, recs: &[(u32, u32, u64)]) {
+    assert!(recs.len() * 16 <= m.len);
+    for (i, (s, l, d)) in recs.iter().enumerate() {
+        let meta = nccl_net_tcpxr::abi::loadMeta {
+            src_off: *s,
+            len: *l,
+            dst_off: *d,
+        };
+        // SAFETY: i * 16 + 16 <= m.len; loadMeta is 16 bytes.
+        unsafe { std::ptr::write((m.host as *mut nccl_net_tcpxr::abi::loadMeta).add(i), meta) };
+    }
+}
+
+fn expected(src: &[u8], recs: &[(u32, u32, u64)], dst_len: usize, base: &[u8]) -> Vec<u8> {
+    let mut out = base.to_vec();
+    out.resize(dst_len, 0);
+    for (s, l, d) in recs {
+        out[*d as usize..*d as usize + *l as usize].copy_from_slice(&src[*s as usize..*s as usize + *l as usize]);
+    }
+    out
+}
+
+pub fn run(args: &[String]) -> i32 {
+    let mib: usize = super::opt(args, "--mib").and_then(|s| s.parse().ok()).unwrap_or(64);
+    let total = mib << 20;
+    let frag = 4096usize;
+    let stride = frag + 64;
+    let chunk = 512 << 10;
+    let gpu = match Gpu::get(0) {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("tcpxr-bench gpu: {}", e.msg);
+            return 5;
+        }
+    };
+    let stream = gpu.stream;
+    let timer = Timer::new();
+    let nfrag = total / frag;
+    let src_len = nfrag * stride + 4096;
+    let src_host: Vec<u8> = (0..src_len).map(|i| (i * 7 + i / 4093) as u8).collect();
+    let src = dev_alloc(src_len);
+    let dst = dev_alloc(total);
+    htod(src, &src_host);
+    let records = Mapped::new(&gpu, nfrag * 16).expect("mapped records");
+    let mut unpacker = Unpacker::new(gpu.clone(), 4).expect("unpacker");
+    let mut rng = Rng(0x1234_5678);
+
+    // cudaMemcpy device-to-device of the same number of bytes.
+    let memcpy_ms = (0..10)
+        .map(|_| {
+            // SAFETY: both ranges are allocated with `total` bytes.
+            timer.time(stream, || {
+                ok(unsafe { sys::cuMemcpyDtoDAsync_v2(dst, src, total, stream) }, "memcpy")
+            })
+        })
+        .fold(f64::MAX, f64::min);
+    let gbps = |ms: f64| total as f64 / (ms / 1e3) / 1e9;
+    println!(
+        "GPU memcpy D2D {mib} MiB: {:.3} ms = {:.1} GB/s",
+        memcpy_ms,
+        gbps(memcpy_ms)
+    );
+
+    let per_chunk = chunk / frag;
+    let nchunks = nfrag / per_chunk;
+    for (label, misalign) in [
+        ("4 KiB fragments, aligned", 0u64),
+        ("4 KiB fragments, random alignment", 63),
+    ] {
+        let recs = fragments(total, frag, stride, misalign, &mut rng);
+        write_records(&records, &recs);
+        // Batched: every chunk of the 64 MiB in one launch.
+        let batched = |u: &mut Unpacker| {
+            for c in 0..nchunks {
+                assert!(u.add(records.dev + (c * per_chunk * 16) as u64, per_chunk as u32, src, dst));
+            }
+            u.launch().unwrap().unwrap()
+        };
+        let mut best = f64::MAX;
+        for _ in 0..10 {
+            let ms = timer.time(stream, || {
+                batched(&mut unpacker);
+            });
+            best = best.min(ms);
+        }
+        let mut got = vec![0u8; total];
+        dtoh(&mut got, dst);
+        let want = expected(&src_host, &recs, total, &[]);
+        let correct = got == want;
+        println!(
+            "GPU unpack batched ({label}, {nchunks} chunks of {} KiB in 1 launch): {best:.3} ms = {:.1} GB/s = {:.0}% of memcpy, correct: {correct}",
+            chunk >> 10,
+            gbps(best),
+            100.0 * memcpy_ms / best
+        );
+        if !correct {
+            return 6;
+        }
+    }
+    // One launch per chunk on the persistent stream, no synchronisation in between.
+    let recs = fragments(total, frag, stride, 0, &mut rng);
+    write_records(&records, &recs);
+    let ms = timer.time(stream, || {
+        for c in 0..nchunks {
+            unpacker.add(records.dev + (c * per_chunk * 16) as u64, per_chunk as u32, src, dst);
+            while unpacker.launch().unwrap().is_none() {}
+        }
+    });
+    println!(
+        "GPU unpack per-chunk launches ({nchunks} launches, persistent stream): {ms:.3} ms = {:.1} GB/s",
+        gbps(ms)
+    );
+    // The naive way of seed 001, per chunk: stream create, descriptor alloc + copy, launch, sync, free, destroy.
+    let start = Instant::now();
+    let naive_chunks = nchunks.min(32);
+    let host_desc: Vec<u8> = recs[..per_chunk]
+        .iter()
+        .flat_map(|(s, l, d)| {
+            [
+                s.to_le_bytes().to_vec(),
+                l.to_le_bytes().to_vec(),
+                d.to_le_bytes().to_vec(),
+            ]
+            .concat()
+        })
+        .collect();
+    for _ in 0..naive_chunks {
+        let mut st: sys::CUstream = std::ptr::null_mut();
+        // SAFETY: each handle is created and destroyed within the iteration.
+        unsafe {
+            ok(sys::cuStreamCreate(&mut st, 0), "cuStreamCreate");
+            let desc = dev_alloc(host_desc.len());
+            ok(
+                sys::cuMemcpyHtoDAsync_v2(desc, host_desc.as_ptr() as *const c_void, host_desc.len(), st),
+                "htod",
+            );
+            let mut job = nccl_net_tcpxr::gpu::unpack::Job {
+                records: desc,
+                bounce: src,
+                dst,
+                first: 0,
+                count: per_chunk as u32,
+            };
+            let jobs = dev_alloc(32);
+            ok(
+                sys::cuMemcpyHtoDAsync_v2(jobs, &mut job as *mut _ as *const c_void, 32, st),
+                "htod",
+            );
+            let (mut jp, mut nj, mut tot) = (jobs, 1i32, per_chunk as u32);
+            let mut params: [*mut c_void; 3] = [
+                &mut jp as *mut u64 as *mut c_void,
+                &mut nj as *mut i32 as *mut c_void,
+                &mut tot as *mut u32 as *mut c_void,
+            ];
+            ok(
+                sys::cuLaunchKernel(
+                    nccl_net_tcpxr::gpu::unpack_function(&gpu),
+                    16,
+                    1,
+                    1,
+                    256,
+                    1,
+                    1,
+                    0,
+                    st,
+                    params.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                ),
+                "launch",
+            );
+            ok(sys::cuStreamSynchronize(st), "sync");
+            ok(sys::cuMemFree_v2(desc), "free");
+            ok(sys::cuMemFree_v2(jobs), "free");
+            ok(sys::cuStreamDestroy_v2(st), "destroy");
+        }
+    }
+    let naive_ms = start.elapsed().as_secs_f64() * 1e3 / naive_chunks as f64;
+    println!(
+        "GPU naive per-chunk (create stream, alloc + copy descriptors, launch, synchronize, free, destroy): {naive_ms:.3} ms per {} KiB chunk = {:.2} GB/s",
+        chunk >> 10,
+        chunk as f64 / (naive_ms / 1e3) / 1e9
+    );
+    // Launch to completed event, one small chunk, host polling like test() does.
+    let iters = 2000;
+    let start = Instant::now();
+    for _ in 0..iters {
+        unpacker.add(records.dev, 1, src, dst);
+        let b = unpacker.launch().unwrap().unwrap();
+        while !unpacker.done(b).unwrap() {}
+    }
+    let us = start.elapsed().as_secs_f64() * 1e6 / iters as f64;
+    println!("GPU launch-to-completion, 1 chunk of 1 fragment, polled: {us:.1} us");
+    let start = Instant::now();
+    for _ in 0..iters / 10 {
+        for c in 0..16 {
+            unpacker.add(records.dev + (c * per_chunk * 16) as u64, per_chunk as u32, src, dst);
+        }
+        let b = unpacker.launch().unwrap().unwrap();
+        while !unpacker.done(b).unwrap() {}
+    }
+    let us = start.elapsed().as_secs_f64() * 1e6 / (iters / 10) as f64;
+    println!(
+        "GPU launch-to-completion, batch of 16 chunks x 512 KiB, polled: {us:.1} us ({:.2} us per chunk)",
+        us / 16.0
+    );
+    println!("GPU unpack launches in this run: {}", unpacker.launches());
+    if !random_lists_are_exact(&gpu, &mut unpacker, &mut rng) {
+        return 7;
+    }
+    0
+}
+
+/// Random fragment lists with every length from 1 byte up and every alignment, host-mapped
+/// bounce and device destination, in batches of several jobs: placed byte for byte.
+fn random_lists_are_exact(gpu: &std::sync::Arc<Gpu>, unpacker: &mut Unpacker, rng: &mut Rng) -> bool {
+    let bounce = Mapped::new(gpu, 1 << 20).unwrap();
+    // SAFETY: bounce.host holds bounce.len bytes.
+    let bounce_host = unsafe { std::slice::from_raw_parts_mut(bounce.host, bounce.len) };
+    for (i, b) in bounce_host.iter_mut().enumerate() {
+        *b = (i * 13 + (i >> 9)) as u8;
+    }
+    let dst_len = 1 << 20;
+    let dst = dev_alloc(dst_len);
+    let records = Mapped::new(gpu, 8 * 2048 * 16).unwrap();
+    let mut all_ok = true;
+    for round in 0..20 {
+        let zero = vec![0u8; dst_len];
+        htod(dst, &zero);
+        let mut recs_all = vec![];
+        let mut cursor = 0u64;
+        let jobs = 1 + rng.below(8) as usize;
+        for j in 0..jobs {
+            let n = 1 + rng.below(300) as usize;
+            let mut recs = vec![];
+            for _ in 0..n {
+                let len = match rng.below(4) {
+                    0 => 1 + rng.below(15),
+                    1 => 1 + rng.below(4096),
+                    2 => 4096,
+                    _ => 16 * (1 + rng.below(256)),
+                } as u32;
+                let gap = rng.below(17);
+                if cursor + gap + len as u64 > dst_len as u64 {
+                    break;
+                }
+                let src = rng.below((bounce.len - len as usize) as u64) as u32;
+                recs.push((src, len, cursor + gap));
+                cursor += gap + len as u64;
+            }
+            let base = j * 2048 * 16;
+            for (k, (s, l, d)) in recs.iter().enumerate() {
+                let meta = nccl_net_tcpxr::abi::loadMeta {
+                    src_off: *s,
+                    len: *l,
+                    dst_off: *d,
+                };
+                // SAFETY: base + k*16 stays within the records buffer (at most 300 records per job).
+                unsafe {
+                    std::ptr::write(
+                        (records.host.add(base) as *mut nccl_net_tcpxr::abi::loadMeta).add(k),
+                        meta,
+                    )
+                };
+            }
+            assert!(unpacker.add(records.dev + base as u64, recs.len() as u32, bounce.dev, dst));
+            recs_all.extend(recs);
+        }
+        let b = unpacker.launch().unwrap().unwrap();
+        while !unpacker.done(b).unwrap() {}
+        let mut got = vec![0u8; dst_len];
+        dtoh(&mut got, dst);
+        let want = expected(bounce_host, &recs_all, dst_len, &[]);
+        if got != want {
+            let first = got.iter().zip(&want).position(|(a, b)| a != b).unwrap();
+            println!("GPU random fragment list round {round}: WRONG at byte {first}");
+            all_ok = false;
+        }
+    }
+    println!("GPU random fragment lists (1 B - 4 KiB, any alignment, 1-8 jobs per launch, 20 rounds): exact: {all_ok}");
+    all_ok
+}

@@ -1,0 +1,291 @@
+//! The GPU side of tcpxr, loaded at run time: nothing here links CUDA, and a host without a driver
+//! simply reports `available() == false`.
+//!
+//! * `Gpu` (one per device, made once): the device's primary context (the one NCCL uses), one
+//!   persistent non-blocking stream, and the unpack kernel compiled once with NVRTC.
+//! * `Mapped`: pinned host memory mapped into the device, allocated once and reused.
+//! * `unpack::Unpacker`: batches of fragment records placed by one kernel launch, each batch gated
+//!   by a CUDA event from a fixed pool; nothing is created, allocated or synchronised per chunk.
+//! * `cpu::scatter`: the same placement on the CPU, for host destinations.
+pub mod cpu;
+pub mod unpack;
+
+use crate::abi::ncclResult_t;
+use crate::error::{Error, Result};
+use cudarc::driver::sys;
+use std::ffi::{c_void, CString};
+use std::sync::{Arc, Mutex, OnceLock};
+
+pub(crate) fn check(r: sys::CUresult, what: &str) -> Result<()> {
+    if r == sys::CUresult::CUDA_SUCCESS {
+        return Ok(());
+    }
+    Err(Error::new(
+        ncclResult_t::ncclUnhandledCudaError,
+        format!("{what} failed: {r:?}"),
+    ))
+}
+
+/// Whether a CUDA driver can be loaded and initialised on this host (checked once).
+pub fn available() -> bool {
+    static AVAILABLE: OnceLock<bool> = OnceLock::new();
+    *AVAILABLE.get_or_init(|| {
+        // SAFETY: is_culib_present only tries to dlopen the driver library.
+        if !unsafe { sys::is_culib_present() } {
+            return false;
+        }
+        // SAFETY: cuInit has no preconditions.
+        unsafe { sys::cuInit(0) == sys::CUresult::CUDA_SUCCESS }
+    })
+}
+
+/// NVRTC is looked for under its usual names by cudarc; CUDA toolkits keep it in lib64, which is
+/// often not on the library path. Loading it from there first makes the by-name lookup succeed.
+fn preload_nvrtc() {
+    let mut dirs: Vec<String> = vec![];
+    if let Ok(home) = std::env::var("CUDA_HOME") {
+        dirs.push(format!("{home}/lib64"));
+    }
+    dirs.push("/usr/local/cuda/lib64".into());
+    for dir in dirs {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with("libnvrtc.so.") && !name.contains("alt") {
+                // SAFETY: loading NVRTC runs no code of ours; the handle is kept for the process.
+                if let Ok(lib) = unsafe { libloading::Library::new(e.path()) } {
+                    std::mem::forget(lib);
+                    return;
+                }
+            }
+        }
+    }
+}
+
+const KERNEL_SOURCE: &str = include_str!("kernel.cu");
+
+/// One GPU: its primary context, tcpxr's persistent stream, the unpack kernel.
+pub struct Gpu {
+    pub ordinal: usize,
+    ctx: sys::CUcontext,
+    pub stream: sys::CUstream,
+    pub(crate) unpack_fn: sys::CUfunction,
+    pub sm_count: u32,
+}
+
+// SAFETY: CUDA driver handles may be used from any thread once the context is made current
+// (`bind` does that before every use).
+unsafe impl Send for Gpu {}
+unsafe impl Sync for Gpu {}
+
+static GPUS: Mutex<Vec<(usize, Arc<Gpu>)>> = Mutex::new(Vec::new());
+
+impl Gpu {
+    /// The GPU of `ordinal`, opened on first use.
+    pub fn get(ordinal: usize) -> Result<Arc<Gpu>> {
+        let mut gpus = GPUS.lock().unwrap();
+        if let Some((_, g)) = gpus.iter().find(|(o, _)| *o == ordinal) {
+            return Ok(g.clone());
+        }
+        let g = Arc::new(Gpu::open(ordinal)?);
+        gpus.push((ordinal, g.clone()));
+        Ok(g)
+    }
+
+    /// The GPU that owns device pointer `ptr`, or None when `ptr` is not device memory.
+    pub fn of_pointer(ptr: *const c_void) -> Result<Option<Arc<Gpu>>> {
+        if !available() {
+            return Ok(None);
+        }
+        let mut mem_type: u32 = 0;
+        // SAFETY: cuPointerGetAttribute writes one u32 for MEMORY_TYPE.
+        let r = unsafe {
+            sys::cuPointerGetAttribute(
+                &mut mem_type as *mut u32 as *mut c_void,
+                sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                ptr as sys::CUdeviceptr,
+            )
+        };
+        if r != sys::CUresult::CUDA_SUCCESS || mem_type != sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32 {
+            return Ok(None);
+        }
+        let mut ordinal: i32 = -1;
+        // SAFETY: DEVICE_ORDINAL writes one int.
+        check(
+            unsafe {
+                sys::cuPointerGetAttribute(
+                    &mut ordinal as *mut i32 as *mut c_void,
+                    sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                    ptr as sys::CUdeviceptr,
+                )
+            },
+            "cuPointerGetAttribute(DEVICE_ORDINAL)",
+        )?;
+        Ok(Some(Gpu::get(ordinal as usize)?))
+    }
+
+    fn open(ordinal: usize) -> Result<Gpu> {
+        if !available() {
+            return Err(Error::new(
+                ncclResult_t::ncclUnhandledCudaError,
+                "no CUDA driver on this host",
+            ));
+        }
+        let mut dev: sys::CUdevice = 0;
+        // SAFETY: plain driver calls with valid out-pointers.
+        unsafe {
+            check(sys::cuDeviceGet(&mut dev, ordinal as i32), "cuDeviceGet")?;
+            let mut ctx: sys::CUcontext = std::ptr::null_mut();
+            // The primary context is the one the CUDA runtime, and so NCCL, uses.
+            check(sys::cuDevicePrimaryCtxRetain(&mut ctx, dev), "cuDevicePrimaryCtxRetain")?;
+            let mut g = Gpu {
+                ordinal,
+                ctx,
+                stream: std::ptr::null_mut(),
+                unpack_fn: std::ptr::null_mut(),
+                sm_count: 0,
+            };
+            g.bind()?;
+            let mut sms = 0;
+            check(
+                sys::cuDeviceGetAttribute(
+                    &mut sms,
+                    sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                    dev,
+                ),
+                "cuDeviceGetAttribute",
+            )?;
+            g.sm_count = sms.max(1) as u32;
+            // Non-blocking: never synchronises with the legacy default stream NCCL's users may use.
+            check(
+                sys::cuStreamCreate(&mut g.stream, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32),
+                "cuStreamCreate",
+            )?;
+            g.unpack_fn = compile_unpack(dev)?;
+            log::info!(target: "tcpxr::init", "GPU {ordinal}: unpack kernel ready, {} SMs", g.sm_count);
+            Ok(g)
+        }
+    }
+
+    /// Makes this GPU's context current on the calling thread (a no-op on NCCL's threads, which
+    /// already have it).
+    pub fn bind(&self) -> Result<()> {
+        let mut cur: sys::CUcontext = std::ptr::null_mut();
+        // SAFETY: valid out-pointer; setting the primary context is always allowed.
+        unsafe {
+            check(sys::cuCtxGetCurrent(&mut cur), "cuCtxGetCurrent")?;
+            if cur != self.ctx {
+                check(sys::cuCtxSetCurrent(self.ctx), "cuCtxSetCurrent")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The unpack kernel's handle, for benchmarks that launch it the naive way.
+pub fn unpack_function(gpu: &Gpu) -> sys::CUfunction {
+    gpu.unpack_fn
+}
+
+fn compile_unpack(dev: sys::CUdevice) -> Result<sys::CUfunction> {
+    preload_nvrtc();
+    // SAFETY: is_culib_present only tries to dlopen NVRTC.
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        return Err(Error::new(
+            ncclResult_t::ncclUnhandledCudaError,
+            "NVRTC (libnvrtc.so) not found: add the CUDA toolkit's lib64 to LD_LIBRARY_PATH or set CUDA_HOME",
+        ));
+    }
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: valid out-pointers.
+    unsafe {
+        check(
+            sys::cuDeviceGetAttribute(
+                &mut major,
+                sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                dev,
+            ),
+            "compute capability",
+        )?;
+        check(
+            sys::cuDeviceGetAttribute(
+                &mut minor,
+                sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                dev,
+            ),
+            "compute capability",
+        )?;
+    }
+    let arch: &'static str = Box::leak(format!("compute_{major}{minor}").into_boxed_str());
+    let opts = cudarc::nvrtc::CompileOptions {
+        arch: Some(arch),
+        ..Default::default()
+    };
+    let ptx = cudarc::nvrtc::compile_ptx_with_opts(KERNEL_SOURCE, opts).map_err(|e| {
+        Error::new(
+            ncclResult_t::ncclUnhandledCudaError,
+            format!("NVRTC could not compile the unpack kernel: {e:?}"),
+        )
+    })?;
+    let image = CString::new(ptx.to_src()).map_err(|_| Error::internal("PTX with a NUL byte"))?;
+    let mut module: sys::CUmodule = std::ptr::null_mut();
+    let mut function: sys::CUfunction = std::ptr::null_mut();
+    // SAFETY: image is NUL-terminated PTX; the module lives for the process.
+    unsafe {
+        check(
+            sys::cuModuleLoadData(&mut module, image.as_ptr() as *const c_void),
+            "cuModuleLoadData",
+        )?;
+        check(
+            sys::cuModuleGetFunction(&mut function, module, c"tcpxr_unpack".as_ptr()),
+            "cuModuleGetFunction",
+        )?;
+    }
+    Ok(function)
+}
+
+/// Pinned host memory mapped into the device: the CPU and the GPU see the same bytes.
+pub struct Mapped {
+    pub host: *mut u8,
+    pub dev: u64,
+    pub len: usize,
+}
+
+// SAFETY: the allocation is plain memory owned by this value.
+unsafe impl Send for Mapped {}
+unsafe impl Sync for Mapped {}
+
+impl Mapped {
+    pub fn new(gpu: &Gpu, len: usize) -> Result<Mapped> {
+        gpu.bind()?;
+        let mut host: *mut c_void = std::ptr::null_mut();
+        let mut dev: sys::CUdeviceptr = 0;
+        // SAFETY: valid out-pointers; PORTABLE makes it usable from every context.
+        unsafe {
+            check(
+                sys::cuMemHostAlloc(
+                    &mut host,
+                    len.max(1),
+                    sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE,
+                ),
+                "cuMemHostAlloc",
+            )?;
+            check(
+                sys::cuMemHostGetDevicePointer_v2(&mut dev, host, 0),
+                "cuMemHostGetDevicePointer",
+            )?;
+        }
+        Ok(Mapped {
+            host: host as *mut u8,
+            dev,
+            len,
+        })
+    }
+}
+
+impl Drop for Mapped {
+    fn drop(&mut self) {
+        // SAFETY: host came from cuMemHostAlloc and is freed once.
+        unsafe { sys::cuMemFreeHost(self.host as *mut c_void) };
+    }
+}
