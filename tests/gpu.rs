@@ -37,7 +37,7 @@ fn gpu_unpack_places_one_byte_misaligned_and_page_fragments_exactly_or_skipped()
     };
     let mut u = Unpacker::new(gpu.clone(), 2).unwrap();
     let bounce = Mapped::new(&gpu, 64 << 10).unwrap();
-    let dst = Mapped::new(&gpu, 64 << 10).unwrap();
+    let dst = Mapped::new(&gpu, 512 << 10).unwrap();
     // SAFETY: both mappings are live host memory of the stated sizes.
     let (b, d) = unsafe {
         (
@@ -111,10 +111,12 @@ fn gpu_launch_slots_and_events_are_reused_without_new_allocations_or_skipped() {
             while !u.done(b).unwrap() {}
         };
         outstanding.push_back(batch);
-        assert!(
-            outstanding.len() <= 3,
-            "iteration {i}: more batches in flight than slots"
-        );
+        // Batches the unpacker already saw finish may linger here; count those still running.
+        let mut running = 0;
+        for b in outstanding.iter() {
+            running += !u.done(*b).unwrap() as usize;
+        }
+        assert!(running <= 3, "iteration {i}: {running} batches running on 3 slots");
     }
     while let Some(b) = outstanding.pop_front() {
         while !u.done(b).unwrap() {}

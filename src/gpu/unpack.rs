@@ -2,10 +2,10 @@
 //! by one launch on the GPU's persistent stream; a CUDA event recorded behind the launch says when
 //! the batch is done, which is when its bounce pages may be released.
 //!
-//! Every launch slot (its job array in mapped memory and its event) is allocated when the unpacker
-//! is made; a launch only writes jobs into a free slot, so nothing is created, allocated or
+//! The jobs of a batch travel in the launch's parameter block; the only per-launch resource is an
+//! event from a fixed pool allocated when the unpacker is made, so nothing is created, allocated or
 //! synchronised per chunk.
-use super::{check, Gpu, Mapped};
+use super::{check, Gpu};
 use crate::error::{Error, Result};
 use cudarc::driver::sys;
 use std::ffi::c_void;
@@ -23,12 +23,21 @@ pub struct Job {
     pub count: u32,
 }
 
-/// Jobs one launch can carry (TCPXR_MAX_JOBS in kernel.cu).
-pub const MAX_JOBS: usize = 256;
+/// Jobs one launch can carry (TCPXR_MAX_JOBS in kernel.cu; bounded by the 4 KiB parameter block).
+pub const MAX_JOBS: usize = 120;
 const THREADS: u32 = 256;
+/// Records a block stages per round (TCPXR_TILE in kernel.cu: 8 warps x 1 record).
+const TILE: u32 = 8;
+
+/// The kernel's single parameter (TcpxrBatch in kernel.cu).
+#[repr(C)]
+struct BatchParam {
+    njobs: i32,
+    total: u32,
+    jobs: [Job; MAX_JOBS],
+}
 
 struct Slot {
-    jobs: Mapped,
     event: sys::CUevent,
     generation: u64,
     busy: bool,
@@ -44,8 +53,7 @@ pub struct Batch {
 pub struct Unpacker {
     gpu: Arc<Gpu>,
     slots: Vec<Slot>,
-    pending: Vec<Job>,
-    records: u32,
+    param: Box<BatchParam>,
     next_slot: usize,
     launches: u64,
 }
@@ -59,7 +67,6 @@ impl Unpacker {
         gpu.bind()?;
         let mut slots = Vec::with_capacity(depth);
         for _ in 0..depth.max(1) {
-            let jobs = Mapped::new(&gpu, MAX_JOBS * std::mem::size_of::<Job>())?;
             let mut event: sys::CUevent = std::ptr::null_mut();
             // SAFETY: valid out-pointer; timing off makes record/query cheapest.
             check(
@@ -67,17 +74,20 @@ impl Unpacker {
                 "cuEventCreate",
             )?;
             slots.push(Slot {
-                jobs,
                 event,
                 generation: 0,
                 busy: false,
             });
         }
+        let param = Box::new(BatchParam {
+            njobs: 0,
+            total: 0,
+            jobs: [Job::default(); MAX_JOBS],
+        });
         Ok(Unpacker {
             gpu,
             slots,
-            pending: Vec::with_capacity(MAX_JOBS),
-            records: 0,
+            param,
             next_slot: 0,
             launches: 0,
         })
@@ -89,22 +99,27 @@ impl Unpacker {
 
     /// Adds a chunk to the next batch; false when the batch is full (launch first).
     pub fn add(&mut self, records: u64, count: u32, bounce: u64, dst: u64) -> bool {
-        if self.pending.len() >= MAX_JOBS {
+        if count == 0 {
+            return true;
+        }
+        let n = self.param.njobs as usize;
+        if n >= MAX_JOBS {
             return false;
         }
-        self.pending.push(Job {
+        self.param.jobs[n] = Job {
             records,
             bounce,
             dst,
-            first: self.records,
+            first: self.param.total,
             count,
-        });
-        self.records += count;
+        };
+        self.param.njobs += 1;
+        self.param.total += count;
         true
     }
 
     pub fn has_pending(&self) -> bool {
-        !self.pending.is_empty()
+        self.param.njobs > 0
     }
 
     pub fn launches(&self) -> u64 {
@@ -114,29 +129,17 @@ impl Unpacker {
     /// Launches everything added since the last launch as one kernel. Ok(None): nothing pending,
     /// or every slot still busy (call again after polling `done`).
     pub fn launch(&mut self) -> Result<Option<Batch>> {
-        if self.pending.is_empty() {
+        if self.param.njobs == 0 {
             return Ok(None);
         }
         let Some(slot) = self.free_slot()? else { return Ok(None) };
         self.gpu.bind()?;
+        // A block takes TILE records at a time; enough blocks to cover them, at most 16 per SM.
+        let grid = self.param.total.div_ceil(TILE).clamp(1, self.gpu.sm_count * 16);
+        let mut params: [*mut c_void; 1] = [&mut *self.param as *mut BatchParam as *mut c_void];
         let s = &mut self.slots[slot];
-        // SAFETY: the slot is free (its previous launch completed), so the GPU no longer reads it.
-        unsafe {
-            std::ptr::copy_nonoverlapping(self.pending.as_ptr(), s.jobs.host as *mut Job, self.pending.len());
-        }
-        let njobs = self.pending.len() as i32;
-        let total = self.records;
-        let warps_per_block = THREADS / 32;
-        let grid = total.div_ceil(warps_per_block).clamp(1, self.gpu.sm_count * 16);
-        let mut jobs_dev = s.jobs.dev;
-        let (mut nj, mut tot) = (njobs, total);
-        let mut params: [*mut c_void; 3] = [
-            &mut jobs_dev as *mut u64 as *mut c_void,
-            &mut nj as *mut i32 as *mut c_void,
-            &mut tot as *mut u32 as *mut c_void,
-        ];
-        // SAFETY: the parameters match tcpxr_unpack(const TcpxrJob*, int, unsigned) and live across
-        // the call (the driver copies them at launch).
+        // SAFETY: the parameter matches tcpxr_unpack(const TcpxrBatch) and lives across the call
+        // (the driver copies it at launch).
         unsafe {
             check(
                 sys::cuLaunchKernel(
@@ -158,8 +161,8 @@ impl Unpacker {
         }
         s.busy = true;
         s.generation += 1;
-        self.pending.clear();
-        self.records = 0;
+        self.param.njobs = 0;
+        self.param.total = 0;
         self.launches += 1;
         Ok(Some(Batch {
             slot,
@@ -210,12 +213,24 @@ impl Drop for Unpacker {
     fn drop(&mut self) {
         let _ = self.gpu.bind();
         for s in &self.slots {
-            // SAFETY: events are live; waiting makes sure no launch still reads the job arrays
-            // that are freed right after.
+            // SAFETY: events are live; waiting lets every launch finish before its event goes.
             unsafe {
                 sys::cuEventSynchronize(s.event);
                 sys::cuEventDestroy_v2(s.event);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_batch_parameter_fits_the_4_kib_launch_limit_and_mirrors_the_kernel() {
+        assert_eq!(std::mem::size_of::<Job>(), 32);
+        assert_eq!(std::mem::size_of::<BatchParam>(), 8 + 32 * MAX_JOBS);
+        assert!(std::mem::size_of::<BatchParam>() <= 4096);
+        assert!(include_str!("kernel.cu").contains(&format!("#define TCPXR_MAX_JOBS {MAX_JOBS}")));
     }
 }
