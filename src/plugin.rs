@@ -9,6 +9,7 @@ use crate::engine::requests::{Kind, Request};
 use crate::engine::wire::{HANDLE_BYTES, HANDLE_TICKET_OFFSET};
 use crate::engine::{CommTag, Connecting, ListenComm, RecvComm, SendComm, Tuning};
 use crate::error::{Error, Result};
+use crate::gpu::Gpu;
 use crate::transport::socket::{SocketOptions, SocketTransport};
 use crate::transport::Transport;
 use std::collections::HashMap;
@@ -65,7 +66,13 @@ pub fn init(logger: ncclDebugLogger_t) -> Result<()> {
             name: CString::new(d.name.clone()).unwrap_or_default(),
             pci_path: d.pci_path.clone().and_then(|p| CString::new(p).ok()),
             guid: d.guid,
-            ptr_support: NCCL_PTR_HOST,
+            // GPU buffers are placed by tcpxr itself (staging out, unpack kernel in), so they are
+            // offered whenever a CUDA driver is present.
+            ptr_support: if crate::gpu::available() {
+                NCCL_PTR_HOST | NCCL_PTR_CUDA
+            } else {
+                NCCL_PTR_HOST
+            },
             speed_mbps: d.speed_mbps,
         })
         .collect();
@@ -77,10 +84,11 @@ pub fn init(logger: ncclDebugLogger_t) -> Result<()> {
         .collect();
     log::info!(
         target: "tcpxr::init",
-        "tcpxr {VERSION}: transport {}, {} stripes x {} B chunks, devices {}",
+        "tcpxr {VERSION}: transport {}, {} stripes x {} B chunks, GPU buffers {}, devices {}",
         transport.name(),
         config.stripes,
         config.chunk_bytes,
+        if crate::gpu::available() { "yes (CUDA driver found)" } else { "no (no CUDA driver)" },
         list.join(" ")
     );
     *slot = Some(Arc::new(Plugin {
@@ -198,14 +206,15 @@ pub unsafe fn accept(listen: *mut c_void, max_requests: usize) -> Result<*mut c_
     })
 }
 
-/// What a memory handle records; tcpxr's socket transport needs no registration, but the handle
-/// lets deregMr and the GPU path check what they are given.
+/// What a memory handle records: the memory's kind and, for GPU memory, its GPU (which decides
+/// whether payloads go through staging and the unpack kernel).
 #[repr(C)]
 pub struct MemHandle {
     magic: u32,
     pub kind: c_int,
     pub ptr: usize,
     pub size: usize,
+    pub gpu: Option<Arc<Gpu>>,
 }
 const MR_MAGIC: u32 = 0x4d52_5854; // "TXRM"
 
@@ -213,22 +222,33 @@ const MR_MAGIC: u32 = 0x4d52_5854; // "TXRM"
 /// `comm` must be a send or receive comm from tcpxr.
 pub unsafe fn reg_mr(comm: *mut c_void, data: *mut c_void, size: usize, kind: c_int) -> Result<*mut c_void> {
     any_comm(comm)?;
-    match kind {
-        NCCL_PTR_HOST => {}
-        NCCL_PTR_CUDA => return Err(Error::invalid_argument(
-            "regMr of CUDA memory: this tcpxr build reports ptrSupport HOST only (GPU buffers are not supported yet)",
-        )),
+    let gpu = match kind {
+        NCCL_PTR_HOST => None,
+        NCCL_PTR_CUDA => {
+            if !crate::gpu::available() {
+                return Err(Error::invalid_argument("regMr of CUDA memory on a host without a CUDA driver"));
+            }
+            match Gpu::of_pointer(data)? {
+                Some(g) => Some(g),
+                None => {
+                    return Err(Error::invalid_argument(format!(
+                        "regMr(NCCL_PTR_CUDA) of {data:p}, which is not device memory"
+                    )))
+                }
+            }
+        }
         other => {
             return Err(Error::invalid_argument(format!(
-                "regMr with memory type {other}: accepted NCCL_PTR_HOST ({NCCL_PTR_HOST})"
+                "regMr with memory type {other}: accepted NCCL_PTR_HOST ({NCCL_PTR_HOST}) and NCCL_PTR_CUDA ({NCCL_PTR_CUDA})"
             )))
         }
-    }
+    };
     let mh = Box::new(MemHandle {
         magic: MR_MAGIC,
         kind,
         ptr: data as usize,
         size,
+        gpu,
     });
     Ok(Box::into_raw(mh) as *mut c_void)
 }
@@ -237,28 +257,52 @@ pub unsafe fn reg_mr(comm: *mut c_void, data: *mut c_void, size: usize, kind: c_
 /// `mhandle` must come from `reg_mr` and not have been deregistered.
 pub unsafe fn dereg_mr(comm: *mut c_void, mhandle: *mut c_void) -> Result<()> {
     any_comm(comm)?;
-    if mhandle.is_null() || (*(mhandle as *const MemHandle)).magic != MR_MAGIC {
-        return Err(Error::invalid_argument("deregMr of a handle tcpxr did not register"));
-    }
+    mem_handle(mhandle).ok_or_else(|| Error::invalid_argument("deregMr of a handle tcpxr did not register"))?;
     (*(mhandle as *mut MemHandle)).magic = 0;
     drop(Box::from_raw(mhandle as *mut MemHandle));
     Ok(())
+}
+
+unsafe fn mem_handle<'a>(mhandle: *mut c_void) -> Option<&'a MemHandle> {
+    if mhandle.is_null() || (mhandle as usize) % std::mem::align_of::<MemHandle>() != 0 {
+        return None;
+    }
+    let mh = &*(mhandle as *const MemHandle);
+    (mh.magic == MR_MAGIC).then_some(mh)
+}
+
+/// The GPU that holds `data`, from its memory handle (NCCL always passes one); without a handle the
+/// pointer itself is asked.
+unsafe fn gpu_of(data: *mut c_void, mhandle: *mut c_void) -> Result<Option<Arc<Gpu>>> {
+    match mem_handle(mhandle) {
+        Some(mh) => Ok(mh.gpu.clone()),
+        None if mhandle.is_null() => Gpu::of_pointer(data),
+        None => Err(Error::invalid_argument(format!(
+            "{mhandle:p} is not a memory handle tcpxr registered"
+        ))),
+    }
 }
 
 /// Returns NULL when all requests of the comm are in use.
 ///
 /// # Safety
 /// `comm` must be a send comm from tcpxr; `data..data+size` must stay valid until test says done.
-pub unsafe fn isend(comm: *mut c_void, data: *mut c_void, size: usize) -> Result<*mut c_void> {
+pub unsafe fn isend(comm: *mut c_void, data: *mut c_void, size: usize, mhandle: *mut c_void) -> Result<*mut c_void> {
     let s: &SendComm = comm_ref(comm, CommTag::Send, "send comm")?;
-    Ok(s.isend(data as *const u8, size)?.unwrap_or(std::ptr::null_mut()))
+    let gpu = if size > 0 { gpu_of(data, mhandle)? } else { None };
+    Ok(s.isend(data as *const u8, size, gpu)?.unwrap_or(std::ptr::null_mut()))
 }
 
 /// Returns NULL when all requests of the comm are in use.
 ///
 /// # Safety
 /// `comm` must be a receive comm from tcpxr; each buffer must stay valid until test says done.
-pub unsafe fn irecv(comm: *mut c_void, data: &[*mut c_void], sizes: &[usize]) -> Result<*mut c_void> {
+pub unsafe fn irecv(
+    comm: *mut c_void,
+    data: &[*mut c_void],
+    sizes: &[usize],
+    mhandles: &[*mut c_void],
+) -> Result<*mut c_void> {
     let r: &RecvComm = comm_ref(comm, CommTag::Recv, "receive comm")?;
     if data.len() != 1 {
         return Err(Error::internal(format!(
@@ -266,7 +310,13 @@ pub unsafe fn irecv(comm: *mut c_void, data: &[*mut c_void], sizes: &[usize]) ->
             data.len()
         )));
     }
-    Ok(r.irecv(data[0] as *mut u8, sizes[0])?.unwrap_or(std::ptr::null_mut()))
+    let gpu = if sizes[0] > 0 {
+        gpu_of(data[0], mhandles.first().copied().unwrap_or(std::ptr::null_mut()))?
+    } else {
+        None
+    };
+    Ok(r.irecv(data[0] as *mut u8, sizes[0], gpu)?
+        .unwrap_or(std::ptr::null_mut()))
 }
 
 /// Tests a request; on completion writes the size and frees the request.

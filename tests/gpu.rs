@@ -123,3 +123,128 @@ fn gpu_launch_slots_and_events_are_reused_without_new_allocations_or_skipped() {
     }
     assert_eq!(u.launches(), 1000);
 }
+
+mod common;
+use common::*;
+use cudarc::driver::sys;
+use std::ffi::c_void;
+
+struct DevBuf(u64);
+impl DevBuf {
+    fn new(len: usize) -> DevBuf {
+        let mut p = 0;
+        // SAFETY: valid out-pointer; the context is current (Gpu::get bound it on this thread).
+        assert_eq!(
+            unsafe { sys::cuMemAlloc_v2(&mut p, len.max(1)) },
+            sys::CUresult::CUDA_SUCCESS
+        );
+        DevBuf(p)
+    }
+    fn upload(&self, data: &[u8]) {
+        // SAFETY: the test allocates every buffer at least as large as what it copies.
+        assert_eq!(
+            unsafe { sys::cuMemcpyHtoD_v2(self.0, data.as_ptr() as *const c_void, data.len()) },
+            sys::CUresult::CUDA_SUCCESS
+        );
+    }
+    fn download(&self, len: usize) -> Vec<u8> {
+        let mut v = vec![0u8; len];
+        // SAFETY: as above.
+        assert_eq!(
+            unsafe { sys::cuMemcpyDtoH_v2(v.as_mut_ptr() as *mut c_void, self.0, len) },
+            sys::CUresult::CUDA_SUCCESS
+        );
+        v
+    }
+}
+impl Drop for DevBuf {
+    fn drop(&mut self) {
+        // SAFETY: allocated by cuMemAlloc, freed once.
+        unsafe { sys::cuMemFree_v2(self.0) };
+    }
+}
+
+#[test]
+fn gpu_buffers_move_through_the_plugin_in_every_combination_or_skipped() {
+    let Some(gpu) = gpu_or_skip("gpu_buffers_move_through_the_plugin_...") else {
+        return;
+    };
+    gpu.bind().unwrap();
+    let net = v12();
+    let (r, _, ptr) = {
+        assert_eq!(net.init(), OK);
+        net.speed_and_ptr(0)
+    };
+    assert_eq!(r, OK);
+    assert_eq!(
+        ptr,
+        (nccl_net_tcpxr::abi::NCCL_PTR_HOST | nccl_net_tcpxr::abi::NCCL_PTR_CUDA),
+        "a GPU host offers CUDA buffers"
+    );
+    let pair = Pair::new(&net);
+    let max = 64 << 20;
+    let (sdev, rdev) = (DevBuf::new(max), DevBuf::new(max));
+    let reg = |comm, p: u64, cuda: bool| {
+        let mut mh = std::ptr::null_mut();
+        let kind = if cuda {
+            nccl_net_tcpxr::abi::NCCL_PTR_CUDA
+        } else {
+            nccl_net_tcpxr::abi::NCCL_PTR_HOST
+        };
+        // SAFETY: the table's regMr with a live pointer.
+        let r = unsafe { net.0.regMr.unwrap()(comm, p as *mut c_void, max, kind, &mut mh) };
+        assert_eq!(r, OK);
+        mh
+    };
+    let mut shost = vec![0u8; max];
+    let mut rhost = vec![0u8; max];
+    for (send_gpu, recv_gpu) in [(true, true), (false, true), (true, false)] {
+        let smh = reg(
+            pair.send,
+            if send_gpu { sdev.0 } else { shost.as_mut_ptr() as u64 },
+            send_gpu,
+        );
+        let rmh = reg(
+            pair.recv,
+            if recv_gpu { rdev.0 } else { rhost.as_mut_ptr() as u64 },
+            recv_gpu,
+        );
+        for (i, n) in [0usize, 1, 4097, 16384, 600 << 10, (3 << 20) + 5, max]
+            .into_iter()
+            .enumerate()
+        {
+            let data = pattern(n, 1000 + i as u64);
+            if send_gpu {
+                sdev.upload(&data);
+            } else {
+                shost[..n].copy_from_slice(&data);
+            }
+            let sptr = if send_gpu {
+                sdev.0 as *mut c_void
+            } else {
+                shost.as_mut_ptr() as *mut c_void
+            };
+            let rptr = if recv_gpu {
+                rdev.0 as *mut c_void
+            } else {
+                rhost.as_mut_ptr() as *mut c_void
+            };
+            let (mut rq, mut sq) = (null(), null());
+            assert_eq!(net.irecv(pair.recv, rptr, max, rmh, &mut rq), OK);
+            assert_eq!(net.isend(pair.send, sptr, n, smh, &mut sq), OK);
+            let (rs, ss) = wait_both(&net, rq, sq);
+            assert_eq!((rs as usize, ss as usize), (n, n));
+            let got = if recv_gpu {
+                rdev.download(n)
+            } else {
+                rhost[..n].to_vec()
+            };
+            assert!(
+                got == data,
+                "{n} bytes, send on GPU {send_gpu}, receive on GPU {recv_gpu}: content differs"
+            );
+        }
+        assert_eq!(net.dereg_mr(pair.send, smh), OK);
+        assert_eq!(net.dereg_mr(pair.recv, rmh), OK);
+    }
+}

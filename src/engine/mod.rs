@@ -7,6 +7,7 @@
 //! * `striper`: chunking, round-robin over stripes, windows.
 //! * `ctrl`, `wire`, `requests`: the control socket, the byte formats, the request handles.
 mod ctrl;
+pub mod lanes;
 pub mod recv;
 pub mod requests;
 pub mod send;

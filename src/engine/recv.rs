@@ -5,15 +5,17 @@
 //! payload follows inline on the control connection or comes over the stripes, chunked exactly as
 //! the sender cut it.
 use super::ctrl::Ctrl;
+use super::lanes::{RecvLane, RecvStage, SharedStage};
 use super::requests::{Kind, Requests};
 use super::striper::{Cut, Striper};
 use super::wire::{MsgHeader, MSG_HEADER_BYTES};
 use super::{CommTag, Stats, Tuning};
 use crate::error::{Error, Result};
+use crate::gpu::{self, Gpu};
 use crate::transport::InnerRecv;
 use std::collections::VecDeque;
 use std::ffi::c_void;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 struct Msg {
     slot: u32,
@@ -25,6 +27,8 @@ struct Msg {
     inline_got: usize,
     cut: Cut,
     reported: bool,
+    /// Set when the destination is GPU memory: the comm's unpack stage.
+    stage: Option<SharedStage>,
 }
 
 impl Msg {
@@ -35,8 +39,12 @@ impl Msg {
 }
 
 struct State {
+    /// GPU placement of received chunks, made on the first receive into GPU memory.
+    stage: Option<SharedStage>,
+    /// Inline payloads bound for GPU memory land here first.
+    inline_bounce: Vec<u8>,
     ctrl: Ctrl,
-    striper: Striper<Box<dyn InnerRecv>>,
+    striper: Striper<RecvLane>,
     msgs: VecDeque<Msg>,
     front_seq: u64,
     next_seq: u64,
@@ -62,7 +70,13 @@ impl RecvComm {
     pub(crate) fn new(ctrl: Ctrl, stripes: Vec<Box<dyn InnerRecv>>, chunk_bytes: usize, t: &Tuning) -> Box<Self> {
         let state = State {
             ctrl,
-            striper: Striper::new(stripes, t.recv_window, chunk_bytes),
+            stage: None,
+            inline_bounce: Vec::new(),
+            striper: Striper::new(
+                stripes.into_iter().map(|s| RecvLane::new(s, chunk_bytes)).collect(),
+                t.recv_window,
+                chunk_bytes,
+            ),
             msgs: VecDeque::with_capacity(t.max_requests),
             front_seq: 0,
             next_seq: 0,
@@ -90,10 +104,12 @@ impl RecvComm {
 
     /// Posts a receive of up to `capacity` bytes. Ok(None) when all request slots are in use.
     ///
+    /// `gpu` says the buffer is in that GPU's memory (chunks are then placed by the unpack kernel).
+    ///
     /// # Safety
     /// `data .. data + capacity` must stay writable and untouched by others until `test` reports
     /// the message done.
-    pub unsafe fn irecv(&self, data: *mut u8, capacity: usize) -> Result<Option<*mut c_void>> {
+    pub unsafe fn irecv(&self, data: *mut u8, capacity: usize, gpu: Option<Arc<Gpu>>) -> Result<Option<*mut c_void>> {
         if data.is_null() && capacity > 0 {
             return Err(Error::invalid_argument(format!(
                 "irecv of {capacity} bytes into a NULL buffer"
@@ -108,6 +124,23 @@ impl RecvComm {
             st.progress()?;
             return Ok(None);
         };
+        let stage = match gpu {
+            None => None,
+            Some(g) => {
+                if st.stage.is_none() {
+                    st.stage = Some(RecvStage::new(g.clone())?);
+                }
+                let stage = st.stage.clone().unwrap();
+                if stage.lock().unwrap().gpu().ordinal != g.ordinal {
+                    return Err(Error::invalid_usage(format!(
+                        "irecv into GPU {} on a connection that receives into GPU {}",
+                        g.ordinal,
+                        stage.lock().unwrap().gpu().ordinal
+                    )));
+                }
+                Some(stage)
+            }
+        };
         let seq = st.next_seq;
         st.next_seq += 1;
         st.slot_seq[slot as usize] = seq;
@@ -120,6 +153,7 @@ impl RecvComm {
             inline_got: 0,
             cut: Cut::default(),
             reported: false,
+            stage,
         });
         st.progress()?;
         Ok(Some(st.requests.ptr(slot)))
@@ -162,6 +196,10 @@ impl RecvComm {
 impl Drop for RecvComm {
     fn drop(&mut self) {
         let st = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
+        // Let every unpack launch finish before the bounce memory it reads is freed.
+        if let Some(stage) = &st.stage {
+            stage.lock().unwrap_or_else(|e| e.into_inner()).quiesce();
+        }
         if let Some(stats) = &st.stats {
             stats.report("receive", &st.striper.counts());
         }
@@ -184,11 +222,15 @@ impl State {
         self.read_control()?;
         let (msgs, front) = (&mut self.msgs, self.front_seq);
         self.striper.poll(|seq| msgs[(seq - front) as usize].cut.pending -= 1)?;
+        // Every GPU chunk that arrived in this pass, on any stripe, is placed by one launch.
+        if let Some(stage) = &self.stage {
+            stage.lock().unwrap().launch()?;
+        }
         while self.issue_seq < self.ctrl_seq {
             let seq = self.issue_seq;
             let m = &mut self.msgs[(seq - self.front_seq) as usize];
             let size = m.size.unwrap_or(0);
-            if !m.inline && !self.striper.issue(seq, m.ptr, size, &mut m.cut)? {
+            if !m.inline && !self.striper.issue(seq, m.ptr, size, &m.stage, &mut m.cut)? {
                 break;
             }
             self.issue_seq += 1;
@@ -224,10 +266,25 @@ impl State {
             }
             let size = m.size.unwrap_or(0);
             if m.inline && size > 0 {
-                // SAFETY: irecv's caller guarantees ptr..ptr+capacity is writable, and size <= capacity.
-                let dst = unsafe { std::slice::from_raw_parts_mut(m.ptr as *mut u8, size) };
-                if !self.ctrl.read_into(dst, &mut m.inline_got)? {
-                    return Ok(());
+                match &m.stage {
+                    None => {
+                        // SAFETY: irecv's caller guarantees ptr..ptr+capacity is writable, size <= capacity.
+                        let dst = unsafe { std::slice::from_raw_parts_mut(m.ptr as *mut u8, size) };
+                        if !self.ctrl.read_into(dst, &mut m.inline_got)? {
+                            return Ok(());
+                        }
+                    }
+                    Some(stage) => {
+                        // A small payload for GPU memory (the peer sent from host memory): read it
+                        // on the CPU, then copy it over; this is rare and at most INLINE_BYTES.
+                        self.inline_bounce.resize(size, 0);
+                        if !self.ctrl.read_into(&mut self.inline_bounce, &mut m.inline_got)? {
+                            return Ok(());
+                        }
+                        let g = stage.lock().unwrap().gpu().clone();
+                        // SAFETY: the destination is the posted GPU buffer, size <= capacity.
+                        unsafe { gpu::copy_htod_sync(&g, m.ptr as u64, &self.inline_bounce)? };
+                    }
                 }
             }
             self.ctrl_seq += 1;

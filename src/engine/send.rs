@@ -4,15 +4,17 @@
 //! connection and hands the payload's chunks to the stripes; `test` drives progress and reports a
 //! message done when its header is written and every chunk has completed.
 use super::ctrl::Ctrl;
+use super::lanes::SendLane;
 use super::requests::{Kind, Requests};
 use super::striper::{Cut, Striper};
 use super::wire::MsgHeader;
 use super::{CommTag, Stats, Tuning, MAX_MESSAGE_BYTES};
 use crate::error::{Error, Result};
+use crate::gpu::Gpu;
 use crate::transport::InnerSend;
 use std::collections::VecDeque;
 use std::ffi::c_void;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 struct Msg {
     slot: u32,
@@ -23,6 +25,8 @@ struct Msg {
     ctrl_end: u64,
     cut: Cut,
     reported: bool,
+    /// The GPU whose memory holds the payload, or None for host memory.
+    gpu: Option<Arc<Gpu>>,
 }
 
 impl Msg {
@@ -33,7 +37,7 @@ impl Msg {
 
 struct State {
     ctrl: Ctrl,
-    striper: Striper<Box<dyn InnerSend>>,
+    striper: Striper<SendLane>,
     inline_bytes: usize,
     msgs: VecDeque<Msg>,
     /// Sequence number of msgs[0], of the next message to post, and of the first message whose
@@ -57,7 +61,11 @@ impl SendComm {
     pub(crate) fn new(ctrl: Ctrl, stripes: Vec<Box<dyn InnerSend>>, chunk_bytes: usize, t: &Tuning) -> Box<Self> {
         let state = State {
             ctrl,
-            striper: Striper::new(stripes, t.send_window, chunk_bytes),
+            striper: Striper::new(
+                stripes.into_iter().map(|s| SendLane::new(s, chunk_bytes)).collect(),
+                t.send_window,
+                chunk_bytes,
+            ),
             inline_bytes: t.inline_bytes,
             msgs: VecDeque::with_capacity(t.max_requests),
             front_seq: 0,
@@ -87,9 +95,11 @@ impl SendComm {
 
     /// Posts a send. Ok(None) when all request slots are in use (NCCL retries).
     ///
+    /// `gpu` says the payload is in that GPU's memory (it then goes through pinned staging).
+    ///
     /// # Safety
     /// `data .. data + size` must stay readable and unchanged until `test` reports the message done.
-    pub unsafe fn isend(&self, data: *const u8, size: usize) -> Result<Option<*mut c_void>> {
+    pub unsafe fn isend(&self, data: *const u8, size: usize, gpu: Option<Arc<Gpu>>) -> Result<Option<*mut c_void>> {
         if size > MAX_MESSAGE_BYTES {
             return Err(Error::invalid_usage(format!(
                 "isend of {size} bytes: tcpxr accepts messages up to {MAX_MESSAGE_BYTES} bytes"
@@ -112,7 +122,8 @@ impl SendComm {
         let seq = st.next_seq;
         st.next_seq += 1;
         st.slot_seq[slot as usize] = seq;
-        let inline = size <= st.inline_bytes;
+        // The CPU cannot read GPU memory: a GPU payload always goes through staging and stripes.
+        let inline = size <= st.inline_bytes && (gpu.is_none() || size == 0);
         let mut ctrl_end = st.ctrl.queue(
             &MsgHeader {
                 size: size as u64,
@@ -133,6 +144,7 @@ impl SendComm {
             ctrl_end,
             cut: Cut::default(),
             reported: false,
+            gpu,
         });
         st.progress()?;
         Ok(Some(st.requests.ptr(slot)))
@@ -200,7 +212,7 @@ impl State {
         while self.issue_seq < self.next_seq {
             let seq = self.issue_seq;
             let m = &mut self.msgs[(seq - self.front_seq) as usize];
-            if !m.inline && !self.striper.issue(seq, m.ptr, m.size, &mut m.cut)? {
+            if !m.inline && !self.striper.issue(seq, m.ptr, m.size, &m.gpu, &mut m.cut)? {
                 break;
             }
             self.issue_seq += 1;

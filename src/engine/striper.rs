@@ -3,38 +3,15 @@
 //! run the same arithmetic, so chunk k of the byte stream lands on the same stripe on both sides
 //! without any per-chunk metadata on the wire.
 use crate::error::Result;
-use crate::transport::{InnerRecv, InnerSend};
 use std::collections::VecDeque;
 
-/// What the striper needs of one stripe: post, test the oldest, release the oldest.
+/// What the striper needs of one stripe: post, test the oldest, release the oldest. `Ctx` is what
+/// a post needs to know about the message's memory (see lanes.rs).
 pub trait Lane {
-    fn post(&mut self, ptr: usize, len: usize) -> Result<bool>;
+    type Ctx;
+    fn post(&mut self, ptr: usize, len: usize, ctx: &Self::Ctx) -> Result<bool>;
     fn test_oldest(&mut self) -> Result<bool>;
     fn release(&mut self) -> Result<()>;
-}
-
-impl Lane for Box<dyn InnerSend> {
-    fn post(&mut self, ptr: usize, len: usize) -> Result<bool> {
-        InnerSend::post(self.as_mut(), ptr as *const u8, len)
-    }
-    fn test_oldest(&mut self) -> Result<bool> {
-        InnerSend::test_oldest(self.as_mut())
-    }
-    fn release(&mut self) -> Result<()> {
-        Ok(())
-    }
-}
-
-impl Lane for Box<dyn InnerRecv> {
-    fn post(&mut self, ptr: usize, len: usize) -> Result<bool> {
-        InnerRecv::post(self.as_mut(), ptr as *mut u8, len)
-    }
-    fn test_oldest(&mut self) -> Result<bool> {
-        InnerRecv::test_oldest(self.as_mut())
-    }
-    fn release(&mut self) -> Result<()> {
-        InnerRecv::consumed(self.as_mut())
-    }
 }
 
 struct Stripe<L> {
@@ -98,7 +75,7 @@ impl<L: Lane> Striper<L> {
 
     /// Hands out chunks of message `seq` (bytes `base .. base + size`) until it is all out or the
     /// next stripe in turn is full. Returns true once every chunk is out.
-    pub fn issue(&mut self, seq: u64, base: usize, size: usize, cut: &mut Cut) -> Result<bool> {
+    pub fn issue(&mut self, seq: u64, base: usize, size: usize, ctx: &L::Ctx, cut: &mut Cut) -> Result<bool> {
         while cut.issued < size {
             let s = &mut self.stripes[self.cursor];
             if s.in_flight.len() >= self.window {
@@ -106,7 +83,7 @@ impl<L: Lane> Striper<L> {
                 return Ok(false);
             }
             let len = self.chunk_bytes.min(size - cut.issued);
-            if !s.lane.post(base + cut.issued, len)? {
+            if !s.lane.post(base + cut.issued, len, ctx)? {
                 self.stalls += 1;
                 return Ok(false);
             }
@@ -160,7 +137,8 @@ mod tests {
     }
 
     impl Lane for FakeLane {
-        fn post(&mut self, ptr: usize, len: usize) -> Result<bool> {
+        type Ctx = ();
+        fn post(&mut self, ptr: usize, len: usize, _: &()) -> Result<bool> {
             self.posts.borrow_mut().push((ptr, len));
             Ok(true)
         }
@@ -182,9 +160,9 @@ mod tests {
         let views = lanes.clone();
         let mut st = Striper::new(lanes, 16, 100);
         let mut a = Cut::default();
-        assert!(st.issue(0, 1000, 250, &mut a).unwrap()); // chunks of 100, 100, 50 on stripes 0, 1, 2
+        assert!(st.issue(0, 1000, 250, &(), &mut a).unwrap()); // chunks of 100, 100, 50 on stripes 0, 1, 2
         let mut b = Cut::default();
-        assert!(st.issue(1, 5000, 100, &mut b).unwrap()); // next message starts on stripe 0
+        assert!(st.issue(1, 5000, 100, &(), &mut b).unwrap()); // next message starts on stripe 0
         assert_eq!(*views[0].posts.borrow(), vec![(1000, 100), (5000, 100)]);
         assert_eq!(*views[1].posts.borrow(), vec![(1100, 100)]);
         assert_eq!(*views[2].posts.borrow(), vec![(1200, 50)]);
@@ -197,13 +175,13 @@ mod tests {
         let views = lanes.clone();
         let mut st = Striper::new(lanes, 2, 10);
         let mut cut = Cut::default();
-        assert!(!st.issue(7, 0, 100, &mut cut).unwrap());
+        assert!(!st.issue(7, 0, 100, &(), &mut cut).unwrap());
         assert_eq!(cut.issued, 40, "2 stripes x window 2 x 10 B");
         *views[0].done.borrow_mut() = 1;
         let mut finished = vec![];
         st.poll(|seq| finished.push(seq)).unwrap();
         assert_eq!(finished, vec![7]);
-        assert!(!st.issue(7, 0, 100, &mut cut).unwrap());
+        assert!(!st.issue(7, 0, 100, &(), &mut cut).unwrap());
         assert_eq!(cut.issued, 50, "one more chunk fits on stripe 0, then stripe 1 is full");
         let counts = st.counts();
         assert_eq!(

@@ -183,29 +183,30 @@ unsafe fn isend_common(
     comm: *mut c_void,
     data: *mut c_void,
     size: usize,
+    mhandle: *mut c_void,
     request: *mut *mut c_void,
 ) -> crate::error::Result<()> {
     non_null!(request, "isend: request");
     *request = std::ptr::null_mut();
-    *request = plugin::isend(comm, data, size)?;
+    *request = plugin::isend(comm, data, size, mhandle)?;
     Ok(())
 }
 
 ffi_fn! {
-    fn isend_v5(sendComm: *mut c_void, data: *mut c_void, size: c_int, _tag: c_int, _mhandle: *mut c_void, request: *mut *mut c_void) {
+    fn isend_v5(sendComm: *mut c_void, data: *mut c_void, size: c_int, _tag: c_int, mhandle: *mut c_void, request: *mut *mut c_void) {
         if size < 0 {
             if !request.is_null() {
                 *request = std::ptr::null_mut();
             }
             return Err(Error::invalid_argument(format!("isend of {size} bytes: a size must not be negative")));
         }
-        isend_common(sendComm, data, size as usize, request)
+        isend_common(sendComm, data, size as usize, mhandle, request)
     }
 }
 
 ffi_fn! {
-    fn isend_v9(sendComm: *mut c_void, data: *mut c_void, size: usize, _tag: c_int, _mhandle: *mut c_void, request: *mut *mut c_void) {
-        isend_common(sendComm, data, size, request)
+    fn isend_v9(sendComm: *mut c_void, data: *mut c_void, size: usize, _tag: c_int, mhandle: *mut c_void, request: *mut *mut c_void) {
+        isend_common(sendComm, data, size, mhandle, request)
     }
 }
 
@@ -215,11 +216,11 @@ ffi_fn! {
         data: *mut c_void,
         size: usize,
         _tag: c_int,
-        _mhandle: *mut c_void,
+        mhandle: *mut c_void,
         _phandle: *mut c_void,
         request: *mut *mut c_void,
     ) {
-        isend_common(sendComm, data, size, request)
+        isend_common(sendComm, data, size, mhandle, request)
     }
 }
 
@@ -227,6 +228,7 @@ unsafe fn irecv_common(
     comm: *mut c_void,
     n: c_int,
     data: *mut *mut c_void,
+    mhandles: *mut *mut c_void,
     size_of: impl Fn(usize) -> crate::error::Result<usize>,
     request: *mut *mut c_void,
 ) -> crate::error::Result<()> {
@@ -242,7 +244,12 @@ unsafe fn irecv_common(
     let n = n as usize;
     let buffers = std::slice::from_raw_parts(data, n);
     let sizes = (0..n).map(&size_of).collect::<crate::error::Result<Vec<usize>>>()?;
-    *request = plugin::irecv(comm, buffers, &sizes)?;
+    let mhandles = if mhandles.is_null() {
+        &[][..]
+    } else {
+        std::slice::from_raw_parts(mhandles, n)
+    };
+    *request = plugin::irecv(comm, buffers, &sizes, mhandles)?;
     Ok(())
 }
 
@@ -253,11 +260,11 @@ ffi_fn! {
         data: *mut *mut c_void,
         sizes: *mut c_int,
         _tags: *mut c_int,
-        _mhandles: *mut *mut c_void,
+        mhandles: *mut *mut c_void,
         request: *mut *mut c_void,
     ) {
         non_null!(sizes, "irecv: sizes");
-        irecv_common(recvComm, n, data, |i| {
+        irecv_common(recvComm, n, data, mhandles, |i| {
             let s = *sizes.add(i);
             usize::try_from(s).map_err(|_| Error::invalid_argument(format!("irecv of {s} bytes: a size must not be negative")))
         }, request)
@@ -271,11 +278,11 @@ ffi_fn! {
         data: *mut *mut c_void,
         sizes: *mut usize,
         _tags: *mut c_int,
-        _mhandles: *mut *mut c_void,
+        mhandles: *mut *mut c_void,
         request: *mut *mut c_void,
     ) {
         non_null!(sizes, "irecv: sizes");
-        irecv_common(recvComm, n, data, |i| Ok(*sizes.add(i)), request)
+        irecv_common(recvComm, n, data, mhandles, |i| Ok(*sizes.add(i)), request)
     }
 }
 
@@ -286,18 +293,19 @@ ffi_fn! {
         data: *mut *mut c_void,
         sizes: *mut usize,
         _tags: *mut c_int,
-        _mhandles: *mut *mut c_void,
+        mhandles: *mut *mut c_void,
         _phandles: *mut *mut c_void,
         request: *mut *mut c_void,
     ) {
         non_null!(sizes, "irecv: sizes");
-        irecv_common(recvComm, n, data, |i| Ok(*sizes.add(i)), request)
+        irecv_common(recvComm, n, data, mhandles, |i| Ok(*sizes.add(i)), request)
     }
 }
 
 ffi_fn! {
-    /// Host buffers need no flush: the data is in place when test() reports the receive done.
-    /// A NULL request tells NCCL the flush is complete.
+    /// Nothing to flush: test() reports a receive done only once its bytes are in place, for GPU
+    /// buffers after the unpack kernel's event has completed (its writes are then visible to any
+    /// later kernel). A NULL request tells NCCL the flush is complete.
     fn iflush(
         _recvComm: *mut c_void,
         _n: c_int,

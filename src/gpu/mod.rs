@@ -289,3 +289,77 @@ impl Drop for Mapped {
         unsafe { sys::cuMemFreeHost(self.host as *mut c_void) };
     }
 }
+
+/// A CUDA event without timing, created once and recorded many times.
+pub struct Event {
+    raw: sys::CUevent,
+}
+
+// SAFETY: an event handle may be used from any thread with the context current.
+unsafe impl Send for Event {}
+
+impl Event {
+    pub fn new(gpu: &Gpu) -> Result<Event> {
+        gpu.bind()?;
+        let mut raw: sys::CUevent = std::ptr::null_mut();
+        // SAFETY: valid out-pointer.
+        check(
+            unsafe { sys::cuEventCreate(&mut raw, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32) },
+            "cuEventCreate",
+        )?;
+        Ok(Event { raw })
+    }
+
+    /// Records the event behind the work queued so far on `gpu`'s stream.
+    pub fn record(&self, gpu: &Gpu) -> Result<()> {
+        // SAFETY: live event and stream.
+        check(unsafe { sys::cuEventRecord(self.raw, gpu.stream) }, "cuEventRecord")
+    }
+
+    /// Whether the recorded work has finished; never blocks.
+    pub fn done(&self) -> Result<bool> {
+        // SAFETY: live event.
+        match unsafe { sys::cuEventQuery(self.raw) } {
+            sys::CUresult::CUDA_SUCCESS => Ok(true),
+            sys::CUresult::CUDA_ERROR_NOT_READY => Ok(false),
+            e => Err(Error::new(
+                ncclResult_t::ncclUnhandledCudaError,
+                format!("cuEventQuery: {e:?}"),
+            )),
+        }
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        // SAFETY: the event is live; waiting first means no queued work still refers to it.
+        unsafe {
+            sys::cuEventSynchronize(self.raw);
+            sys::cuEventDestroy_v2(self.raw);
+        }
+    }
+}
+
+/// Queues a device-to-host copy on the GPU's persistent stream (the copy engine does it).
+///
+/// # Safety
+/// `dst` must stay valid, and `src .. src + len` unchanged, until work recorded after it completes.
+pub unsafe fn copy_dtoh_async(gpu: &Gpu, dst: *mut u8, src: u64, len: usize) -> Result<()> {
+    gpu.bind()?;
+    check(
+        sys::cuMemcpyDtoHAsync_v2(dst as *mut c_void, src, len, gpu.stream),
+        "cuMemcpyDtoHAsync",
+    )
+}
+
+/// Copies host bytes to the device and waits for the copy (used only for small inline payloads).
+///
+/// # Safety
+/// `dst .. dst + src.len()` must be device memory owned by the caller.
+pub unsafe fn copy_htod_sync(gpu: &Gpu, dst: u64, src: &[u8]) -> Result<()> {
+    gpu.bind()?;
+    check(
+        sys::cuMemcpyHtoD_v2(dst, src.as_ptr() as *const c_void, src.len()),
+        "cuMemcpyHtoD",
+    )
+}

@@ -60,7 +60,7 @@ pub trait Net: Sync {
     fn max_requests(&self) -> usize;
 }
 
-pub struct V12(&'static ncclNet_v12_t);
+pub struct V12(pub &'static ncclNet_v12_t);
 pub struct V5(&'static ncclNet_v5_t);
 
 pub fn v12() -> V12 {

@@ -1,0 +1,348 @@
+//! The striper's lanes: one per stripe, over the inner transport. Host chunks go straight to the
+//! inner connection. Chunks in GPU memory take a detour the inner socket cannot avoid:
+//!
+//! * sending: the copy engine copies the chunk into pinned staging on the GPU's persistent stream;
+//!   an event says when, and only then is staging handed to the inner send;
+//! * receiving: the chunk lands in pinned, device-mapped bounce memory; its 4 KiB fragment records
+//!   go to the comm's `RecvStage`, which places every chunk that arrived in one progress pass with
+//!   one kernel launch; the chunk completes (and its bounce slot is reused) only after that
+//!   launch's event.
+//!
+//! Staging and bounce slots and their events are allocated once per lane, on its first GPU chunk;
+//! nothing is created, allocated or synchronised per chunk. Inner posts stay in chunk order even
+//! when a GPU chunk waits for its copy, so both ends of a stripe still agree.
+use super::striper::Lane;
+use crate::abi::loadMeta;
+use crate::error::{Error, Result};
+use crate::gpu::unpack::{Batch, Unpacker};
+use crate::gpu::{self, Event, Gpu, Mapped};
+use crate::transport::{InnerRecv, InnerSend};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+/// GPU staging or bounce slots per lane: enough to keep a stripe busy while earlier chunks are
+/// copied or unpacked.
+const GPU_SLOTS: usize = 4;
+/// Fragment size of the records the receive side writes (what TCPX's bounce pages look like).
+const FRAGMENT: usize = 4096;
+/// Batches of unpack launches that may be in flight per receive comm.
+const LAUNCH_DEPTH: usize = 8;
+
+/// Pinned slots of `slot_bytes` each, allocated on first use.
+struct Slots {
+    mem: Mapped,
+    slot_bytes: usize,
+    free: Vec<usize>,
+}
+
+impl Slots {
+    fn new(gpu: &Gpu, slot_bytes: usize) -> Result<Slots> {
+        Ok(Slots {
+            mem: Mapped::new(gpu, slot_bytes * GPU_SLOTS)?,
+            slot_bytes,
+            free: (0..GPU_SLOTS).rev().collect(),
+        })
+    }
+    fn host(&self, slot: usize) -> *mut u8 {
+        // SAFETY: slot < GPU_SLOTS, so the offset stays inside the allocation.
+        unsafe { self.mem.host.add(slot * self.slot_bytes) }
+    }
+    fn dev(&self, slot: usize) -> u64 {
+        self.mem.dev + (slot * self.slot_bytes) as u64
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+enum SendChunk {
+    /// Host memory: posted to the inner send as it is.
+    Host { ptr: usize, len: usize },
+    /// GPU memory: being copied into staging slot `slot` (the slot's event says when).
+    Staged { slot: usize, len: usize },
+}
+
+pub struct SendLane {
+    inner: Box<dyn InnerSend>,
+    chunk_bytes: usize,
+    /// The GPU, one event per staging slot, the slots (dropped in that order: the events wait for
+    /// pending copies before the staging memory goes).
+    gpu: Option<(Arc<Gpu>, Vec<Event>, Slots)>,
+    /// Chunks accepted but not yet handed to the inner send, in order.
+    waiting: VecDeque<SendChunk>,
+    /// Staging slot of each chunk handed to the inner send (None for host chunks), in order.
+    posted: VecDeque<Option<usize>>,
+}
+
+impl SendLane {
+    pub fn new(inner: Box<dyn InnerSend>, chunk_bytes: usize) -> Self {
+        SendLane {
+            inner,
+            chunk_bytes,
+            gpu: None,
+            waiting: VecDeque::new(),
+            posted: VecDeque::new(),
+        }
+    }
+
+    /// Hands waiting chunks to the inner send, oldest first, as copies finish and slots allow.
+    fn pump(&mut self) -> Result<()> {
+        while let Some(front) = self.waiting.front() {
+            let (ptr, len, slot) = match front {
+                SendChunk::Host { ptr, len } => (*ptr, *len, None),
+                SendChunk::Staged { slot, len } => {
+                    let (_, copied, slots) = self.gpu.as_ref().expect("staged chunk without GPU state");
+                    if !copied[*slot].done()? {
+                        return Ok(());
+                    }
+                    (slots.host(*slot) as usize, *len, Some(*slot))
+                }
+            };
+            if !self.inner.post(ptr as *const u8, len)? {
+                return Ok(());
+            }
+            self.waiting.pop_front();
+            self.posted.push_back(slot);
+        }
+        Ok(())
+    }
+}
+
+impl Lane for SendLane {
+    type Ctx = Option<Arc<Gpu>>;
+
+    fn post(&mut self, ptr: usize, len: usize, gpu: &Option<Arc<Gpu>>) -> Result<bool> {
+        match gpu {
+            None => self.waiting.push_back(SendChunk::Host { ptr, len }),
+            Some(g) => {
+                if self.gpu.is_none() {
+                    let events = (0..GPU_SLOTS).map(|_| Event::new(g)).collect::<Result<Vec<_>>>()?;
+                    self.gpu = Some((g.clone(), events, Slots::new(g, self.chunk_bytes)?));
+                }
+                let (g, events, slots) = self.gpu.as_mut().unwrap();
+                let Some(slot) = slots.free.pop() else { return Ok(false) };
+                // SAFETY: the slot holds chunk_bytes >= len; NCCL keeps the source valid until the
+                // message completes, which is after this copy has.
+                unsafe { gpu::copy_dtoh_async(g, slots.host(slot), ptr as u64, len)? };
+                // The slot's event is free: its previous chunk completed before the slot was freed.
+                events[slot].record(g)?;
+                self.waiting.push_back(SendChunk::Staged { slot, len });
+            }
+        }
+        self.pump()?;
+        Ok(true)
+    }
+
+    fn test_oldest(&mut self) -> Result<bool> {
+        self.pump()?;
+        if self.posted.is_empty() || !self.inner.test_oldest()? {
+            return Ok(false);
+        }
+        if let Some(slot) = self.posted.pop_front().flatten() {
+            self.gpu.as_mut().unwrap().2.free.push(slot);
+        }
+        Ok(true)
+    }
+
+    fn release(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/// The receive side's GPU state shared by all lanes of one comm: the unpacker and the batches in
+/// flight. Batches run in order on one stream, so "ticket t is placed" is a single counter.
+pub struct RecvStage {
+    unpacker: Unpacker,
+    /// Tickets handed to chunks added to the unpacker so far, and placed so far.
+    added: u64,
+    placed: u64,
+    /// (tickets up to, batch) of launches not yet seen complete, oldest first.
+    launched: VecDeque<(u64, Batch)>,
+    /// Tickets added since the last launch.
+    unlaunched: u64,
+}
+
+pub type SharedStage = Arc<Mutex<RecvStage>>;
+
+impl RecvStage {
+    pub fn new(gpu: Arc<Gpu>) -> Result<SharedStage> {
+        let unpacker = Unpacker::new(gpu, LAUNCH_DEPTH)?;
+        Ok(Arc::new(Mutex::new(RecvStage {
+            unpacker,
+            added: 0,
+            placed: 0,
+            launched: VecDeque::new(),
+            unlaunched: 0,
+        })))
+    }
+
+    pub fn gpu(&self) -> &Arc<Gpu> {
+        self.unpacker.gpu()
+    }
+
+    /// Queues a chunk's records; returns its ticket.
+    fn add(&mut self, records: u64, count: u32, bounce: u64, dst: u64) -> Result<u64> {
+        if !self.unpacker.add(records, count, bounce, dst) {
+            self.launch()?;
+            if !self.unpacker.add(records, count, bounce, dst) {
+                return Err(Error::internal("unpack batch full right after a launch"));
+            }
+        }
+        self.added += 1;
+        self.unlaunched += 1;
+        Ok(self.added)
+    }
+
+    /// Launches what was added since the last launch (one kernel for all stripes' chunks).
+    pub fn launch(&mut self) -> Result<()> {
+        if self.unlaunched == 0 {
+            return Ok(());
+        }
+        if let Some(b) = self.unpacker.launch()? {
+            self.launched.push_back((self.added, b));
+            self.unlaunched = 0;
+        }
+        Ok(())
+    }
+
+    /// Waits for every launched batch (used when the comm closes).
+    pub fn quiesce(&mut self) {
+        let _ = self.launch();
+        while let Some(&(upto, b)) = self.launched.front() {
+            match self.unpacker.done(b) {
+                Ok(false) => std::hint::spin_loop(),
+                _ => {
+                    self.placed = upto;
+                    self.launched.pop_front();
+                }
+            }
+        }
+    }
+
+    fn placed(&mut self, ticket: u64) -> Result<bool> {
+        while let Some(&(upto, b)) = self.launched.front() {
+            if !self.unpacker.done(b)? {
+                break;
+            }
+            self.placed = upto;
+            self.launched.pop_front();
+        }
+        Ok(ticket <= self.placed)
+    }
+}
+
+enum RecvChunk {
+    Host,
+    /// Landing in bounce slot `slot`, then placed at `dst`; `ticket` once queued for unpacking.
+    Gpu {
+        slot: usize,
+        dst: u64,
+        len: usize,
+        ticket: Option<u64>,
+    },
+}
+
+pub struct RecvLane {
+    inner: Box<dyn InnerRecv>,
+    chunk_bytes: usize,
+    gpu: Option<(Slots, Mapped, SharedStage)>,
+    fifo: VecDeque<RecvChunk>,
+}
+
+impl RecvLane {
+    pub fn new(inner: Box<dyn InnerRecv>, chunk_bytes: usize) -> Self {
+        RecvLane {
+            inner,
+            chunk_bytes,
+            gpu: None,
+            fifo: VecDeque::new(),
+        }
+    }
+
+    /// Writes the 4 KiB fragment records of a chunk in `slot` and returns their count.
+    fn write_records(records: &Mapped, slot: usize, chunk_bytes: usize, len: usize) -> u32 {
+        let per_slot = chunk_bytes.div_ceil(FRAGMENT);
+        let base = records.host as *mut loadMeta;
+        let n = len.div_ceil(FRAGMENT);
+        for i in 0..n {
+            let off = i * FRAGMENT;
+            let rec = loadMeta {
+                src_off: off as u32,
+                len: FRAGMENT.min(len - off) as u32,
+                dst_off: off as u64,
+            };
+            // SAFETY: slot * per_slot + i < GPU_SLOTS * per_slot records were allocated; the GPU
+            // reads this slot's records only after they are added to a batch below.
+            unsafe { std::ptr::write(base.add(slot * per_slot + i), rec) };
+        }
+        n as u32
+    }
+}
+
+impl Lane for RecvLane {
+    type Ctx = Option<SharedStage>;
+
+    fn post(&mut self, ptr: usize, len: usize, stage: &Option<SharedStage>) -> Result<bool> {
+        let Some(stage) = stage else {
+            if !self.inner.post(ptr as *mut u8, len)? {
+                return Ok(false);
+            }
+            self.fifo.push_back(RecvChunk::Host);
+            return Ok(true);
+        };
+        if self.gpu.is_none() {
+            let g = stage.lock().unwrap().gpu().clone();
+            let records = Mapped::new(&g, GPU_SLOTS * self.chunk_bytes.div_ceil(FRAGMENT) * 16)?;
+            self.gpu = Some((Slots::new(&g, self.chunk_bytes)?, records, stage.clone()));
+        }
+        let (slots, _, _) = self.gpu.as_mut().unwrap();
+        let Some(slot) = slots.free.pop() else { return Ok(false) };
+        if !self.inner.post(slots.host(slot), len)? {
+            slots.free.push(slot);
+            return Ok(false);
+        }
+        self.fifo.push_back(RecvChunk::Gpu {
+            slot,
+            dst: ptr as u64,
+            len,
+            ticket: None,
+        });
+        Ok(true)
+    }
+
+    fn test_oldest(&mut self) -> Result<bool> {
+        match self.fifo.front_mut() {
+            None => Ok(false),
+            Some(RecvChunk::Host) => {
+                let done = self.inner.test_oldest()?;
+                if done {
+                    self.fifo.pop_front();
+                }
+                Ok(done)
+            }
+            Some(RecvChunk::Gpu { slot, dst, len, ticket }) => {
+                let (slots, records, stage) = self.gpu.as_mut().unwrap();
+                let Some(t) = *ticket else {
+                    if self.inner.test_oldest()? {
+                        let n = Self::write_records(records, *slot, self.chunk_bytes, *len);
+                        let per_slot = self.chunk_bytes.div_ceil(FRAGMENT) as u64;
+                        let recs = records.dev + *slot as u64 * per_slot * 16;
+                        *ticket = Some(stage.lock().unwrap().add(recs, n, slots.dev(*slot), *dst)?);
+                    }
+                    return Ok(false);
+                };
+                if !stage.lock().unwrap().placed(t)? {
+                    return Ok(false);
+                }
+                slots.free.push(*slot);
+                self.fifo.pop_front();
+                Ok(true)
+            }
+        }
+    }
+
+    fn release(&mut self) -> Result<()> {
+        self.inner.consumed()
+    }
+}
