@@ -165,3 +165,32 @@ class Transport(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class RealRecordings(unittest.TestCase):
+    """Outputs recorded on the 2x H200 host on 2026-11-22 (device run 4, docs/BENCHMARKS.md)."""
+
+    def test_all_reduce_tcpxr_host(self):
+        r = parse.parse_nccl_tests(fixture("all_reduce.tcpxr-host.2026-11-22.h200x2.txt"))
+        self.assertEqual(r["nccl_tests_version"], "2.19.6")
+        self.assertEqual(r["nccl_library"], 22803)
+        self.assertEqual(len(r["rows"]), 27)  # 8 B .. 512 MiB
+        last = r["rows"][-1]
+        self.assertEqual(last["size"], 512 << 20)
+        self.assertEqual(last["out_of_place"], {"time_us": 36230.9, "algbw": 14.82, "busbw": 14.82, "wrong": 0})
+        self.assertTrue(r["out_of_bounds_ok"])
+        self.assertEqual(len(r["ranks"]), 2)
+        self.assertTrue(all(row["out_of_place"]["wrong"] == 0 for row in r["rows"]))
+
+    def test_socket_4x4_and_tcpxr_rows_line_up(self):
+        a = parse.parse_nccl_tests(fixture("all_reduce.socket-4x4.2026-11-22.h200x2.txt"))
+        b = parse.parse_nccl_tests(fixture("all_reduce.tcpxr-host.2026-11-22.h200x2.txt"))
+        self.assertEqual([row["size"] for row in a["rows"]], [row["size"] for row in b["rows"]])
+
+    def test_gpu_buffer_log_proves_tcpxr_with_gdr(self):
+        log = fixture("nccl-debug.tcpxr-gpu.2026-11-22.h200x2.txt")
+        ok, evidence = parse.check_transport(log, "tcpxr", gdr=True)
+        self.assertTrue(ok, evidence)
+        self.assertIn("/GDRDMA", evidence)
+        self.assertFalse(parse.check_transport(log, "Socket")[0])
+        self.assertFalse(parse.check_transport(log, "tcpxr", gdr=False)[0])
