@@ -24,10 +24,23 @@ pub fn library_path() -> PathBuf {
     lib
 }
 
+/// The cdylib exactly as this `cargo test` built it, beside the test binary in deps/. Cargo
+/// copies it up to target/<profile>/ only on `cargo build`, so after a source change that copy is
+/// stale under `cargo test`; falls back to it when deps/ has none.
+pub fn built_library_path() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let lib = exe.parent().unwrap().join("libnccl_net_tcpxr.so");
+    if lib.exists() {
+        lib
+    } else {
+        library_path()
+    }
+}
+
 pub fn load() -> &'static libloading::Library {
     static LIB: std::sync::OnceLock<libloading::Library> = std::sync::OnceLock::new();
     // SAFETY: loading tcpxr runs no initialisers with side effects.
-    LIB.get_or_init(|| unsafe { libloading::Library::new(library_path()).expect("dlopen tcpxr") })
+    LIB.get_or_init(|| unsafe { libloading::Library::new(built_library_path()).expect("dlopen tcpxr") })
 }
 
 fn table<T>(symbol: &str) -> &'static T {
