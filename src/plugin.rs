@@ -5,13 +5,14 @@
 //! pointer NCCL hands back (comms carry a tag, requests a magic) before using it.
 use crate::abi::{ncclDebugLogger_t, NCCL_PTR_CUDA, NCCL_PTR_HOST};
 use crate::config::{self, Config};
+use crate::engine::memory::Registration;
 use crate::engine::requests::{Kind, Request};
 use crate::engine::wire::{HANDLE_BYTES, HANDLE_TICKET_OFFSET};
 use crate::engine::{CommTag, Connecting, ListenComm, RecvComm, SendComm, Tuning};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::transport::socket::{SocketOptions, SocketTransport};
-use crate::transport::Transport;
+use crate::transport::{MemKind, Transport};
 use std::collections::HashMap;
 use std::ffi::{c_int, c_void, CString};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -34,6 +35,11 @@ pub struct Plugin {
     pub config: &'static Config,
     pub transport: Arc<dyn Transport>,
     pub devices: Vec<Device>,
+    /// The configured chunk size and windows, capped to what the transport can take
+    /// ([`Transport::limits`]: TCPX receives at most 4 MiB, holds 12 sends and 16 receives).
+    pub chunk_bytes: usize,
+    pub send_window: usize,
+    pub recv_window: usize,
 }
 
 static PLUGIN: Mutex<Option<Arc<Plugin>>> = Mutex::new(None);
@@ -59,6 +65,25 @@ pub fn init(logger: ncclDebugLogger_t) -> Result<()> {
         .clone()
         .or_else(|| std::env::var("NCCL_SOCKET_IFNAME").ok().filter(|s| !s.is_empty()));
     let transport: Arc<dyn Transport> = Arc::new(SocketTransport::new(ifname.as_deref(), config.speed_mbps, opts)?);
+    let limits = transport.limits();
+    let chunk_bytes = capped(
+        "NCCL_TCPXR_CHUNK_BYTES",
+        config.chunk_bytes,
+        limits.max_chunk_bytes,
+        transport.name(),
+    );
+    let send_window = capped(
+        "NCCL_TCPXR_SEND_WINDOW",
+        config.send_window,
+        limits.send_slots,
+        transport.name(),
+    );
+    let recv_window = capped(
+        "NCCL_TCPXR_RECV_WINDOW",
+        config.recv_window,
+        limits.recv_slots,
+        transport.name(),
+    );
     let devices: Vec<Device> = transport
         .devices()
         .iter()
@@ -84,10 +109,12 @@ pub fn init(logger: ncclDebugLogger_t) -> Result<()> {
         .collect();
     log::info!(
         target: "tcpxr::init",
-        "tcpxr {VERSION}: transport {}, {} stripes x {} B chunks, GPU buffers {}, devices {}",
+        "tcpxr {VERSION}: transport {}, {} stripes x {} B chunks, windows {} sends / {} receives per stripe, GPU buffers {}, devices {}",
         transport.name(),
         config.stripes,
-        config.chunk_bytes,
+        chunk_bytes,
+        send_window,
+        recv_window,
         if crate::gpu::available() { "yes (CUDA driver found)" } else { "no (no CUDA driver)" },
         list.join(" ")
     );
@@ -95,8 +122,22 @@ pub fn init(logger: ncclDebugLogger_t) -> Result<()> {
         config,
         transport,
         devices,
+        chunk_bytes,
+        send_window,
+        recv_window,
     }));
     Ok(())
+}
+
+/// `value` capped to the transport's `limit`, saying so when it was.
+fn capped(name: &str, value: usize, limit: usize, transport: &str) -> usize {
+    if value > limit {
+        log::info!(
+            target: "tcpxr::init",
+            "{name}={value} is more than the {transport} transport takes; using {limit}"
+        );
+    }
+    value.min(limit)
 }
 
 pub fn get() -> Result<Arc<Plugin>> {
@@ -120,10 +161,11 @@ pub fn device_count() -> Result<usize> {
     Ok(get()?.devices.len())
 }
 
-fn tuning(config: &Config, max_requests: usize) -> Tuning {
+fn tuning(p: &Plugin, max_requests: usize) -> Tuning {
+    let config = p.config;
     Tuning {
-        send_window: config.send_window,
-        recv_window: config.recv_window,
+        send_window: p.send_window,
+        recv_window: p.recv_window,
         inline_bytes: config.inline_bytes,
         max_requests,
         handshake_timeout: Duration::from_millis(config.handshake_timeout_ms),
@@ -137,15 +179,8 @@ pub unsafe fn listen(dev: c_int, handle: *mut c_void) -> Result<*mut c_void> {
     let p = get()?;
     let dev = check_dev(&p, dev)?;
     let out = &mut *(handle as *mut [u8; HANDLE_BYTES]);
-    let t = tuning(p.config, 0);
-    let comm = ListenComm::listen(
-        p.transport.clone(),
-        dev,
-        p.config.stripes,
-        p.config.chunk_bytes,
-        &t,
-        out,
-    )?;
+    let t = tuning(&p, 0);
+    let comm = ListenComm::listen(p.transport.clone(), dev, p.config.stripes, p.chunk_bytes, &t, out)?;
     Ok(Box::into_raw(comm) as *mut c_void)
 }
 
@@ -162,7 +197,7 @@ pub unsafe fn connect(dev: c_int, handle: *mut c_void, max_requests: usize) -> R
     let p = get()?;
     let dev = check_dev(&p, dev)?;
     let bytes = &mut *(handle as *mut [u8; HANDLE_BYTES]);
-    let t = tuning(p.config, max_requests);
+    let t = tuning(&p, max_requests);
     let ticket_bytes = &mut bytes[HANDLE_TICKET_OFFSET..HANDLE_TICKET_OFFSET + 8];
     let ticket = u64::from_le_bytes(ticket_bytes.try_into().unwrap());
     let mut table = CONNECTING.lock().unwrap();
@@ -200,14 +235,15 @@ pub unsafe fn connect(dev: c_int, handle: *mut c_void, max_requests: usize) -> R
 pub unsafe fn accept(listen: *mut c_void, max_requests: usize) -> Result<*mut c_void> {
     let p = get()?;
     let l: &ListenComm = comm_ref(listen, CommTag::Listen, "listen comm")?;
-    Ok(match l.accept(&tuning(p.config, max_requests))? {
+    Ok(match l.accept(&tuning(&p, max_requests))? {
         Some(comm) => Box::into_raw(comm) as *mut c_void,
         None => std::ptr::null_mut(),
     })
 }
 
-/// What a memory handle records: the memory's kind and, for GPU memory, its GPU (which decides
-/// whether payloads go through staging and the unpack kernel).
+/// What a memory handle records: the memory's kind; for GPU memory, its GPU (which decides
+/// whether payloads go through staging and the unpack kernel); and its registration with every
+/// stripe of the comm (the socket transport needs none; TCPX registers it with each of its comms).
 #[repr(C)]
 pub struct MemHandle {
     magic: u32,
@@ -215,6 +251,7 @@ pub struct MemHandle {
     pub ptr: usize,
     pub size: usize,
     pub gpu: Option<Arc<Gpu>>,
+    registration: Arc<Registration>,
 }
 const MR_MAGIC: u32 = 0x4d52_5854; // "TXRM"
 
@@ -243,21 +280,34 @@ pub unsafe fn reg_mr(comm: *mut c_void, data: *mut c_void, size: usize, kind: c_
             )))
         }
     };
+    let mem = if gpu.is_some() { MemKind::Cuda } else { MemKind::Host };
+    let registration = if tag_of(comm) == Some(CommTag::Send as u32) {
+        (*(comm as *const SendComm)).reg_mr(data as usize, size, mem)?
+    } else {
+        (*(comm as *const RecvComm)).reg_mr(data as usize, size, mem)?
+    };
     let mh = Box::new(MemHandle {
         magic: MR_MAGIC,
         kind,
         ptr: data as usize,
         size,
         gpu,
+        registration,
     });
     Ok(Box::into_raw(mh) as *mut c_void)
 }
 
 /// # Safety
-/// `mhandle` must come from `reg_mr` and not have been deregistered.
+/// `mhandle` must come from `reg_mr` on `comm` and not have been deregistered.
 pub unsafe fn dereg_mr(comm: *mut c_void, mhandle: *mut c_void) -> Result<()> {
     any_comm(comm)?;
-    mem_handle(mhandle).ok_or_else(|| Error::invalid_argument("deregMr of a handle tcpxr did not register"))?;
+    let mh =
+        mem_handle(mhandle).ok_or_else(|| Error::invalid_argument("deregMr of a handle tcpxr did not register"))?;
+    if tag_of(comm) == Some(CommTag::Send as u32) {
+        (*(comm as *const SendComm)).dereg_mr(&mh.registration)?;
+    } else {
+        (*(comm as *const RecvComm)).dereg_mr(&mh.registration)?;
+    }
     (*(mhandle as *mut MemHandle)).magic = 0;
     drop(Box::from_raw(mhandle as *mut MemHandle));
     Ok(())
@@ -283,6 +333,11 @@ unsafe fn gpu_of(data: *mut c_void, mhandle: *mut c_void) -> Result<Option<Arc<G
     }
 }
 
+/// The registration NCCL's memory handle carries, if it passed one.
+unsafe fn registration_of(mhandle: *mut c_void) -> Option<Arc<Registration>> {
+    mem_handle(mhandle).map(|mh| mh.registration.clone())
+}
+
 /// Returns NULL when all requests of the comm are in use.
 ///
 /// # Safety
@@ -290,7 +345,8 @@ unsafe fn gpu_of(data: *mut c_void, mhandle: *mut c_void) -> Result<Option<Arc<G
 pub unsafe fn isend(comm: *mut c_void, data: *mut c_void, size: usize, mhandle: *mut c_void) -> Result<*mut c_void> {
     let s: &SendComm = comm_ref(comm, CommTag::Send, "send comm")?;
     let gpu = if size > 0 { gpu_of(data, mhandle)? } else { None };
-    Ok(s.isend(data as *const u8, size, gpu)?.unwrap_or(std::ptr::null_mut()))
+    Ok(s.isend(data as *const u8, size, gpu, registration_of(mhandle))?
+        .unwrap_or(std::ptr::null_mut()))
 }
 
 /// Returns NULL when all requests of the comm are in use.
@@ -310,12 +366,9 @@ pub unsafe fn irecv(
             data.len()
         )));
     }
-    let gpu = if sizes[0] > 0 {
-        gpu_of(data[0], mhandles.first().copied().unwrap_or(std::ptr::null_mut()))?
-    } else {
-        None
-    };
-    Ok(r.irecv(data[0] as *mut u8, sizes[0], gpu)?
+    let mhandle = mhandles.first().copied().unwrap_or(std::ptr::null_mut());
+    let gpu = if sizes[0] > 0 { gpu_of(data[0], mhandle)? } else { None };
+    Ok(r.irecv(data[0] as *mut u8, sizes[0], gpu, registration_of(mhandle))?
         .unwrap_or(std::ptr::null_mut()))
 }
 

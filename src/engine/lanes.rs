@@ -11,12 +11,17 @@
 //! Staging and bounce slots and their events are allocated once per lane, on its first GPU chunk;
 //! nothing is created, allocated or synchronised per chunk. Inner posts stay in chunk order even
 //! when a GPU chunk waits for its copy, so both ends of a stripe still agree.
+//!
+//! A host chunk of registered memory is posted with this stripe's handle for it
+//! ([`Registration::stripe`]); staging and bounce slots, and memory NCCL did not register, are
+//! posted without one (the inner transport registers them per post if it must).
+use super::memory::Registration;
 use super::striper::Lane;
 use crate::abi::loadMeta;
 use crate::error::{Error, Result};
 use crate::gpu::unpack::{Batch, Unpacker};
 use crate::gpu::{self, Event, Gpu, Mapped};
-use crate::transport::{InnerRecv, InnerSend};
+use crate::transport::{InnerMr, InnerRecv, InnerSend, MemKind};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
@@ -54,15 +59,39 @@ impl Slots {
 
 // ---------------------------------------------------------------------------------------------
 
+/// What a send lane needs to know of a message's memory.
+#[derive(Default)]
+pub struct SendCtx {
+    /// The GPU whose memory holds the payload, or None for host memory.
+    pub gpu: Option<Arc<Gpu>>,
+    /// The payload's registration on this comm, if NCCL registered it.
+    pub reg: Option<Arc<Registration>>,
+}
+
+/// What a receive lane needs to know of a message's memory.
+#[derive(Default)]
+pub struct RecvCtx {
+    /// Set when the destination is GPU memory: the comm's unpack stage.
+    pub stage: Option<SharedStage>,
+    /// The destination's registration on this comm, if NCCL registered it.
+    pub reg: Option<Arc<Registration>>,
+}
+
+fn stripe_mr(reg: &Option<Arc<Registration>>, index: usize) -> InnerMr {
+    reg.as_ref().map_or(InnerMr::NONE, |r| r.stripe(index))
+}
+
 enum SendChunk {
-    /// Host memory: posted to the inner send as it is.
-    Host { ptr: usize, len: usize },
+    /// Host memory: posted to the inner send as it is, with its registration on this stripe.
+    Host { ptr: usize, len: usize, mr: InnerMr },
     /// GPU memory: being copied into staging slot `slot` (the slot's event says when).
     Staged { slot: usize, len: usize },
 }
 
 pub struct SendLane {
     inner: Box<dyn InnerSend>,
+    /// Which stripe of the comm this is (its position in every registration).
+    index: usize,
     chunk_bytes: usize,
     /// The GPU, one event per staging slot, the slots (dropped in that order: the events wait for
     /// pending copies before the staging memory goes).
@@ -74,9 +103,10 @@ pub struct SendLane {
 }
 
 impl SendLane {
-    pub fn new(inner: Box<dyn InnerSend>, chunk_bytes: usize) -> Self {
+    pub fn new(index: usize, inner: Box<dyn InnerSend>, chunk_bytes: usize) -> Self {
         SendLane {
             inner,
+            index,
             chunk_bytes,
             gpu: None,
             waiting: VecDeque::new(),
@@ -87,17 +117,17 @@ impl SendLane {
     /// Hands waiting chunks to the inner send, oldest first, as copies finish and slots allow.
     fn pump(&mut self) -> Result<()> {
         while let Some(front) = self.waiting.front() {
-            let (ptr, len, slot) = match front {
-                SendChunk::Host { ptr, len } => (*ptr, *len, None),
+            let (ptr, len, mr, slot) = match front {
+                SendChunk::Host { ptr, len, mr } => (*ptr, *len, *mr, None),
                 SendChunk::Staged { slot, len } => {
                     let (_, copied, slots) = self.gpu.as_ref().expect("staged chunk without GPU state");
                     if !copied[*slot].done()? {
                         return Ok(());
                     }
-                    (slots.host(*slot) as usize, *len, Some(*slot))
+                    (slots.host(*slot) as usize, *len, InnerMr::NONE, Some(*slot))
                 }
             };
-            if !self.inner.post(ptr as *const u8, len)? {
+            if !self.inner.post(ptr as *const u8, len, mr)? {
                 return Ok(());
             }
             self.waiting.pop_front();
@@ -108,11 +138,23 @@ impl SendLane {
 }
 
 impl Lane for SendLane {
-    type Ctx = Option<Arc<Gpu>>;
+    type Ctx = SendCtx;
 
-    fn post(&mut self, ptr: usize, len: usize, gpu: &Option<Arc<Gpu>>) -> Result<bool> {
-        match gpu {
-            None => self.waiting.push_back(SendChunk::Host { ptr, len }),
+    fn register(&mut self, ptr: usize, len: usize, kind: MemKind) -> Result<InnerMr> {
+        self.inner.register(ptr as *mut u8, len, kind)
+    }
+
+    fn deregister(&mut self, mr: InnerMr) -> Result<()> {
+        self.inner.deregister(mr)
+    }
+
+    fn post(&mut self, ptr: usize, len: usize, ctx: &SendCtx) -> Result<bool> {
+        match &ctx.gpu {
+            None => self.waiting.push_back(SendChunk::Host {
+                ptr,
+                len,
+                mr: stripe_mr(&ctx.reg, self.index),
+            }),
             Some(g) => {
                 if self.gpu.is_none() {
                     let events = (0..GPU_SLOTS).map(|_| Event::new(g)).collect::<Result<Vec<_>>>()?;
@@ -245,15 +287,18 @@ enum RecvChunk {
 
 pub struct RecvLane {
     inner: Box<dyn InnerRecv>,
+    /// Which stripe of the comm this is (its position in every registration).
+    index: usize,
     chunk_bytes: usize,
     gpu: Option<(Slots, Mapped, SharedStage)>,
     fifo: VecDeque<RecvChunk>,
 }
 
 impl RecvLane {
-    pub fn new(inner: Box<dyn InnerRecv>, chunk_bytes: usize) -> Self {
+    pub fn new(index: usize, inner: Box<dyn InnerRecv>, chunk_bytes: usize) -> Self {
         RecvLane {
             inner,
+            index,
             chunk_bytes,
             gpu: None,
             fifo: VecDeque::new(),
@@ -281,11 +326,19 @@ impl RecvLane {
 }
 
 impl Lane for RecvLane {
-    type Ctx = Option<SharedStage>;
+    type Ctx = RecvCtx;
 
-    fn post(&mut self, ptr: usize, len: usize, stage: &Option<SharedStage>) -> Result<bool> {
-        let Some(stage) = stage else {
-            if !self.inner.post(ptr as *mut u8, len)? {
+    fn register(&mut self, ptr: usize, len: usize, kind: MemKind) -> Result<InnerMr> {
+        self.inner.register(ptr as *mut u8, len, kind)
+    }
+
+    fn deregister(&mut self, mr: InnerMr) -> Result<()> {
+        self.inner.deregister(mr)
+    }
+
+    fn post(&mut self, ptr: usize, len: usize, ctx: &RecvCtx) -> Result<bool> {
+        let Some(stage) = &ctx.stage else {
+            if !self.inner.post(ptr as *mut u8, len, stripe_mr(&ctx.reg, self.index))? {
                 return Ok(false);
             }
             self.fifo.push_back(RecvChunk::Host);
@@ -298,7 +351,7 @@ impl Lane for RecvLane {
         }
         let (slots, _, _) = self.gpu.as_mut().unwrap();
         let Some(slot) = slots.free.pop() else { return Ok(false) };
-        if !self.inner.post(slots.host(slot), len)? {
+        if !self.inner.post(slots.host(slot), len, InnerMr::NONE)? {
             slots.free.push(slot);
             return Ok(false);
         }

@@ -6,8 +6,10 @@
 //! * `send` / `recv`: posting messages, progress, completion.
 //! * `striper`: chunking, round-robin over stripes, windows.
 //! * `ctrl`, `wire`, `requests`: the control socket, the byte formats, the request handles.
+//! * `memory`: regMr'd ranges, registered with every stripe.
 mod ctrl;
 pub mod lanes;
+pub mod memory;
 pub mod recv;
 pub mod requests;
 pub mod send;

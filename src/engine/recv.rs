@@ -5,14 +5,15 @@
 //! payload follows inline on the control connection or comes over the stripes, chunked exactly as
 //! the sender cut it.
 use super::ctrl::Ctrl;
-use super::lanes::{RecvLane, RecvStage, SharedStage};
+use super::lanes::{RecvCtx, RecvLane, RecvStage, SharedStage};
+use super::memory::{Registration, Registry};
 use super::requests::{Kind, Requests};
 use super::striper::{Cut, Striper};
 use super::wire::{MsgHeader, MSG_HEADER_BYTES};
 use super::{CommTag, Stats, Tuning};
 use crate::error::{Error, Result};
 use crate::gpu::{self, Gpu};
-use crate::transport::InnerRecv;
+use crate::transport::{InnerRecv, MemKind};
 use std::collections::VecDeque;
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
@@ -27,8 +28,9 @@ struct Msg {
     inline_got: usize,
     cut: Cut,
     reported: bool,
-    /// Set when the destination is GPU memory: the comm's unpack stage.
-    stage: Option<SharedStage>,
+    /// Where the destination lives: the comm's unpack stage when it is GPU memory, and its
+    /// registration.
+    mem: RecvCtx,
 }
 
 impl Msg {
@@ -58,6 +60,7 @@ struct State {
     requests: Requests,
     error: Option<Error>,
     stats: Option<Stats>,
+    registry: Registry,
 }
 
 #[repr(C)]
@@ -73,7 +76,11 @@ impl RecvComm {
             stage: None,
             inline_bounce: Vec::new(),
             striper: Striper::new(
-                stripes.into_iter().map(|s| RecvLane::new(s, chunk_bytes)).collect(),
+                stripes
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, s)| RecvLane::new(i, s, chunk_bytes))
+                    .collect(),
                 t.recv_window,
                 chunk_bytes,
             ),
@@ -88,14 +95,32 @@ impl RecvComm {
             requests: Requests::new(t.max_requests, Kind::Recv),
             error: None,
             stats: t.stats.then(Stats::new),
+            registry: Registry::new(0),
         };
         let comm = Box::new(RecvComm {
             tag: CommTag::Recv,
             state: Mutex::new(state),
         });
         let owner = &*comm as *const RecvComm as *const c_void;
-        comm.state.lock().unwrap().requests.set_owner(owner);
+        let mut st = comm.state.lock().unwrap();
+        st.requests.set_owner(owner);
+        st.registry = Registry::new(owner as usize);
+        drop(st);
         comm
+    }
+
+    /// Registers `len` bytes at `ptr` with every stripe (NCCL's regMr on this comm).
+    pub fn reg_mr(&self, ptr: usize, len: usize, kind: MemKind) -> Result<Arc<Registration>> {
+        let mut guard = self.state.lock().unwrap();
+        let st = &mut *guard;
+        st.registry.add(&mut st.striper, ptr, len, kind)
+    }
+
+    /// Deregisters what `reg_mr` returned on this comm.
+    pub fn dereg_mr(&self, reg: &Arc<Registration>) -> Result<()> {
+        let mut guard = self.state.lock().unwrap();
+        let st = &mut *guard;
+        st.registry.remove(&mut st.striper, reg)
     }
 
     pub fn tag(&self) -> CommTag {
@@ -104,12 +129,19 @@ impl RecvComm {
 
     /// Posts a receive of up to `capacity` bytes. Ok(None) when all request slots are in use.
     ///
-    /// `gpu` says the buffer is in that GPU's memory (chunks are then placed by the unpack kernel).
+    /// `gpu` says the buffer is in that GPU's memory (chunks are then placed by the unpack kernel);
+    /// `reg` is its registration (regMr) on this comm, if NCCL passed one.
     ///
     /// # Safety
     /// `data .. data + capacity` must stay writable and untouched by others until `test` reports
     /// the message done.
-    pub unsafe fn irecv(&self, data: *mut u8, capacity: usize, gpu: Option<Arc<Gpu>>) -> Result<Option<*mut c_void>> {
+    pub unsafe fn irecv(
+        &self,
+        data: *mut u8,
+        capacity: usize,
+        gpu: Option<Arc<Gpu>>,
+        reg: Option<Arc<Registration>>,
+    ) -> Result<Option<*mut c_void>> {
         if data.is_null() && capacity > 0 {
             return Err(Error::invalid_argument(format!(
                 "irecv of {capacity} bytes into a NULL buffer"
@@ -120,6 +152,7 @@ impl RecvComm {
         if let Some(e) = &st.error {
             return Err(e.clone());
         }
+        let reg = st.registry.check(reg, data as usize, capacity)?;
         let Some(slot) = st.requests.take() else {
             st.progress()?;
             return Ok(None);
@@ -153,7 +186,7 @@ impl RecvComm {
             inline_got: 0,
             cut: Cut::default(),
             reported: false,
-            stage,
+            mem: RecvCtx { stage, reg },
         });
         st.progress()?;
         Ok(Some(st.requests.ptr(slot)))
@@ -203,6 +236,7 @@ impl Drop for RecvComm {
         if let Some(stats) = &st.stats {
             stats.report("receive", &st.striper.counts());
         }
+        st.registry.clear(&mut st.striper);
     }
 }
 
@@ -230,7 +264,7 @@ impl State {
             let seq = self.issue_seq;
             let m = &mut self.msgs[(seq - self.front_seq) as usize];
             let size = m.size.unwrap_or(0);
-            if !m.inline && !self.striper.issue(seq, m.ptr, size, &m.stage, &mut m.cut)? {
+            if !m.inline && !self.striper.issue(seq, m.ptr, size, &m.mem, &mut m.cut)? {
                 break;
             }
             self.issue_seq += 1;
@@ -266,7 +300,7 @@ impl State {
             }
             let size = m.size.unwrap_or(0);
             if m.inline && size > 0 {
-                match &m.stage {
+                match &m.mem.stage {
                     None => {
                         // SAFETY: irecv's caller guarantees ptr..ptr+capacity is writable, size <= capacity.
                         let dst = unsafe { std::slice::from_raw_parts_mut(m.ptr as *mut u8, size) };

@@ -4,14 +4,15 @@
 //! connection and hands the payload's chunks to the stripes; `test` drives progress and reports a
 //! message done when its header is written and every chunk has completed.
 use super::ctrl::Ctrl;
-use super::lanes::SendLane;
+use super::lanes::{SendCtx, SendLane};
+use super::memory::{Registration, Registry};
 use super::requests::{Kind, Requests};
 use super::striper::{Cut, Striper};
 use super::wire::MsgHeader;
 use super::{CommTag, Stats, Tuning, MAX_MESSAGE_BYTES};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
-use crate::transport::InnerSend;
+use crate::transport::{InnerSend, MemKind};
 use std::collections::VecDeque;
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
@@ -25,8 +26,8 @@ struct Msg {
     ctrl_end: u64,
     cut: Cut,
     reported: bool,
-    /// The GPU whose memory holds the payload, or None for host memory.
-    gpu: Option<Arc<Gpu>>,
+    /// Where the payload lives: its GPU (None for host memory) and its registration.
+    mem: SendCtx,
 }
 
 impl Msg {
@@ -49,6 +50,7 @@ struct State {
     requests: Requests,
     error: Option<Error>,
     stats: Option<Stats>,
+    registry: Registry,
 }
 
 #[repr(C)]
@@ -62,7 +64,11 @@ impl SendComm {
         let state = State {
             ctrl,
             striper: Striper::new(
-                stripes.into_iter().map(|s| SendLane::new(s, chunk_bytes)).collect(),
+                stripes
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, s)| SendLane::new(i, s, chunk_bytes))
+                    .collect(),
                 t.send_window,
                 chunk_bytes,
             ),
@@ -75,14 +81,32 @@ impl SendComm {
             requests: Requests::new(t.max_requests, Kind::Send),
             error: None,
             stats: t.stats.then(Stats::new),
+            registry: Registry::new(0),
         };
         let comm = Box::new(SendComm {
             tag: CommTag::Send,
             state: Mutex::new(state),
         });
         let owner = &*comm as *const SendComm as *const c_void;
-        comm.state.lock().unwrap().requests.set_owner(owner);
+        let mut st = comm.state.lock().unwrap();
+        st.requests.set_owner(owner);
+        st.registry = Registry::new(owner as usize);
+        drop(st);
         comm
+    }
+
+    /// Registers `len` bytes at `ptr` with every stripe (NCCL's regMr on this comm).
+    pub fn reg_mr(&self, ptr: usize, len: usize, kind: MemKind) -> Result<Arc<Registration>> {
+        let mut guard = self.state.lock().unwrap();
+        let st = &mut *guard;
+        st.registry.add(&mut st.striper, ptr, len, kind)
+    }
+
+    /// Deregisters what `reg_mr` returned on this comm.
+    pub fn dereg_mr(&self, reg: &Arc<Registration>) -> Result<()> {
+        let mut guard = self.state.lock().unwrap();
+        let st = &mut *guard;
+        st.registry.remove(&mut st.striper, reg)
     }
 
     pub fn tag(&self) -> CommTag {
@@ -95,11 +119,18 @@ impl SendComm {
 
     /// Posts a send. Ok(None) when all request slots are in use (NCCL retries).
     ///
-    /// `gpu` says the payload is in that GPU's memory (it then goes through pinned staging).
+    /// `gpu` says the payload is in that GPU's memory (it then goes through pinned staging); `reg`
+    /// is its registration (regMr) on this comm, if NCCL passed one.
     ///
     /// # Safety
     /// `data .. data + size` must stay readable and unchanged until `test` reports the message done.
-    pub unsafe fn isend(&self, data: *const u8, size: usize, gpu: Option<Arc<Gpu>>) -> Result<Option<*mut c_void>> {
+    pub unsafe fn isend(
+        &self,
+        data: *const u8,
+        size: usize,
+        gpu: Option<Arc<Gpu>>,
+        reg: Option<Arc<Registration>>,
+    ) -> Result<Option<*mut c_void>> {
         if size > MAX_MESSAGE_BYTES {
             return Err(Error::invalid_usage(format!(
                 "isend of {size} bytes: tcpxr accepts messages up to {MAX_MESSAGE_BYTES} bytes"
@@ -115,6 +146,7 @@ impl SendComm {
         if let Some(e) = &st.error {
             return Err(e.clone());
         }
+        let reg = st.registry.check(reg, data as usize, size)?;
         let Some(slot) = st.requests.take() else {
             st.progress()?;
             return Ok(None);
@@ -144,7 +176,7 @@ impl SendComm {
             ctrl_end,
             cut: Cut::default(),
             reported: false,
-            gpu,
+            mem: SendCtx { gpu, reg },
         });
         st.progress()?;
         Ok(Some(st.requests.ptr(slot)))
@@ -190,6 +222,7 @@ impl Drop for SendComm {
         if let Some(stats) = &st.stats {
             stats.report("send", &st.striper.counts());
         }
+        st.registry.clear(&mut st.striper);
     }
 }
 
@@ -212,7 +245,7 @@ impl State {
         while self.issue_seq < self.next_seq {
             let seq = self.issue_seq;
             let m = &mut self.msgs[(seq - self.front_seq) as usize];
-            if !m.inline && !self.striper.issue(seq, m.ptr, m.size, &m.gpu, &mut m.cut)? {
+            if !m.inline && !self.striper.issue(seq, m.ptr, m.size, &m.mem, &mut m.cut)? {
                 break;
             }
             self.issue_seq += 1;

@@ -3,12 +3,16 @@
 //! run the same arithmetic, so chunk k of the byte stream lands on the same stripe on both sides
 //! without any per-chunk metadata on the wire.
 use crate::error::Result;
+use crate::transport::{InnerMr, MemKind};
 use std::collections::VecDeque;
 
-/// What the striper needs of one stripe: post, test the oldest, release the oldest. `Ctx` is what
-/// a post needs to know about the message's memory (see lanes.rs).
+/// What the striper needs of one stripe: register memory, post, test the oldest, release the
+/// oldest. `Ctx` is what a post needs to know about the message's memory (see lanes.rs).
 pub trait Lane {
     type Ctx;
+    /// Registers `ptr .. ptr + len` with this stripe's inner connection.
+    fn register(&mut self, ptr: usize, len: usize, kind: MemKind) -> Result<InnerMr>;
+    fn deregister(&mut self, mr: InnerMr) -> Result<()>;
     fn post(&mut self, ptr: usize, len: usize, ctx: &Self::Ctx) -> Result<bool>;
     fn test_oldest(&mut self) -> Result<bool>;
     fn release(&mut self) -> Result<()>;
@@ -73,6 +77,35 @@ impl<L: Lane> Striper<L> {
         self.stripes.len()
     }
 
+    /// Registers `len` bytes at `ptr` on every stripe: one handle per stripe, in stripe order. On
+    /// failure the stripes already done are deregistered again.
+    pub fn register(&mut self, ptr: usize, len: usize, kind: MemKind) -> Result<Vec<InnerMr>> {
+        let mut mrs = Vec::with_capacity(self.stripes.len());
+        for i in 0..self.stripes.len() {
+            match self.stripes[i].lane.register(ptr, len, kind) {
+                Ok(mr) => mrs.push(mr),
+                Err(e) => {
+                    let _ = self.deregister(&mrs);
+                    return Err(e);
+                }
+            }
+        }
+        Ok(mrs)
+    }
+
+    /// Deregisters what `register` returned; every stripe is tried, the first error is returned.
+    pub fn deregister(&mut self, mrs: &[InnerMr]) -> Result<()> {
+        let mut first = Ok(());
+        for (s, mr) in self.stripes.iter_mut().zip(mrs) {
+            if let Err(e) = s.lane.deregister(*mr) {
+                if first.is_ok() {
+                    first = Err(e);
+                }
+            }
+        }
+        first
+    }
+
     /// Hands out chunks of message `seq` (bytes `base .. base + size`) until it is all out or the
     /// next stripe in turn is full. Returns true once every chunk is out.
     pub fn issue(&mut self, seq: u64, base: usize, size: usize, ctx: &L::Ctx, cut: &mut Cut) -> Result<bool> {
@@ -132,12 +165,25 @@ mod tests {
     #[derive(Clone, Default)]
     struct FakeLane {
         posts: Rc<RefCell<Vec<(usize, usize)>>>,
+        registered: Rc<RefCell<Vec<InnerMr>>>,
+        id: usize,
         done: Rc<RefCell<usize>>,
         tested: usize,
     }
 
     impl Lane for FakeLane {
         type Ctx = ();
+        fn register(&mut self, ptr: usize, _len: usize, _kind: MemKind) -> Result<InnerMr> {
+            if self.id == 99 {
+                return Err(crate::error::Error::internal("refused"));
+            }
+            self.registered.borrow_mut().push(InnerMr(ptr + self.id));
+            Ok(InnerMr(ptr + self.id))
+        }
+        fn deregister(&mut self, mr: InnerMr) -> Result<()> {
+            self.registered.borrow_mut().retain(|m| *m != mr);
+            Ok(())
+        }
         fn post(&mut self, ptr: usize, len: usize, _: &()) -> Result<bool> {
             self.posts.borrow_mut().push((ptr, len));
             Ok(true)
@@ -167,6 +213,29 @@ mod tests {
         assert_eq!(*views[1].posts.borrow(), vec![(1100, 100)]);
         assert_eq!(*views[2].posts.borrow(), vec![(1200, 50)]);
         assert_eq!((a.issued, a.pending, b.pending), (250, 3, 1));
+    }
+
+    #[test]
+    fn memory_is_registered_on_every_stripe_in_order_or_on_none() {
+        let lane = |id| FakeLane {
+            id,
+            ..Default::default()
+        };
+        let lanes = vec![lane(0), lane(1), lane(2)];
+        let views = lanes.clone();
+        let mut st = Striper::new(lanes, 16, 100);
+        let mrs = st.register(1000, 500, MemKind::Host).unwrap();
+        assert_eq!(mrs, vec![InnerMr(1000), InnerMr(1001), InnerMr(1002)]);
+        st.deregister(&mrs).unwrap();
+        assert!(views.iter().all(|v| v.registered.borrow().is_empty()));
+        let lanes = vec![lane(0), lane(99)];
+        let views = lanes.clone();
+        let mut st = Striper::new(lanes, 16, 100);
+        assert!(st.register(1000, 500, MemKind::Host).is_err());
+        assert!(
+            views[0].registered.borrow().is_empty(),
+            "undone on the stripes that took it"
+        );
     }
 
     #[test]

@@ -5,6 +5,11 @@
 //! tracked by the engine (never reported by the transport), and a transport may refuse a post when
 //! its request slots are full (`Ok(false)`: retry later). Receives may hold their slot after
 //! completion until `consumed` (TCPX's bounce pages); the socket transport releases at once.
+//!
+//! Memory a comm registers is registered on every stripe ([`InnerSend::register`]); each post
+//! carries the stripe's handle for it, or [`InnerMr::NONE`] for memory NCCL never registered (the
+//! transport then registers it for that post alone if it needs to). A transport states its limits
+//! ([`Limits`]) and the plugin caps chunk size and windows to them.
 use crate::error::Result;
 use std::net::IpAddr;
 
@@ -25,9 +30,48 @@ pub struct DeviceInfo {
     pub guid: u64,
 }
 
+/// What kind of memory a buffer is (NCCL's `NCCL_PTR_HOST` / `NCCL_PTR_CUDA`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemKind {
+    Host,
+    Cuda,
+}
+
+/// A stripe's handle for a registered memory range; opaque to everyone but its transport.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InnerMr(pub usize);
+
+impl InnerMr {
+    /// "Not registered with this stripe".
+    pub const NONE: InnerMr = InnerMr(0);
+}
+
+/// What an inner transport can take; the plugin caps its settings to these.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest chunk one receive may carry.
+    pub max_chunk_bytes: usize,
+    /// Send requests one inner connection holds at most (posted and not yet tested done).
+    pub send_slots: usize,
+    /// Receive requests one inner connection holds at most (posted, done, not yet consumed).
+    pub recv_slots: usize,
+}
+
+impl Limits {
+    pub const NONE: Limits = Limits {
+        max_chunk_bytes: usize::MAX,
+        send_slots: usize::MAX,
+        recv_slots: usize::MAX,
+    };
+}
+
 pub trait Transport: Send + Sync {
     fn name(&self) -> &'static str;
     fn devices(&self) -> &[DeviceInfo];
+    /// Limits the engine must stay inside (chunk size, requests per stripe).
+    fn limits(&self) -> Limits {
+        Limits::NONE
+    }
     /// Opens one inner listener on `dev`; its handle goes to the peer over the control connection.
     fn listen(&self, dev: usize) -> Result<(InnerHandle, Box<dyn InnerListener>)>;
     /// Starts connecting to a peer's inner listener; never blocks.
@@ -46,19 +90,38 @@ pub trait InnerConnector: Send {
 
 /// The sending end of one stripe.
 pub trait InnerSend: Send {
-    /// Posts `len` bytes at `ptr`; the memory stays valid until the send completes.
-    /// Ok(false): no request slot free now, try again later.
-    fn post(&mut self, ptr: *const u8, len: usize) -> Result<bool>;
+    /// Registers `len` bytes at `ptr` with this stripe. The default needs no registration.
+    fn register(&mut self, _ptr: *mut u8, _len: usize, _kind: MemKind) -> Result<InnerMr> {
+        Ok(InnerMr::NONE)
+    }
+    /// Undoes `register`; called only when no post using `mr` is outstanding.
+    fn deregister(&mut self, _mr: InnerMr) -> Result<()> {
+        Ok(())
+    }
+    /// Posts `len` bytes at `ptr`, inside the range `mr` registered (or [`InnerMr::NONE`]); the
+    /// memory stays valid until the send completes. Ok(false): no request slot free now, try
+    /// again later.
+    fn post(&mut self, ptr: *const u8, len: usize, mr: InnerMr) -> Result<bool>;
     /// Tests the oldest posted send; Ok(true) retires it.
     fn test_oldest(&mut self) -> Result<bool>;
 }
 
 /// The receiving end of one stripe.
 pub trait InnerRecv: Send {
-    /// Posts a receive of exactly `len` bytes into `ptr`. Ok(false): no slot free now.
-    fn post(&mut self, ptr: *mut u8, len: usize) -> Result<bool>;
-    /// Tests the oldest posted receive; Ok(true) when its bytes have landed. The slot stays held
-    /// until `consumed`.
+    /// As [`InnerSend::register`].
+    fn register(&mut self, _ptr: *mut u8, _len: usize, _kind: MemKind) -> Result<InnerMr> {
+        Ok(InnerMr::NONE)
+    }
+    /// As [`InnerSend::deregister`].
+    fn deregister(&mut self, _mr: InnerMr) -> Result<()> {
+        Ok(())
+    }
+    /// Posts a receive of exactly `len` bytes into `ptr` (inside `mr`'s range, or
+    /// [`InnerMr::NONE`]). Ok(false): no slot free now.
+    fn post(&mut self, ptr: *mut u8, len: usize, mr: InnerMr) -> Result<bool>;
+    /// Tests the oldest posted receive; Ok(true) when its bytes are in place in the destination
+    /// (a transport with a bounce pool has unpacked them by then). The slot stays held until
+    /// `consumed`.
     fn test_oldest(&mut self) -> Result<bool>;
     /// Releases the oldest completed receive's slot (and, for TCPX, its bounce pages).
     fn consumed(&mut self) -> Result<()>;

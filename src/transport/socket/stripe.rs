@@ -4,7 +4,7 @@
 //! blocking calls, so the kernel does the waiting and an idle stripe costs no CPU. Completion is a
 //! counter the engine reads without a lock.
 use crate::error::{Error, Result};
-use crate::transport::{InnerRecv, InnerSend};
+use crate::transport::{InnerMr, InnerRecv, InnerSend};
 use std::collections::VecDeque;
 use std::io::ErrorKind;
 use std::net::{Shutdown, TcpStream};
@@ -117,7 +117,7 @@ impl Drop for Stripe {
 }
 
 impl InnerSend for Stripe {
-    fn post(&mut self, ptr: *const u8, len: usize) -> Result<bool> {
+    fn post(&mut self, ptr: *const u8, len: usize, _mr: InnerMr) -> Result<bool> {
         self.post_task(ptr as usize, len)
     }
     fn test_oldest(&mut self) -> Result<bool> {
@@ -126,7 +126,7 @@ impl InnerSend for Stripe {
 }
 
 impl InnerRecv for Stripe {
-    fn post(&mut self, ptr: *mut u8, len: usize) -> Result<bool> {
+    fn post(&mut self, ptr: *mut u8, len: usize, _mr: InnerMr) -> Result<bool> {
         self.post_task(ptr as usize, len)
     }
     fn test_oldest(&mut self) -> Result<bool> {
