@@ -39,8 +39,138 @@ pub fn built_library_path() -> PathBuf {
 
 pub fn load() -> &'static libloading::Library {
     static LIB: std::sync::OnceLock<libloading::Library> = std::sync::OnceLock::new();
-    // SAFETY: loading tcpxr runs no initialisers with side effects.
-    LIB.get_or_init(|| unsafe { libloading::Library::new(built_library_path()).expect("dlopen tcpxr") })
+    LIB.get_or_init(|| {
+        if std::env::var("NCCL_TCPXR_TRANSPORT").is_ok_and(|t| t == "tcpx") {
+            build_emulator();
+        }
+        // SAFETY: loading tcpxr runs no initialisers with side effects.
+        unsafe { libloading::Library::new(built_library_path()).expect("dlopen tcpxr") }
+    })
+}
+
+// --- the TCPX-ABI emulator --------------------------------------------------------------------
+
+/// target/<profile>, where Cargo puts the workspace's libraries.
+fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().unwrap().parent().unwrap().to_path_buf()
+}
+
+/// Where Cargo builds the emulator (tests/tcpx-emu): target/<profile>/libtcpx_emu.so.
+pub fn emulator_path() -> PathBuf {
+    profile_dir().join("libtcpx_emu.so")
+}
+
+/// Builds the emulator with the profile of this test (a no-op when it is up to date), so
+/// `cargo test` alone suffices from a clean clone; returns its path.
+pub fn build_emulator() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let dir = profile_dir();
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| env!("CARGO").to_string());
+            let mut cmd = std::process::Command::new(cargo);
+            cmd.args(["build", "--quiet", "-p", "tcpx-emu", "--manifest-path"])
+                .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"))
+                .arg("--target-dir")
+                .arg(dir.parent().unwrap());
+            match dir.file_name().and_then(|n| n.to_str()) {
+                Some("debug") => {}
+                Some("release") => {
+                    cmd.arg("--release");
+                }
+                Some(other) => {
+                    cmd.args(["--profile", other]);
+                }
+                None => {}
+            }
+            let out = cmd.output().expect("run cargo to build the TCPX emulator");
+            let lib = emulator_path();
+            assert!(
+                out.status.success() && lib.exists(),
+                "building the TCPX emulator failed (try: cargo build --workspace):\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            lib
+        })
+        .clone()
+}
+
+/// Makes this test process run tcpxr over the emulator: NCCL_TCPXR_TRANSPORT=tcpx,
+/// NCCL_TCPXR_TCPX_LIB=<emulator>, the emulator's counters in a fresh file (see
+/// [`emulator_stats`]), plus `extra` settings. Called before main by a test binary's constructor
+/// (see tests/transfer_tcpx.rs), since tcpxr reads its configuration once per process. The
+/// emulator's mode is left to the environment: TCPX_EMU_MODE=gpu-mapped runs the same tests with
+/// the GPU layout on a GPU machine.
+pub fn select_tcpx(extra: &[(&str, &str)]) {
+    let exe = std::env::current_exe().unwrap();
+    let name = exe.file_name().unwrap().to_string_lossy().into_owned();
+    let dir = profile_dir().join("tcpx-emu-stats");
+    let _ = std::fs::create_dir_all(&dir);
+    let stats = dir.join(format!("{name}.txt"));
+    let _ = std::fs::remove_file(&stats);
+    std::env::set_var("NCCL_TCPXR_TRANSPORT", "tcpx");
+    std::env::set_var("NCCL_TCPXR_TCPX_LIB", emulator_path());
+    std::env::set_var("TCPX_EMU_STATS", &stats);
+    for (k, v) in extra {
+        std::env::set_var(k, v);
+    }
+}
+
+/// One closed emulator comm's counters (a line of TCPX_EMU_STATS).
+#[derive(Debug)]
+pub struct EmuComm {
+    pub kind: String,
+    pub fields: std::collections::HashMap<String, u64>,
+}
+
+impl EmuComm {
+    pub fn get(&self, name: &str) -> u64 {
+        self.fields[name]
+    }
+}
+
+/// The counters of every emulator comm this process has closed so far.
+pub fn emulator_stats() -> Vec<EmuComm> {
+    let path = std::env::var("TCPX_EMU_STATS").expect("TCPX_EMU_STATS (select_tcpx sets it)");
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines()
+        .map(|line| {
+            let mut kind = String::new();
+            let mut fields = std::collections::HashMap::new();
+            for kv in line.split_whitespace().skip(1) {
+                let (k, v) = kv.split_once('=').unwrap();
+                if k == "kind" {
+                    kind = v.to_string();
+                } else {
+                    fields.insert(k.to_string(), v.parse().unwrap());
+                }
+            }
+            EmuComm { kind, fields }
+        })
+        .collect()
+}
+
+/// The rules of reference/tcpx.md the emulator counts, checked over every comm closed so far:
+/// no 17th request was ever asked for, tests only on the oldest request, consumes in FIFO order,
+/// no receive above 4 MiB; at most `send_window` sends and 16 receives were ever held.
+pub fn assert_tcpx_rules_kept(send_window: u64) -> Vec<EmuComm> {
+    let comms = emulator_stats();
+    for c in &comms {
+        assert_eq!(c.get("refused"), 0, "a request beyond the slots was asked for: {c:?}");
+        assert_eq!(
+            c.get("bad_tests"),
+            0,
+            "test on a request that was not the oldest: {c:?}"
+        );
+        assert_eq!(c.get("bad_consumes"), 0, "irecvConsumed out of order: {c:?}");
+        let limit = if c.kind == "send" { send_window } else { 16 };
+        assert!(c.get("max_held") <= limit, "more than {limit} requests held: {c:?}");
+        if c.kind == "recv" {
+            assert!(c.get("max_bytes") <= 4 << 20, "a receive above 4 MiB: {c:?}");
+        }
+    }
+    comms
 }
 
 fn table<T>(symbol: &str) -> &'static T {

@@ -1,0 +1,844 @@
+//! Comms, requests and memory handles of the emulator, and the I/O threads that move the bytes.
+//!
+//! One TCP connection per comm, one thread per comm (TCPX has helper threads too: bytes move
+//! without test being called). A message on the wire is an 8-byte size and the payload; the
+//! receiving thread cuts the payload into fragments in the bounce pool and writes their records
+//! into the comm's `netUnpackMeta` ring.
+use crate::abi::*;
+use crate::gpu::Gpu;
+use crate::pool::{Mode, Pool};
+use crate::{emu, fail, warn, Fail, R, RC_BUSY, RC_REMOTE, RC_USAGE};
+use std::collections::{HashSet, VecDeque};
+use std::ffi::{c_int, c_void};
+use std::io::{ErrorKind, Read, Write};
+use std::net::{Ipv4Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+const HANDLE_MAGIC: [u8; 4] = *b"TXEM";
+const STATE_MAGIC: [u8; 4] = *b"TXCS";
+const HELLO_BYTES: usize = 16;
+const COMM_MAGIC: u32 = 0x4d4d_4f43;
+const LISTEN_MAGIC: u32 = 0x4e54_534c;
+const REQ_MAGIC: u32 = 0x5145_5251;
+const MR_MAGIC: u32 = 0x524d_454d;
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+fn remote(e: impl std::fmt::Display) -> Fail {
+    Fail {
+        rc: RC_REMOTE,
+        msg: format!("connection closed by remote peer: {e}"),
+    }
+}
+
+// --- listen / accept / connect ----------------------------------------------------------------
+
+#[repr(C)]
+pub struct Listen {
+    magic: u32,
+    listener: TcpListener,
+    nonce: u64,
+    calls: u64,
+    pending: Vec<(TcpStream, Vec<u8>)>,
+}
+
+impl Listen {
+    /// A listening socket on loopback; its address and a nonce go into the handle.
+    pub fn bind(h: &mut [u8; HANDLE_BYTES]) -> R<Box<Listen>> {
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map_err(|e| Fail {
+            rc: 2,
+            msg: format!("listen: {e}"),
+        })?;
+        listener.set_nonblocking(true).map_err(remote)?;
+        let port = listener.local_addr().map_err(remote)?.port();
+        let nonce = NEXT_ID.fetch_add(1, Ordering::Relaxed) ^ (std::process::id() as u64) << 32 ^ 0x5eed;
+        h.fill(0);
+        h[0..4].copy_from_slice(&HANDLE_MAGIC);
+        h[4..6].copy_from_slice(&port.to_le_bytes());
+        h[6..10].copy_from_slice(&Ipv4Addr::LOCALHOST.octets());
+        h[16..24].copy_from_slice(&nonce.to_le_bytes());
+        Ok(Box::new(Listen {
+            magic: LISTEN_MAGIC,
+            listener,
+            nonce,
+            calls: 0,
+            pending: Vec::new(),
+        }))
+    }
+
+    pub unsafe fn from_ptr<'a>(p: *mut c_void) -> R<&'a mut Listen> {
+        if p.is_null() || p as usize % 8 != 0 || (*(p as *const Listen)).magic != LISTEN_MAGIC {
+            return fail(RC_USAGE, format!("{p:p} is not a listen comm"));
+        }
+        Ok(&mut *(p as *mut Listen))
+    }
+
+    /// None on the first call (TCPX's accept is asynchronous), and until a peer has presented
+    /// this listen's nonce.
+    pub fn accept(&mut self) -> R<Option<Arc<Comm>>> {
+        self.calls += 1;
+        if self.calls == 1 {
+            return Ok(None);
+        }
+        loop {
+            match self.listener.accept() {
+                Ok((s, _)) => {
+                    s.set_nonblocking(true).map_err(remote)?;
+                    self.pending.push((s, Vec::new()));
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) => return fail(2, format!("accept: {e}")),
+            }
+        }
+        let mut i = 0;
+        while i < self.pending.len() {
+            let (s, hello) = &mut self.pending[i];
+            let mut buf = [0u8; HELLO_BYTES];
+            let want = HELLO_BYTES - hello.len();
+            match s.read(&mut buf[..want]) {
+                Ok(0) => {
+                    self.pending.remove(i);
+                    continue;
+                }
+                Ok(n) => hello.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => {
+                    self.pending.remove(i);
+                    continue;
+                }
+            }
+            if hello.len() == HELLO_BYTES {
+                let (s, hello) = self.pending.remove(i);
+                if hello[0..4] == HANDLE_MAGIC && hello[8..16] == self.nonce.to_le_bytes() {
+                    return Ok(Some(Comm::start(s, false)?));
+                }
+                continue;
+            }
+            i += 1;
+        }
+        Ok(None)
+    }
+}
+
+/// A connect in progress; its address lives inside the caller's handle buffer.
+struct Connecting {
+    buffer: usize,
+    stream: TcpStream,
+}
+
+fn live_connects() -> &'static Mutex<HashSet<usize>> {
+    static LIVE: OnceLock<Mutex<HashSet<usize>>> = OnceLock::new();
+    LIVE.get_or_init(|| Mutex::new(HashSet::new()))
+}
+
+/// None on the first call, with the connection made and the in-progress state stored in the
+/// handle buffer (as TCPX stores `connect_args` there); the comm on the next call with the same
+/// buffer.
+pub unsafe fn connect(handle: *mut [u8; HANDLE_BYTES]) -> R<Option<Arc<Comm>>> {
+    let h = &mut *handle;
+    if h[0..4] != HANDLE_MAGIC {
+        return fail(RC_USAGE, "connect with a handle the emulator's listen did not write");
+    }
+    if h[64..68] == STATE_MAGIC {
+        let state = u64::from_le_bytes(h[72..80].try_into().unwrap()) as usize;
+        if !live_connects().lock().unwrap().remove(&state) {
+            return fail(RC_USAGE, "connect with a handle whose in-progress connect is gone");
+        }
+        let st = Box::from_raw(state as *mut Connecting);
+        h[64..80].fill(0);
+        if st.buffer != handle as usize {
+            return fail(
+                RC_USAGE,
+                "connect called again with a different handle buffer than the one it started with (TCPX keeps its in-progress state inside that buffer)",
+            );
+        }
+        return Ok(Some(Comm::start(st.stream, true)?));
+    }
+    let port = u16::from_le_bytes([h[4], h[5]]);
+    let ip = Ipv4Addr::new(h[6], h[7], h[8], h[9]);
+    let addr = SocketAddr::from((ip, port));
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).map_err(remote)?;
+    let mut hello = [0u8; HELLO_BYTES];
+    hello[0..4].copy_from_slice(&HANDLE_MAGIC);
+    hello[8..16].copy_from_slice(&h[16..24]);
+    stream.write_all(&hello).map_err(remote)?;
+    let state = Box::into_raw(Box::new(Connecting {
+        buffer: handle as usize,
+        stream,
+    })) as usize;
+    live_connects().lock().unwrap().insert(state);
+    h[64..68].copy_from_slice(&STATE_MAGIC);
+    h[72..80].copy_from_slice(&(state as u64).to_le_bytes());
+    Ok(None)
+}
+
+// --- memory handles ---------------------------------------------------------------------------
+
+#[repr(C)]
+pub struct Mr {
+    magic: u32,
+    comm: u64,
+    cuda: bool,
+    ptr: usize,
+    len: usize,
+}
+
+impl Mr {
+    pub fn new(c: &Comm, ptr: usize, size: c_int, type_: c_int) -> R<Box<Mr>> {
+        let Ok(len) = usize::try_from(size) else {
+            return fail(RC_USAGE, format!("regMr of {size} bytes"));
+        };
+        let cuda = match type_ {
+            NCCL_PTR_HOST => false,
+            NCCL_PTR_CUDA => {
+                if ptr % PAGE != 0 {
+                    return fail(RC_BUSY, format!("data not aligned: {ptr:#x} vs {PAGE}"));
+                }
+                if !crate::gpu::available() {
+                    return fail(RC_BUSY, "regMr of CUDA memory on a host without a CUDA driver");
+                }
+                true
+            }
+            other => return fail(RC_BUSY, format!("unknown mem type {other}")),
+        };
+        c.counts.lock().unwrap().regs += 1;
+        Ok(Box::new(Mr {
+            magic: MR_MAGIC,
+            comm: c.id,
+            cuda,
+            ptr,
+            len,
+        }))
+    }
+
+    /// The handle isend/irecv/deregMr were given, which must be registered on `c`.
+    pub unsafe fn from_ptr<'a>(p: *mut c_void, c: &Comm) -> R<&'a Mr> {
+        if p.is_null() {
+            return fail(RC_USAGE, "mhandle is null");
+        }
+        if p as usize % 8 != 0 || (*(p as *const Mr)).magic != MR_MAGIC {
+            return fail(RC_USAGE, format!("{p:p} is not a memory handle"));
+        }
+        let mr = &*(p as *const Mr);
+        if mr.comm != c.id {
+            return fail(
+                RC_USAGE,
+                format!(
+                    "a memory handle registered on comm {} used on comm {}: memory must be registered on every comm",
+                    mr.comm, c.id
+                ),
+            );
+        }
+        Ok(mr)
+    }
+
+    /// Frees a handle `from_ptr` accepted; its magic is cleared first, so a later use of the
+    /// freed handle is caught while the allocator has not reused the memory.
+    pub unsafe fn free(p: *mut c_void) {
+        let mr = p as *mut Mr;
+        (*mr).magic = 0;
+        drop(Box::from_raw(mr));
+    }
+
+    fn covers(&self, ptr: usize, len: usize) -> bool {
+        ptr >= self.ptr && ptr.checked_add(len).is_some_and(|e| e <= self.ptr + self.len)
+    }
+}
+
+// --- requests and comms -----------------------------------------------------------------------
+
+#[repr(C)]
+pub struct Req {
+    magic: u32,
+    seq: AtomicU64,
+    comm: *const Comm,
+}
+
+// SAFETY: comm points to the Comm that owns this request and outlives it.
+unsafe impl Send for Req {}
+unsafe impl Sync for Req {}
+
+impl Req {
+    pub unsafe fn from_ptr<'a>(p: *mut c_void) -> R<&'a Req> {
+        if p.is_null() {
+            return fail(RC_BUSY, "test called with NULL request");
+        }
+        if p as usize % 8 != 0 || (*(p as *const Req)).magic != REQ_MAGIC {
+            return fail(RC_BUSY, format!("{p:p} is not a request"));
+        }
+        Ok(&*(p as *const Req))
+    }
+
+    pub fn comm(&self) -> &Comm {
+        // SAFETY: a request lives inside its comm, so the comm is alive while the request is.
+        unsafe { &*self.comm }
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Task {
+    seq: u64,
+    ptr: usize,
+    len: usize,
+    cuda: bool,
+}
+
+struct Shared {
+    queue: Mutex<VecDeque<Task>>,
+    wake: Condvar,
+    /// Requests whose bytes are all sent / all received (into the pool, records published).
+    finished: AtomicU64,
+    failure: OnceLock<(c_int, String)>,
+    stop: AtomicBool,
+    /// Pool pages of each completed, not yet consumed receive, by ring slot.
+    pages: Mutex<Vec<Vec<u32>>>,
+    max_records: AtomicU64,
+}
+
+#[derive(Default)]
+struct Counts {
+    /// Oldest held request, oldest not yet reported done by test, next to post.
+    head: u64,
+    reported: u64,
+    tail: u64,
+    posts: u64,
+    max_held: u64,
+    refused: u64,
+    bad_tests: u64,
+    bad_consumes: u64,
+    max_bytes: u64,
+    bytes: u64,
+    /// regMr calls on this comm.
+    regs: u64,
+}
+
+/// The unpack queue of a receive comm: its `netUnpackMeta` ring and the device handle that
+/// points at it and at the pool.
+struct RecvMem {
+    mode: Mode,
+    gpu: Option<Arc<Gpu>>,
+    /// The ring as the CPU writes it.
+    meta: *mut UnpackMeta,
+    /// The `unpackNetDeviceHandle`: host memory in host mode, device memory in the GPU modes.
+    handle: usize,
+}
+
+// SAFETY: the ring is written by the comm's I/O thread only (one slot per receive) and read by the
+// consumer after the release-published count.
+unsafe impl Send for RecvMem {}
+unsafe impl Sync for RecvMem {}
+
+impl RecvMem {
+    fn new(pool: &Pool) -> R<RecvMem> {
+        let e = emu()?;
+        let layout = std::alloc::Layout::new::<UnpackMeta>();
+        match pool.mode() {
+            Mode::Host => {
+                // SAFETY: a zeroed allocation of UnpackMeta's layout (all-zero is valid).
+                let meta = unsafe { std::alloc::alloc_zeroed(layout) } as *mut UnpackMeta;
+                if meta.is_null() {
+                    return fail(2, "out of memory for the unpack ring");
+                }
+                let handle = Box::into_raw(Box::new(UnpackHandle {
+                    meta,
+                    bounce_buf: pool.base() as *mut c_void,
+                    head: u64::MAX,
+                })) as usize;
+                Ok(RecvMem {
+                    mode: Mode::Host,
+                    gpu: None,
+                    meta,
+                    handle,
+                })
+            }
+            mode => {
+                let gpu = e.gpu()?;
+                let err = |m: String| Fail { rc: 1, msg: m };
+                let (meta, meta_dev) = gpu.alloc_mapped(layout.size()).map_err(err)?;
+                let h = UnpackHandle {
+                    meta: meta_dev as *mut UnpackMeta,
+                    bounce_buf: pool.base() as *mut c_void,
+                    head: u64::MAX,
+                };
+                let d = gpu.alloc(std::mem::size_of::<UnpackHandle>()).map_err(err)?;
+                // SAFETY: h is a plain 24-byte struct.
+                let bytes = unsafe {
+                    std::slice::from_raw_parts(
+                        &h as *const UnpackHandle as *const u8,
+                        std::mem::size_of::<UnpackHandle>(),
+                    )
+                };
+                gpu.htod(d, bytes).map_err(err)?;
+                Ok(RecvMem {
+                    mode,
+                    gpu: Some(gpu),
+                    meta: meta as *mut UnpackMeta,
+                    handle: d as usize,
+                })
+            }
+        }
+    }
+
+    fn write(&self, slot: usize, i: usize, rec: LoadMeta) {
+        // SAFETY: slot < 16 and i < 2048 (checked by the caller); the slot belongs to the receive
+        // being filled, which nobody reads before its count is published.
+        unsafe { std::ptr::write(std::ptr::addr_of_mut!((*self.meta).mem[slot][i]), rec) };
+    }
+
+    fn publish(&self, slot: usize, count: u64) {
+        // SAFETY: cnt[slot] is an aligned u64 of the live ring; the release store orders the
+        // records before it, as TCPX's release fence does.
+        unsafe { AtomicU64::from_ptr(std::ptr::addr_of_mut!((*self.meta).cnt[slot])).store(count, Ordering::Release) };
+    }
+}
+
+impl Drop for RecvMem {
+    fn drop(&mut self) {
+        match self.mode {
+            Mode::Host => {
+                // SAFETY: both were allocated in new with these layouts and are freed once.
+                unsafe {
+                    std::alloc::dealloc(self.meta as *mut u8, std::alloc::Layout::new::<UnpackMeta>());
+                    drop(Box::from_raw(self.handle as *mut UnpackHandle));
+                }
+            }
+            _ => {
+                let g = self.gpu.as_ref().unwrap();
+                g.free_mapped(self.meta as *mut u8);
+                g.free(self.handle as u64);
+            }
+        }
+    }
+}
+
+#[repr(C)]
+pub struct Comm {
+    magic: u32,
+    pub id: u64,
+    send: bool,
+    slots: usize,
+    reqs: Box<[Req]>,
+    counts: Mutex<Counts>,
+    shared: Arc<Shared>,
+    stream: Arc<TcpStream>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+    recv: Option<Arc<RecvMem>>,
+    pool: Option<Arc<Pool>>,
+    closed: AtomicBool,
+}
+
+impl Comm {
+    fn start(stream: TcpStream, send: bool) -> R<Arc<Comm>> {
+        let e = emu()?;
+        stream.set_nonblocking(false).map_err(remote)?;
+        stream.set_nodelay(true).map_err(remote)?;
+        let stream = Arc::new(stream);
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        let (pool, recv) = if send {
+            (None, None)
+        } else {
+            let pool = e.pool()?;
+            let mem = Arc::new(RecvMem::new(&pool)?);
+            (Some(pool), Some(mem))
+        };
+        let shared = Arc::new(Shared {
+            queue: Mutex::new(VecDeque::new()),
+            wake: Condvar::new(),
+            finished: AtomicU64::new(0),
+            failure: OnceLock::new(),
+            stop: AtomicBool::new(false),
+            pages: Mutex::new(vec![Vec::new(); QUEUE_DEPTH]),
+            max_records: AtomicU64::new(0),
+        });
+        let thread = {
+            let (sh, st, mem, pool) = (shared.clone(), stream.clone(), recv.clone(), pool.clone());
+            let gpu = if e.mode() == Mode::Host { None } else { e.gpu().ok() };
+            let seed = e.seed ^ id.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            std::thread::Builder::new()
+                .name(format!("tcpx-emu-{}{id}", if send { "tx" } else { "rx" }))
+                .spawn(move || {
+                    let r = match (&mem, &pool) {
+                        (Some(mem), Some(pool)) => recv_loop(&sh, &st, mem, pool, seed),
+                        _ => send_loop(&sh, &st, gpu.as_deref()),
+                    };
+                    if let Err(f) = r {
+                        if !sh.stop.load(Ordering::Acquire) {
+                            let _ = sh.failure.set((f.rc, f.msg));
+                        }
+                    }
+                })
+                .map_err(|e| Fail {
+                    rc: 2,
+                    msg: format!("thread: {e}"),
+                })?
+        };
+        let slots = e.slots;
+        Ok(Arc::new_cyclic(|me| Comm {
+            magic: COMM_MAGIC,
+            id,
+            send,
+            slots,
+            reqs: (0..slots)
+                .map(|_| Req {
+                    magic: REQ_MAGIC,
+                    seq: AtomicU64::new(u64::MAX),
+                    comm: me.as_ptr(),
+                })
+                .collect(),
+            counts: Mutex::new(Counts::default()),
+            shared,
+            stream,
+            thread: Mutex::new(Some(thread)),
+            recv,
+            pool,
+            closed: AtomicBool::new(false),
+        }))
+    }
+
+    pub unsafe fn from_ptr<'a>(p: *mut c_void) -> R<&'a Comm> {
+        if p.is_null() || p as usize % 8 != 0 || (*(p as *const Comm)).magic != COMM_MAGIC {
+            return fail(RC_USAGE, format!("{p:p} is not a send or receive comm"));
+        }
+        Ok(&*(p as *const Comm))
+    }
+
+    pub fn device_handle(&self) -> DevHandle {
+        DevHandle {
+            netDeviceType: NCCL_NET_DEVICE_UNPACK,
+            netDeviceVersion: NCCL_NET_DEVICE_UNPACK_VERSION,
+            handle: self.recv.as_ref().map_or(0, |m| m.handle) as *mut c_void,
+            size: std::mem::size_of::<UnpackHandle>(),
+            needsProxyProgress: 1,
+        }
+    }
+
+    fn broken(&self) -> R<()> {
+        match self.shared.failure.get() {
+            Some((rc, msg)) => fail(*rc, msg.clone()),
+            None => Ok(()),
+        }
+    }
+
+    /// isend / irecv: a request in the next free slot, or 3 when all are held.
+    pub fn post(&self, ptr: usize, size: c_int, mr: &Mr) -> R<*const Req> {
+        let Ok(len) = usize::try_from(size) else {
+            return fail(RC_USAGE, format!("a size of {size} bytes"));
+        };
+        if len > 0 && !mr.covers(ptr, len) {
+            return fail(
+                RC_USAGE,
+                format!(
+                    "data {ptr:#x}+{len} lies outside its memory handle {:#x}+{}",
+                    mr.ptr, mr.len
+                ),
+            );
+        }
+        self.broken()?;
+        let mut c = self.counts.lock().unwrap();
+        if c.tail - c.head >= self.slots as u64 {
+            c.refused += 1;
+            // TCPX WARNs every time; once per comm is enough to read, the count keeps the rest.
+            let msg = if c.refused == 1 {
+                format!(
+                    "unable to allocate requests ({} held; further refusals on comm {} are only counted)",
+                    self.slots, self.id
+                )
+            } else {
+                String::new()
+            };
+            return fail(RC_BUSY, msg);
+        }
+        let seq = c.tail;
+        c.tail += 1;
+        c.posts += 1;
+        c.max_held = c.max_held.max(c.tail - c.head);
+        c.max_bytes = c.max_bytes.max(len as u64);
+        c.bytes += len as u64;
+        let req = &self.reqs[(seq % self.slots as u64) as usize];
+        req.seq.store(seq, Ordering::Relaxed);
+        self.shared.queue.lock().unwrap().push_back(Task {
+            seq,
+            ptr,
+            len,
+            cuda: mr.cuda,
+        });
+        self.shared.wake.notify_one();
+        Ok(req as *const Req)
+    }
+
+    /// test: only the oldest request not yet reported done may be tested.
+    pub fn test(&self, req: &Req) -> R<bool> {
+        let seq = req.seq.load(Ordering::Relaxed);
+        let mut c = self.counts.lock().unwrap();
+        if c.reported == c.tail || seq != c.reported {
+            c.bad_tests += 1;
+            return fail(
+                RC_BUSY,
+                format!(
+                    "test called with invalid request: request {seq} of comm {} is not the oldest in flight ({})",
+                    self.id, c.reported
+                ),
+            );
+        }
+        if self.shared.finished.load(Ordering::Acquire) > seq {
+            c.reported += 1;
+            if self.send {
+                c.head += 1; // a send frees its slot here ("no IsendConsumed")
+            }
+            return Ok(true);
+        }
+        drop(c);
+        self.broken()?;
+        Ok(false)
+    }
+
+    /// irecvConsumed: the oldest completed receive, and only it; its pages are recycled now.
+    pub fn consumed(&self, req: &Req) -> R<()> {
+        if self.send {
+            warn("irecvConsumed called for a send request");
+            return Ok(());
+        }
+        let seq = req.seq.load(Ordering::Relaxed);
+        let mut c = self.counts.lock().unwrap();
+        if c.head == c.reported || seq != c.head {
+            c.bad_consumes += 1;
+            return fail(
+                RC_BUSY,
+                format!(
+                    "irecvConsumed called with invalid request {seq} of comm {}: expected {} (consumes go oldest first, after test said done)",
+                    self.id, c.head
+                ),
+            );
+        }
+        let pages = std::mem::take(&mut self.shared.pages.lock().unwrap()[(seq % QUEUE_DEPTH as u64) as usize]);
+        if let Some(pool) = &self.pool {
+            pool.recycle(&pages);
+        }
+        c.head += 1;
+        Ok(())
+    }
+
+    /// Stops the thread, gives back every page still held, and records the counters.
+    pub fn close(&self) {
+        if self.closed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        self.shared.stop.store(true, Ordering::Release);
+        let _ = self.stream.shutdown(Shutdown::Both);
+        self.shared.wake.notify_all();
+        if let Some(t) = self.thread.lock().unwrap().take() {
+            let _ = t.join();
+        }
+        if let Some(pool) = &self.pool {
+            for pages in self.shared.pages.lock().unwrap().iter_mut() {
+                pool.recycle(&std::mem::take(pages));
+            }
+        }
+        let c = self.counts.lock().unwrap();
+        if let Ok(e) = emu() {
+            e.record(&format!(
+                "tcpx-emu pid={} comm={} kind={} posts={} max_held={} refused={} bad_tests={} bad_consumes={} max_bytes={} max_records={} bytes={} regs={}",
+                std::process::id(),
+                self.id,
+                if self.send { "send" } else { "recv" },
+                c.posts,
+                c.max_held,
+                c.refused,
+                c.bad_tests,
+                c.bad_consumes,
+                c.max_bytes,
+                self.shared.max_records.load(Ordering::Relaxed),
+                c.bytes,
+                c.regs
+            ));
+        }
+    }
+}
+
+impl Drop for Comm {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+// --- the I/O threads --------------------------------------------------------------------------
+
+fn next_task(sh: &Shared) -> Option<Task> {
+    let mut q = sh.queue.lock().unwrap();
+    loop {
+        if sh.stop.load(Ordering::Acquire) {
+            return None;
+        }
+        if let Some(t) = q.pop_front() {
+            return Some(t);
+        }
+        q = sh.wake.wait(q).unwrap();
+    }
+}
+
+/// send(2) with MSG_NOSIGNAL: a closed peer is an error, never SIGPIPE.
+fn send_all(stream: &TcpStream, mut buf: &[u8]) -> R<()> {
+    while !buf.is_empty() {
+        // SAFETY: buf is a live slice; the fd is the stream's.
+        let n = unsafe {
+            libc::send(
+                stream.as_raw_fd(),
+                buf.as_ptr() as *const c_void,
+                buf.len(),
+                libc::MSG_NOSIGNAL,
+            )
+        };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(remote(e));
+        }
+        buf = &buf[n as usize..];
+    }
+    Ok(())
+}
+
+fn send_loop(sh: &Shared, stream: &TcpStream, gpu: Option<&Gpu>) -> R<()> {
+    let mut staging = Vec::new();
+    while let Some(t) = next_task(sh) {
+        send_all(stream, &(t.len as u64).to_le_bytes())?;
+        if t.cuda {
+            let gpu = gpu.ok_or(Fail {
+                rc: 1,
+                msg: "a send from CUDA memory in host mode".into(),
+            })?;
+            staging.resize(1 << 20, 0);
+            let mut off = 0;
+            while off < t.len {
+                let n = (t.len - off).min(staging.len());
+                gpu.dtoh(&mut staging[..n], (t.ptr + off) as u64)
+                    .map_err(|m| Fail { rc: 1, msg: m })?;
+                send_all(stream, &staging[..n])?;
+                off += n;
+            }
+        } else if t.len > 0 {
+            // SAFETY: the caller keeps ptr..ptr+len valid until test reports the send done, which
+            // happens only after this task finishes (TCPX's contract, as NCCL's).
+            send_all(stream, unsafe { std::slice::from_raw_parts(t.ptr as *const u8, t.len) })?;
+        }
+        sh.finished.fetch_add(1, Ordering::Release);
+    }
+    Ok(())
+}
+
+/// xorshift64*: the fragment sizes and offsets, reproducible from TCPX_EMU_SEED.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// Fragment lengths: three in four a whole page, else 1..=4096 bytes (at a random offset inside
+/// its page). About 1170 fragments for 4 MiB, far more than 2048 for 8 MiB.
+fn fragment_len(rng: &mut Rng) -> usize {
+    let r = rng.next();
+    if r % 4 != 0 {
+        PAGE
+    } else {
+        1 + ((r >> 8) % PAGE as u64) as usize
+    }
+}
+
+fn recv_loop(sh: &Shared, stream: &TcpStream, mem: &RecvMem, pool: &Pool, seed: u64) -> R<()> {
+    let mut rng = Rng(seed | 1);
+    let mut staging = vec![0u8; PAGE];
+    while let Some(t) = next_task(sh) {
+        let mut header = [0u8; 8];
+        (&*stream).read_exact(&mut header).map_err(remote)?;
+        let size = u64::from_le_bytes(header) as usize;
+        if size > t.len {
+            return fail(
+                RC_USAGE,
+                format!("a {size}-byte message arrived for a {}-byte receive", t.len),
+            );
+        }
+        let slot = (t.seq % QUEUE_DEPTH as u64) as usize;
+        let mut pages = Vec::new();
+        let mut count = 0usize;
+        let mut off = 0usize;
+        while off < size {
+            if count == MAX_RECORDS {
+                pool.recycle(&pages);
+                return fail(
+                    RC_BUSY,
+                    format!(
+                        "request too many pages: more than {MAX_RECORDS} fragments for a {size}-byte receive (TCPX fail-stops the process here; keep receives at or below 4 MiB)"
+                    ),
+                );
+            }
+            let len = fragment_len(&mut rng).min(size - off);
+            let Some(page) = pool.take(&sh.stop) else {
+                pool.recycle(&pages);
+                return fail(RC_REMOTE, "closed while waiting for a free bounce page");
+            };
+            let at = if len == PAGE { 0 } else { rng.below(PAGE - len + 1) };
+            if let Err(m) = pool.recv_into(stream, page, at, len, &mut staging) {
+                pages.push(page);
+                pool.recycle(&pages);
+                return fail(RC_REMOTE, m);
+            }
+            mem.write(
+                slot,
+                count,
+                LoadMeta {
+                    src_off: (page as usize * PAGE + at) as u32,
+                    len: len as u32,
+                    dst_off: off as u64,
+                },
+            );
+            pages.push(page);
+            count += 1;
+            off += len;
+        }
+        mem.publish(slot, count as u64);
+        sh.max_records.fetch_max(count as u64, Ordering::Relaxed);
+        sh.pages.lock().unwrap()[slot] = pages;
+        sh.finished.fetch_add(1, Ordering::Release);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fragments_stay_inside_a_page_and_4_mib_needs_far_fewer_than_2048() {
+        let mut rng = Rng(12345);
+        let mut n = 0;
+        let mut off = 0;
+        while off < 4 << 20 {
+            let len = fragment_len(&mut rng);
+            assert!((1..=PAGE).contains(&len));
+            off += len;
+            n += 1;
+        }
+        assert!(n < 1400, "{n} fragments for 4 MiB");
+        let (mut n8, mut off8) = (0, 0);
+        while off8 < 8 << 20 {
+            off8 += fragment_len(&mut rng);
+            n8 += 1;
+        }
+        assert!(n8 > MAX_RECORDS, "{n8} fragments for 8 MiB");
+    }
+}

@@ -1,0 +1,123 @@
+//! CUDA for the emulator's GPU modes, through the driver loaded at run time (nothing links CUDA):
+//! the device's primary context, device memory, pinned host memory mapped into the device, and
+//! the copies the I/O threads make. Host mode never calls any of this.
+use cudarc::driver::sys;
+use std::ffi::c_void;
+use std::sync::OnceLock;
+
+pub type Result<T> = std::result::Result<T, String>;
+
+fn check(r: sys::CUresult, what: &str) -> Result<()> {
+    if r == sys::CUresult::CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(format!("{what} failed: {r:?}"))
+    }
+}
+
+/// Whether a driver loads and initialises here (checked once).
+pub fn available() -> bool {
+    static OK: OnceLock<bool> = OnceLock::new();
+    // SAFETY: is_culib_present only dlopens the driver; cuInit has no preconditions.
+    *OK.get_or_init(|| unsafe { sys::is_culib_present() && sys::cuInit(0) == sys::CUresult::CUDA_SUCCESS })
+}
+
+/// One GPU's primary context (the one the CUDA runtime and NCCL use).
+pub struct Gpu {
+    ctx: sys::CUcontext,
+}
+
+// SAFETY: a CUDA context may be made current on any thread.
+unsafe impl Send for Gpu {}
+unsafe impl Sync for Gpu {}
+
+impl Gpu {
+    pub fn open(ordinal: i32) -> Result<Gpu> {
+        if !available() {
+            return Err("no CUDA driver on this host".into());
+        }
+        let mut dev: sys::CUdevice = 0;
+        let mut ctx: sys::CUcontext = std::ptr::null_mut();
+        // SAFETY: valid out-pointers.
+        unsafe {
+            check(sys::cuDeviceGet(&mut dev, ordinal), "cuDeviceGet")?;
+            check(sys::cuDevicePrimaryCtxRetain(&mut ctx, dev), "cuDevicePrimaryCtxRetain")?;
+        }
+        let g = Gpu { ctx };
+        g.bind()?;
+        Ok(g)
+    }
+
+    /// Makes the context current on the calling thread.
+    pub fn bind(&self) -> Result<()> {
+        // SAFETY: setting a retained primary context is always allowed.
+        check(unsafe { sys::cuCtxSetCurrent(self.ctx) }, "cuCtxSetCurrent")
+    }
+
+    pub fn alloc(&self, len: usize) -> Result<u64> {
+        self.bind()?;
+        let mut d: sys::CUdeviceptr = 0;
+        // SAFETY: valid out-pointer.
+        check(unsafe { sys::cuMemAlloc_v2(&mut d, len.max(1)) }, "cuMemAlloc")?;
+        Ok(d)
+    }
+
+    pub fn free(&self, d: u64) {
+        let _ = self.bind();
+        // SAFETY: d came from alloc and is freed once.
+        unsafe { sys::cuMemFree_v2(d) };
+    }
+
+    /// Pinned host memory mapped into the device: (host pointer, device pointer).
+    pub fn alloc_mapped(&self, len: usize) -> Result<(*mut u8, u64)> {
+        self.bind()?;
+        let mut host: *mut c_void = std::ptr::null_mut();
+        let mut dev: sys::CUdeviceptr = 0;
+        // SAFETY: valid out-pointers; PORTABLE makes it usable from every context.
+        unsafe {
+            check(
+                sys::cuMemHostAlloc(
+                    &mut host,
+                    len.max(1),
+                    sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE,
+                ),
+                "cuMemHostAlloc",
+            )?;
+            std::ptr::write_bytes(host as *mut u8, 0, len);
+            check(
+                sys::cuMemHostGetDevicePointer_v2(&mut dev, host, 0),
+                "cuMemHostGetDevicePointer",
+            )?;
+        }
+        Ok((host as *mut u8, dev))
+    }
+
+    pub fn free_mapped(&self, host: *mut u8) {
+        // SAFETY: host came from alloc_mapped and is freed once.
+        unsafe { sys::cuMemFreeHost(host as *mut c_void) };
+    }
+
+    pub fn htod(&self, dst: u64, src: &[u8]) -> Result<()> {
+        self.bind()?;
+        // SAFETY: dst..dst+len lies in an allocation of ours; src is a live slice.
+        check(
+            unsafe { sys::cuMemcpyHtoD_v2(dst, src.as_ptr() as *const c_void, src.len()) },
+            "cuMemcpyHtoD",
+        )
+    }
+
+    pub fn dtoh(&self, dst: &mut [u8], src: u64) -> Result<()> {
+        self.bind()?;
+        // SAFETY: src..src+len is device memory the caller registered; dst is a live slice.
+        check(
+            unsafe { sys::cuMemcpyDtoH_v2(dst.as_mut_ptr() as *mut c_void, src, dst.len()) },
+            "cuMemcpyDtoH",
+        )
+    }
+
+    pub fn memset(&self, dst: u64, value: u8, len: usize) -> Result<()> {
+        self.bind()?;
+        // SAFETY: dst..dst+len lies in an allocation of ours.
+        check(unsafe { sys::cuMemsetD8_v2(dst, value, len) }, "cuMemsetD8")
+    }
+}

@@ -1,0 +1,515 @@
+//! tcpx-emu: a library with the ABI and the observable behaviour of Google's GPUDirect-TCPX NCCL
+//! plugin (reference/tcpx.md sections 1.5-2.5), so tcpxr's tcpx transport can be proven without
+//! A3 hardware. It exports one symbol, `ncclNetPlugin_v7`, and moves bytes over loopback TCP.
+//!
+//! What it does as TCPX does:
+//! * 16 request slots per comm; the 17th isend/irecv returns 3 with the WARN "unable to allocate
+//!   requests"; a send's slot is freed when test reports it done, a receive's only by
+//!   `irecvConsumed`;
+//! * FIFO matching per comm; tags are ignored; the receive size is the sender's;
+//! * `test` on anything but the comm's oldest not-yet-reported request is an error (3); `test`
+//!   never writes the size;
+//! * connect and accept return NULL at first; connect keeps its in-progress state inside the
+//!   caller's handle buffer; accept writes the device handle into storage the caller passes;
+//! * received bytes land in a bounce pool as fragments of at most 4 KiB at arbitrary offsets;
+//!   the n-th receive of a comm gets its `loadMeta` records in slot n % 16 of a `netUnpackMeta`
+//!   ring (16 x 2048), whose count is published with release ordering before test says done;
+//!   more than 2048 fragments in one receive is an error (TCPX exits the process);
+//! * `irecvConsumed` must name the oldest completed receive (FIFO), else 3; only then are its
+//!   pages recycled, and a recycled page is poisoned, so a consume before the unpack finished
+//!   shows up as wrong data;
+//! * `regMr` of CUDA memory must start on a 4 KiB boundary.
+//!
+//! Where it is stricter, to catch mistakes TCPX would turn into crashes or silent corruption:
+//! isend/irecv with a NULL memory handle, one registered on another comm, or data outside the
+//! registered range fail with 5 (TCPX: 3, or nothing); a message larger than the posted receive
+//! fails the receive; accept with a NULL or misaligned device-handle pointer fails with 5 (TCPX
+//! would write through it); connect with a different handle buffer than the one it started with
+//! fails with 5.
+//!
+//! Where it differs: TCPX receives into host memory in place (WARN "requested receive on host
+//! mem buffer"); the emulator always goes through the bounce pool, which is what makes the unpack
+//! testable on a CPU-only machine.
+//!
+//! Settings (environment, read at init):
+//! * `NCCL_GPUDIRECTTCPX_SOCKET_IFNAME`: comma-separated device names (default `lo`); data always
+//!   moves over 127.0.0.1;
+//! * `TCPX_EMU_MODE`: `host` (default: pool, metadata and handle in host memory), `gpu` (pool in
+//!   device memory, metadata in pinned host memory mapped into the device, handle in device
+//!   memory: TCPX's layout), `gpu-mapped` (as gpu, pool in mapped pinned host memory);
+//!   `TCPX_EMU_GPU` picks the device (default 0);
+//! * `TCPX_EMU_POOL_MB`: bounce pool size (default 1024);
+//! * `TCPX_EMU_SLOTS`: request slots per comm (default and at most 16; fewer provokes "unable to
+//!   allocate requests");
+//! * `TCPX_EMU_SEED`: seed of the fragment sizes and offsets;
+//! * `TCPX_EMU_STATS`: a file to which every closed comm appends one line of counters (posts,
+//!   most requests held, refusals, tests not on the oldest, out-of-order consumes, largest
+//!   message, most records in one receive, regMr calls).
+#![allow(clippy::missing_safety_doc)]
+
+mod abi;
+mod comm;
+mod gpu;
+mod pool;
+
+use abi::*;
+use comm::{Comm, Listen, Mr, Req};
+use pool::{Mode, Pool};
+use std::ffi::{c_char, c_int, c_void, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+pub(crate) use abi::PAGE;
+
+/// What an entry point failed with: a result code and the WARN that explains it.
+pub(crate) struct Fail {
+    pub rc: c_int,
+    pub msg: String,
+}
+
+pub(crate) type R<T> = Result<T, Fail>;
+
+/// TCPX's code for "no request slot" and most of its other failures.
+pub(crate) const RC_BUSY: c_int = 3;
+/// The emulator's code for a broken contract TCPX would not report (so it is never retried).
+pub(crate) const RC_USAGE: c_int = 5;
+pub(crate) const RC_REMOTE: c_int = 6;
+
+pub(crate) fn fail<T>(rc: c_int, msg: impl Into<String>) -> R<T> {
+    Err(Fail { rc, msg: msg.into() })
+}
+
+struct Device {
+    name: CString,
+    pci: Option<CString>,
+    speed: c_int,
+}
+
+pub(crate) struct Emu {
+    mode: Mode,
+    devices: Vec<Device>,
+    pub slots: usize,
+    pub seed: u64,
+    stats: Option<String>,
+    pool_bytes: usize,
+    gpu_ordinal: i32,
+    gpu: OnceLock<Result<Arc<gpu::Gpu>, String>>,
+    pool: OnceLock<Result<Arc<Pool>, String>>,
+    stats_file: Mutex<()>,
+}
+
+static EMU: OnceLock<Result<Emu, String>> = OnceLock::new();
+static LOGGER: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
+
+pub(crate) fn emu() -> R<&'static Emu> {
+    match EMU.get() {
+        Some(Ok(e)) => Ok(e),
+        Some(Err(e)) => fail(RC_BUSY, e.clone()),
+        None => fail(RC_BUSY, "called before init"),
+    }
+}
+
+impl Emu {
+    fn from_env() -> Result<Emu, String> {
+        let var = |n: &str| std::env::var(n).ok().filter(|v| !v.trim().is_empty());
+        let mode_text = var("TCPX_EMU_MODE").unwrap_or_default();
+        let mode =
+            Mode::parse(&mode_text).ok_or(format!("TCPX_EMU_MODE={mode_text}: accepted host, gpu, gpu-mapped"))?;
+        let num = |n: &str, default: u64| -> Result<u64, String> {
+            match var(n) {
+                None => Ok(default),
+                Some(v) => v.trim().parse().map_err(|_| format!("{n}={v}: not a number")),
+            }
+        };
+        let slots = num("TCPX_EMU_SLOTS", QUEUE_DEPTH as u64)? as usize;
+        if !(1..=QUEUE_DEPTH).contains(&slots) {
+            return Err(format!("TCPX_EMU_SLOTS={slots}: accepted 1-{QUEUE_DEPTH}"));
+        }
+        let names = var("NCCL_GPUDIRECTTCPX_SOCKET_IFNAME").unwrap_or_else(|| "lo".into());
+        let devices = names
+            .split(',')
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .map(|n| Device {
+                name: CString::new(n).unwrap_or_default(),
+                pci: std::fs::canonicalize(format!("/sys/class/net/{n}/device"))
+                    .ok()
+                    .and_then(|p| CString::new(p.to_string_lossy().into_owned()).ok()),
+                speed: std::fs::read_to_string(format!("/sys/class/net/{n}/speed"))
+                    .ok()
+                    .and_then(|s| s.trim().parse::<c_int>().ok())
+                    .filter(|s| *s > 0)
+                    .unwrap_or(10_000),
+            })
+            .collect();
+        Ok(Emu {
+            mode,
+            devices,
+            slots,
+            seed: num("TCPX_EMU_SEED", 0x7c9a_11ed)?,
+            stats: var("TCPX_EMU_STATS"),
+            pool_bytes: num("TCPX_EMU_POOL_MB", 1024)? as usize * (1 << 20),
+            gpu_ordinal: num("TCPX_EMU_GPU", 0)? as i32,
+            gpu: OnceLock::new(),
+            pool: OnceLock::new(),
+            stats_file: Mutex::new(()),
+        })
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    pub fn gpu(&self) -> R<Arc<gpu::Gpu>> {
+        let g = self.gpu.get_or_init(|| gpu::Gpu::open(self.gpu_ordinal).map(Arc::new));
+        g.clone().or_else(|e| fail(RC_BUSY, format!("GPU mode: {e}")))
+    }
+
+    /// The process's bounce pool, made on first use.
+    pub fn pool(&self) -> R<Arc<Pool>> {
+        let p = self.pool.get_or_init(|| {
+            let gpu = match self.mode {
+                Mode::Host => None,
+                _ => Some(self.gpu().map_err(|f| f.msg)?),
+            };
+            Pool::new(self.mode, gpu, self.pool_bytes).map(Arc::new)
+        });
+        p.clone().or_else(|e| fail(RC_BUSY, format!("bounce pool: {e}")))
+    }
+
+    /// Appends one line to TCPX_EMU_STATS, if set.
+    pub fn record(&self, line: &str) {
+        let Some(path) = &self.stats else { return };
+        let _g = self.stats_file.lock().unwrap();
+        use std::io::Write;
+        if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
+            let _ = writeln!(f, "{line}");
+        }
+    }
+}
+
+fn log(level: c_int, msg: &str) {
+    let raw = LOGGER.load(Ordering::Acquire);
+    let text = format!("NET/tcpx-emu : {msg}");
+    if raw.is_null() {
+        if level == LOG_WARN {
+            eprintln!("{text}");
+        }
+        return;
+    }
+    // SAFETY: every non-null value stored in LOGGER is the logger function init was given.
+    let f: unsafe extern "C" fn(c_int, std::ffi::c_ulong, *const c_char, c_int, *const c_char, ...) =
+        unsafe { std::mem::transmute(raw) };
+    // The message is the format, its % signs doubled, so no argument is ever read.
+    let fmt = CString::new(text.replace('%', "%%").replace('\0', "")).unwrap_or_default();
+    let flags = if level == LOG_WARN { ALL } else { NET };
+    // SAFETY: NCCL-style logger; a NUL-terminated format without conversions and a static file name.
+    unsafe { f(level, flags, c"tcpx-emu".as_ptr(), 0, fmt.as_ptr()) };
+}
+
+pub(crate) fn warn(msg: &str) {
+    log(LOG_WARN, msg);
+}
+
+pub(crate) fn info(msg: &str) {
+    log(LOG_INFO, msg);
+}
+
+/// Runs an entry point: a failure becomes its WARN and result code, a panic a WARN and 3.
+fn guard(what: &str, f: impl FnOnce() -> R<()>) -> c_int {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(())) => 0,
+        Ok(Err(Fail { rc, msg })) => {
+            if !msg.is_empty() {
+                warn(&format!("{what}: {msg}"));
+            }
+            rc
+        }
+        Err(_) => {
+            warn(&format!("{what}: panic"));
+            RC_BUSY
+        }
+    }
+}
+
+macro_rules! non_null {
+    ($p:expr, $what:expr) => {
+        if $p.is_null() {
+            return fail(RC_USAGE, concat!($what, " is NULL"));
+        }
+    };
+}
+
+unsafe extern "C" fn init(logger: Logger) -> c_int {
+    LOGGER.store(
+        logger.map_or(std::ptr::null_mut(), |f| f as *mut c_void),
+        Ordering::Release,
+    );
+    guard("init", || {
+        let e = emu_init()?;
+        info(&format!(
+            "TCPX-ABI emulator: {:?} mode, {} devices, {} request slots per comm",
+            e.mode,
+            e.devices.len(),
+            e.slots
+        ));
+        Ok(())
+    })
+}
+
+fn emu_init() -> R<&'static Emu> {
+    EMU.get_or_init(Emu::from_env);
+    emu()
+}
+
+unsafe extern "C" fn devices(ndev: *mut c_int) -> c_int {
+    guard("devices", || {
+        non_null!(ndev, "ndev");
+        *ndev = emu()?.devices.len() as c_int;
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn get_properties(dev: c_int, props: *mut Props) -> c_int {
+    guard("getProperties", || {
+        non_null!(props, "props");
+        let e = emu()?;
+        let Some(d) = usize::try_from(dev).ok().and_then(|i| e.devices.get(i)) else {
+            return fail(RC_USAGE, format!("device {dev} does not exist"));
+        };
+        *props = Props {
+            name: d.name.as_ptr() as *mut c_char,
+            pciPath: d
+                .pci
+                .as_ref()
+                .map_or(std::ptr::null_mut(), |p| p.as_ptr() as *mut c_char),
+            guid: dev as u64,
+            ptrSupport: NCCL_PTR_HOST | NCCL_PTR_CUDA,
+            speed: d.speed,
+            port: 0,
+            latency: 0.0,
+            maxComms: 65536,
+            maxRecvs: 1,
+            netDeviceType: NCCL_NET_DEVICE_UNPACK,
+            netDeviceVersion: NCCL_NET_DEVICE_UNPACK_VERSION,
+        };
+        Ok(())
+    })
+}
+
+fn check_dev(dev: c_int) -> R<()> {
+    if dev < 0 || dev as usize >= emu()?.devices.len() {
+        return fail(RC_USAGE, format!("device {dev} does not exist"));
+    }
+    Ok(())
+}
+
+unsafe extern "C" fn listen(dev: c_int, handle: *mut c_void, listen_comm: *mut *mut c_void) -> c_int {
+    guard("listen", || {
+        non_null!(handle, "handle");
+        non_null!(listen_comm, "listenComm");
+        check_dev(dev)?;
+        let h = &mut *(handle as *mut [u8; HANDLE_BYTES]);
+        *listen_comm = Box::into_raw(Listen::bind(h)?) as *mut c_void;
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn connect(
+    dev: c_int,
+    handle: *mut c_void,
+    send_comm: *mut *mut c_void,
+    _send_dev: *mut *mut DevHandle,
+) -> c_int {
+    guard("connect", || {
+        non_null!(handle, "handle");
+        non_null!(send_comm, "sendComm");
+        *send_comm = std::ptr::null_mut();
+        check_dev(dev)?;
+        if let Some(c) = comm::connect(handle as *mut [u8; HANDLE_BYTES])? {
+            *send_comm = Arc::into_raw(c) as *mut c_void;
+        }
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn accept(
+    listen_comm: *mut c_void,
+    recv_comm: *mut *mut c_void,
+    recv_dev: *mut *mut DevHandle,
+) -> c_int {
+    guard("accept", || {
+        non_null!(recv_comm, "recvComm");
+        *recv_comm = std::ptr::null_mut();
+        let l = Listen::from_ptr(listen_comm)?;
+        let Some(c) = l.accept()? else { return Ok(()) };
+        if !recv_dev.is_null() {
+            let storage = *recv_dev;
+            if storage.is_null() {
+                c.close();
+                return fail(RC_USAGE, "*recvDevComm is NULL: the caller must pass preallocated storage (TCPX would write through it and crash)");
+            }
+            if storage as usize % 16 != 0 {
+                c.close();
+                return fail(
+                    RC_USAGE,
+                    format!("device handle storage {storage:p} is not 16-byte aligned"),
+                );
+            }
+            *storage = c.device_handle();
+        }
+        *recv_comm = Arc::into_raw(c) as *mut c_void;
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn reg_mr(
+    comm: *mut c_void,
+    data: *mut c_void,
+    size: c_int,
+    type_: c_int,
+    mhandle: *mut *mut c_void,
+) -> c_int {
+    guard("regMr", || {
+        non_null!(mhandle, "mhandle");
+        let c = Comm::from_ptr(comm)?;
+        *mhandle = Box::into_raw(Mr::new(c, data as usize, size, type_)?) as *mut c_void;
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn dereg_mr(comm: *mut c_void, mhandle: *mut c_void) -> c_int {
+    guard("deregMr", || {
+        let c = Comm::from_ptr(comm)?;
+        Mr::from_ptr(mhandle, c)?;
+        Mr::free(mhandle);
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn isend(
+    comm: *mut c_void,
+    data: *mut c_void,
+    size: c_int,
+    _tag: c_int,
+    mhandle: *mut c_void,
+    request: *mut *mut c_void,
+) -> c_int {
+    guard("isend", || {
+        non_null!(request, "request");
+        *request = std::ptr::null_mut();
+        let c = Comm::from_ptr(comm)?;
+        let mr = Mr::from_ptr(mhandle, c)?;
+        *request = c.post(data as usize, size, mr)? as *mut c_void;
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn irecv(
+    comm: *mut c_void,
+    n: c_int,
+    data: *mut *mut c_void,
+    sizes: *mut c_int,
+    _tags: *mut c_int,
+    mhandles: *mut *mut c_void,
+    request: *mut *mut c_void,
+) -> c_int {
+    guard("irecv", || {
+        non_null!(request, "request");
+        *request = std::ptr::null_mut();
+        if n != 1 {
+            return fail(RC_USAGE, format!("irecv with n={n}: maxRecvs is 1"));
+        }
+        non_null!(data, "data");
+        non_null!(sizes, "sizes");
+        non_null!(mhandles, "mhandles");
+        let c = Comm::from_ptr(comm)?;
+        let mr = Mr::from_ptr(*mhandles, c)?;
+        *request = c.post(*data as usize, *sizes, mr)? as *mut c_void;
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn iflush(
+    _comm: *mut c_void,
+    _n: c_int,
+    _data: *mut *mut c_void,
+    _sizes: *mut c_int,
+    _mhandles: *mut *mut c_void,
+    request: *mut *mut c_void,
+) -> c_int {
+    guard("iflush", || {
+        non_null!(request, "request");
+        *request = std::ptr::null_mut();
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn test(request: *mut c_void, done: *mut c_int, _size: *mut c_int) -> c_int {
+    guard("test", || {
+        non_null!(done, "done");
+        *done = 0;
+        let req = Req::from_ptr(request)?;
+        // TCPX never writes *size: the emulator does not touch it either.
+        if req.comm().test(req)? {
+            *done = 1;
+        }
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn close_comm(comm: *mut c_void) -> c_int {
+    guard("close", || {
+        Comm::from_ptr(comm)?;
+        let c = Arc::from_raw(comm as *const Comm);
+        c.close();
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn close_listen(listen_comm: *mut c_void) -> c_int {
+    guard("closeListen", || {
+        Listen::from_ptr(listen_comm)?;
+        drop(Box::from_raw(listen_comm as *mut Listen));
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn get_device_mr(_comm: *mut c_void, _mhandle: *mut c_void, _dptr: *mut *mut c_void) -> c_int {
+    0
+}
+
+unsafe extern "C" fn irecv_consumed(comm: *mut c_void, n: c_int, request: *mut c_void) -> c_int {
+    guard("irecvConsumed", || {
+        if n != 1 {
+            return fail(RC_BUSY, format!("irecvConsumed with n={n}"));
+        }
+        let c = Comm::from_ptr(comm)?;
+        let req = Req::from_ptr(request)?;
+        c.consumed(req)
+    })
+}
+
+#[no_mangle]
+pub static ncclNetPlugin_v7: NetV7 = NetV7 {
+    name: c"GPUDirectTCPX_v7_emulator".as_ptr(),
+    init,
+    devices,
+    getProperties: get_properties,
+    listen,
+    connect,
+    accept,
+    regMr: reg_mr,
+    regMrDmaBuf: None,
+    deregMr: dereg_mr,
+    isend,
+    irecv,
+    iflush,
+    test,
+    closeSend: close_comm,
+    closeRecv: close_comm,
+    closeListen: close_listen,
+    getDeviceMr: get_device_mr,
+    irecvConsumed: irecv_consumed,
+};
