@@ -12,6 +12,7 @@ use crate::engine::{CommTag, Connecting, ListenComm, RecvComm, SendComm, Tuning}
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::transport::socket::{SocketOptions, SocketTransport};
+use crate::transport::tcpx::{TcpxOptions, TcpxTransport};
 use crate::transport::{MemKind, Transport};
 use std::collections::HashMap;
 use std::ffi::{c_int, c_void, CString};
@@ -64,7 +65,7 @@ pub fn init(logger: ncclDebugLogger_t) -> Result<()> {
         .ifname
         .clone()
         .or_else(|| std::env::var("NCCL_SOCKET_IFNAME").ok().filter(|s| !s.is_empty()));
-    let transport: Arc<dyn Transport> = Arc::new(SocketTransport::new(ifname.as_deref(), config.speed_mbps, opts)?);
+    let transport = open_transport(config, logger, ifname.as_deref(), opts)?;
     let limits = transport.limits();
     let chunk_bytes = capped(
         "NCCL_TCPXR_CHUNK_BYTES",
@@ -127,6 +128,51 @@ pub fn init(logger: ncclDebugLogger_t) -> Result<()> {
         recv_window,
     }));
     Ok(())
+}
+
+/// The inner transport NCCL_TCPXR_TRANSPORT asks for: `socket`; `tcpx` (an error when the TCPX
+/// library does not load or has no device); `auto`: tcpx when it loads and reports a device, else
+/// socket. The choice and its reason are logged.
+fn open_transport(
+    config: &Config,
+    logger: ncclDebugLogger_t,
+    ifname: Option<&str>,
+    opts: SocketOptions,
+) -> Result<Arc<dyn Transport>> {
+    let socket = |why: &str| -> Result<Arc<dyn Transport>> {
+        log::info!(target: "tcpxr::init", "inner transport: socket ({why})");
+        Ok(Arc::new(SocketTransport::new(ifname, config.speed_mbps, opts.clone())?))
+    };
+    let tcpx = || {
+        TcpxTransport::open(&TcpxOptions {
+            lib: config.tcpx_lib.as_deref(),
+            logger,
+            ifname,
+        })
+    };
+    let chosen = |t: TcpxTransport, why: &str| -> Arc<dyn Transport> {
+        let (path, name) = t.library();
+        log::info!(target: "tcpxr::init", "inner transport: tcpx ({why}: {name} from {path})");
+        Arc::new(t)
+    };
+    match config.transport {
+        config::Transport::Socket => socket("NCCL_TCPXR_TRANSPORT=socket"),
+        config::Transport::Tcpx => {
+            let t = tcpx().map_err(|e| e.context("NCCL_TCPXR_TRANSPORT=tcpx"))?;
+            if t.devices().is_empty() {
+                return Err(Error::system(format!(
+                    "NCCL_TCPXR_TRANSPORT=tcpx: the TCPX library {} reports no devices",
+                    t.library().0
+                )));
+            }
+            Ok(chosen(t, "NCCL_TCPXR_TRANSPORT=tcpx"))
+        }
+        config::Transport::Auto => match tcpx() {
+            Ok(t) if !t.devices().is_empty() => Ok(chosen(t, "auto, TCPX loaded with devices")),
+            Ok(t) => socket(&format!("auto: TCPX {} reports no devices", t.library().0)),
+            Err(e) => socket(&format!("auto: {}", e.msg)),
+        },
+    }
 }
 
 /// `value` capped to the transport's `limit`, saying so when it was.

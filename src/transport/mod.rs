@@ -10,10 +10,14 @@
 //! carries the stripe's handle for it, or [`InnerMr::NONE`] for memory NCCL never registered (the
 //! transport then registers it for that post alone if it needs to). A transport states its limits
 //! ([`Limits`]) and the plugin caps chunk size and windows to them.
+//!
+//! * `socket`: tcpxr's own TCP, one connection and one I/O thread per stripe.
+//! * `tcpx`: Google's GPUDirect-TCPX plugin (or anything with its ABI), loaded at run time.
 use crate::error::Result;
 use std::net::IpAddr;
 
 pub mod socket;
+pub mod tcpx;
 
 /// Size of an inner connection handle carried over tcpxr's control connection (TCPX uses 128).
 pub const INNER_HANDLE_BYTES: usize = 128;

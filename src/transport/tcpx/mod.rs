@@ -1,0 +1,673 @@
+//! The tcpx transport: every stripe is one connection of Google's GPUDirect-TCPX plugin (or of any
+//! library with its ABI, such as tcpxr's emulator in `tests/tcpx-emu`), loaded at run time.
+//!
+//! TCPX's rules (reference/tcpx.md 1.5-2.5) and where they are kept (docs/TCPX.md maps each to
+//! its test):
+//! * only `ncclNetPlugin_v7` exists; it is loaded with libloading and never unloaded ([`ffi::Lib`]);
+//!   the default search never takes tcpxr itself nor a net not named GPUDirectTCPX;
+//! * 16 request slots per TCPX comm, a receive holding its slot until `irecvConsumed`: each stripe
+//!   holds at most [`MAX_SENDS`] sends and [`MAX_RECVS`] receives (the plugin caps the engine's
+//!   windows to these through [`Transport::limits`], and the stripes refuse a post beyond them);
+//!   "unable to allocate requests" (result 3) is treated as busy and retried;
+//! * `test` only on the oldest request, sizes kept by tcpxr (TCPX never reports them), tags unused
+//!   for matching (FIFO per comm);
+//! * a receive never above 4 MiB ([`MAX_RECV_BYTES`]: NCCL's unpack slice, 2048 records);
+//! * connect and accept are called until they return a comm; connect with the same handle buffer
+//!   every time (TCPX keeps its state in it); accept with preallocated, aligned device-handle
+//!   storage;
+//! * memory is registered on every stripe; CUDA ranges 4 KiB aligned;
+//! * the device handle is read once per stripe after accept; a completed receive's records are
+//!   slot `n % 16` of its stripe's ring, unpacked ([`unpack`]) before `irecvConsumed`, which is
+//!   called strictly in FIFO order.
+pub mod cuda;
+mod ffi;
+pub mod unpack;
+
+use crate::abi::{ncclDebugLogger_t, NCCL_NET_DEVICE_UNPACK_MAX_QUEUE_DEPTH, NET_UNPACK_MAX_SLICE_SIZE};
+use crate::error::{Error, Result};
+use crate::transport::socket::ifaces;
+use crate::transport::{
+    DeviceInfo, InnerConnector, InnerHandle, InnerListener, InnerMr, InnerRecv, InnerSend, Limits, MemKind, Transport,
+};
+use ffi::{Comm, DevHandleStorage, Lib, Mr, Posted, Request, Skip, UnpackQueue};
+use std::collections::VecDeque;
+use std::ffi::c_int;
+use std::net::IpAddr;
+use std::sync::Arc;
+use unpack::{CpuScatter, Job, Unavailable, Unpack};
+
+/// Request slots of one TCPX comm (`MAX_REQUESTS`).
+pub const TCPX_REQUESTS: usize = 16;
+/// Sends a stripe keeps outstanding: 12 of the 16 slots, the headroom UCCL found necessary.
+pub const MAX_SENDS: usize = 12;
+/// Receives a stripe holds (posted, in flight, or done and not yet consumed): all 16 slots.
+pub const MAX_RECVS: usize = 16;
+/// Largest receive: NCCL's unpack slice (`NET_UNPACK_MAX_SLICE_SIZE`), 2048 records of 4 KiB pages
+/// with 2x slack; beyond it TCPX fail-stops the process.
+pub const MAX_RECV_BYTES: usize = NET_UNPACK_MAX_SLICE_SIZE;
+/// TCPX registers CUDA memory only from a 4 KiB boundary (it exports whole pages as a dmabuf).
+const CUDA_PAGE: usize = 4096;
+
+/// Where the TCPX library is looked for when NCCL_TCPXR_TCPX_LIB is unset: the install locations
+/// of Google's images (GCE VMs, GKE), then the library path. Only a net named GPUDirectTCPX is
+/// taken from these, and never tcpxr itself.
+pub const DEFAULT_LIBRARIES: &[&str] = &[
+    "/var/lib/tcpx/lib64/libnccl-net.so",
+    "/usr/local/tcpx/lib64/libnccl-net.so",
+    "/usr/local/nvidia/lib64/libnccl-net.so",
+    "libnccl-net-tcpx.so",
+    "libnccl-net.so",
+];
+
+/// Settings TCPX reads that tcpxr gives a value when the user has not: with the dynamic chunk
+/// size at its effective default of 0, TCPX's sender never advances (reference/tcpx.md 1.3; every
+/// known deployment sets 512 KiB).
+pub const TCPX_ENV_DEFAULTS: &[(&str, &str)] = &[("NCCL_DYNAMIC_CHUNK_SIZE", "524288")];
+
+/// How to open the transport.
+pub struct TcpxOptions<'a> {
+    /// NCCL_TCPXR_TCPX_LIB: a path or library name; None searches [`DEFAULT_LIBRARIES`].
+    pub lib: Option<&'a str>,
+    /// NCCL's logger, handed to TCPX's init (None: TCPX logs through tcpxr's log).
+    pub logger: ncclDebugLogger_t,
+    /// NCCL_TCPXR_IFNAME / NCCL_SOCKET_IFNAME: where tcpxr's own control connections listen. Unset:
+    /// on the interface TCPX names as the device, else the first interface NCCL's rules pick.
+    pub ifname: Option<&'a str>,
+}
+
+pub struct TcpxTransport {
+    lib: Arc<Lib>,
+    devices: Vec<DeviceInfo>,
+}
+
+impl TcpxTransport {
+    /// Loads the library, initialises it and lists its devices one to one.
+    pub fn open(o: &TcpxOptions) -> Result<TcpxTransport> {
+        let lib = Arc::new(load(o.lib)?);
+        for (name, value) in TCPX_ENV_DEFAULTS {
+            if std::env::var_os(name).is_none() {
+                // TCPX reads it in init; NCCL itself sets variables from nccl.conf the same way.
+                std::env::set_var(name, value);
+                log::info!(target: "tcpxr::init", "{name} unset: set to {value} for TCPX");
+            }
+        }
+        lib.init(o.logger)?;
+        let n = lib.devices()?;
+        let all = ifaces::list().map_err(|e| Error::os("getifaddrs", e))?;
+        let mut devices = Vec::with_capacity(n);
+        for dev in 0..n {
+            let p = lib.properties(dev)?;
+            log::debug!(
+                "TCPX device {dev}: {} pci {:?} guid {:#x} speed {} Mb/s ptrSupport {:#x} netDeviceType {} version {:#x}",
+                p.name,
+                p.pci_path,
+                p.guid,
+                p.speed_mbps,
+                p.ptr_support,
+                p.net_device_type,
+                p.net_device_version
+            );
+            devices.push(DeviceInfo {
+                ctrl_addr: ctrl_addr(&p.name, &all, o.ifname)?,
+                name: p.name,
+                pci_path: p.pci_path,
+                speed_mbps: p.speed_mbps,
+                guid: p.guid,
+            });
+        }
+        log::info!(
+            target: "tcpxr::init",
+            "TCPX plugin {:?} from {}: {n} devices ({})",
+            lib.name,
+            lib.path,
+            devices
+                .iter()
+                .map(|d| format!("{} control on {}", d.name, d.ctrl_addr))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        Ok(TcpxTransport { lib, devices })
+    }
+
+    /// The library's path and its net's name.
+    pub fn library(&self) -> (&str, &str) {
+        (&self.lib.path, &self.lib.name)
+    }
+}
+
+fn load(explicit: Option<&str>) -> Result<Lib> {
+    let (candidates, want_name): (Vec<&str>, bool) = match explicit {
+        Some(p) => (vec![p], false),
+        None => (DEFAULT_LIBRARIES.to_vec(), true),
+    };
+    let mut tried = Vec::new();
+    for c in candidates {
+        match Lib::load(c, want_name) {
+            Ok(lib) => return Ok(lib),
+            Err(Skip::NotFound(why)) => tried.push(format!("{c}: {why}")),
+            Err(Skip::Refused(why)) => {
+                log::info!(target: "tcpxr::init", "not using {c} as TCPX: {why}");
+                tried.push(format!("{c}: {why}"));
+            }
+        }
+    }
+    Err(Error::system(format!(
+        "no TCPX library could be loaded (set NCCL_TCPXR_TCPX_LIB): {}",
+        tried.join("; ")
+    )))
+}
+
+/// The address tcpxr's control listener binds for TCPX device `name`.
+fn ctrl_addr(name: &str, all: &[ifaces::Interface], spec: Option<&str>) -> Result<IpAddr> {
+    let chosen = match spec {
+        Some(spec) => ifaces::select(all, Some(spec)).into_iter().next(),
+        None => all
+            .iter()
+            .find(|i| i.name == name)
+            .cloned()
+            .or_else(|| ifaces::select(all, None).into_iter().next()),
+    };
+    chosen.map(|i| i.addr).ok_or_else(|| {
+        Error::invalid_argument(format!(
+            "no interface for tcpxr's control connection of TCPX device {name} (NCCL_TCPXR_IFNAME={})",
+            spec.unwrap_or("")
+        ))
+    })
+}
+
+impl Transport for TcpxTransport {
+    fn name(&self) -> &'static str {
+        "tcpx"
+    }
+
+    fn devices(&self) -> &[DeviceInfo] {
+        &self.devices
+    }
+
+    fn limits(&self) -> Limits {
+        Limits {
+            max_chunk_bytes: MAX_RECV_BYTES,
+            send_slots: MAX_SENDS,
+            recv_slots: MAX_RECVS,
+        }
+    }
+
+    fn listen(&self, dev: usize) -> Result<(InnerHandle, Box<dyn InnerListener>)> {
+        let (handle, comm) = self.lib.listen(dev)?;
+        Ok((
+            handle,
+            Box::new(TcpxListener {
+                lib: self.lib.clone(),
+                comm,
+                storage: DevHandleStorage::new(),
+            }),
+        ))
+    }
+
+    fn connect(&self, dev: usize, handle: &InnerHandle) -> Result<Box<dyn InnerConnector>> {
+        Ok(Box::new(TcpxConnector {
+            lib: self.lib.clone(),
+            dev,
+            handle: Box::new(*handle),
+        }))
+    }
+}
+
+struct TcpxListener {
+    lib: Arc<Lib>,
+    comm: Comm,
+    /// Where accept writes the device handle; allocated before the first accept call.
+    storage: Box<DevHandleStorage>,
+}
+
+impl InnerListener for TcpxListener {
+    fn accept(&mut self) -> Result<Option<Box<dyn InnerRecv>>> {
+        let Some(comm) = self.lib.accept(self.comm, &mut self.storage)? else {
+            return Ok(None);
+        };
+        // Read once per stripe, here: the ring and pool never move for the comm's life.
+        let queue = match UnpackQueue::from_accept(&self.storage) {
+            Ok(q) => q,
+            Err(e) => {
+                let _ = self.lib.close_recv(comm);
+                return Err(e);
+            }
+        };
+        Ok(Some(Box::new(TcpxRecv::new(self.lib.clone(), comm, queue))))
+    }
+}
+
+impl Drop for TcpxListener {
+    fn drop(&mut self) {
+        if let Err(e) = self.lib.close_listen(self.comm) {
+            log::warn!("{}", e.msg);
+        }
+    }
+}
+
+struct TcpxConnector {
+    lib: Arc<Lib>,
+    dev: usize,
+    /// The peer's handle, boxed so every connect call passes the same buffer: TCPX keeps its
+    /// in-progress state inside it.
+    handle: Box<InnerHandle>,
+}
+
+impl InnerConnector for TcpxConnector {
+    fn poll(&mut self) -> Result<Option<Box<dyn InnerSend>>> {
+        Ok(self
+            .lib
+            .connect(self.dev, &mut self.handle)?
+            .map(|comm| Box::new(TcpxSend::new(self.lib.clone(), comm)) as Box<dyn InnerSend>))
+    }
+}
+
+/// Registers a range on one TCPX comm: CUDA ranges widened to whole 4 KiB pages.
+fn register(lib: &Lib, comm: Comm, ptr: *mut u8, len: usize, kind: MemKind) -> Result<Mr> {
+    match kind {
+        MemKind::Host => lib.reg_mr(comm, ptr, len, kind),
+        MemKind::Cuda => {
+            let (start, len) = page_range(ptr as usize, len);
+            lib.reg_mr(comm, start as *mut u8, len, kind)
+        }
+    }
+}
+
+/// The whole 4 KiB pages holding `ptr .. ptr + len`: TCPX refuses CUDA memory that does not start
+/// on a page (it exports the range as a dmabuf).
+fn page_range(ptr: usize, len: usize) -> (usize, usize) {
+    let start = ptr & !(CUDA_PAGE - 1);
+    let end = (ptr + len).div_ceil(CUDA_PAGE) * CUDA_PAGE;
+    (start, end - start)
+}
+
+fn kind_of(ptr: *const u8) -> MemKind {
+    if cuda::is_device_memory(ptr) {
+        MemKind::Cuda
+    } else {
+        MemKind::Host
+    }
+}
+
+/// How a stripe treats a post TCPX refused.
+#[derive(Default)]
+struct Busy {
+    refusals: u64,
+}
+
+impl Busy {
+    /// Result 3 is what TCPX says when its 16 slots are taken ("unable to allocate requests"): busy,
+    /// retry later, never an error for NCCL. It is also what most other TCPX failures return, so
+    /// with nothing of ours held (no slot can be taken) it is an error.
+    fn judge(&mut self, op: &str, rc: c_int, held: usize) -> Result<bool> {
+        if rc != ffi::RC_INTERNAL {
+            return Err(ffi::error(op, rc));
+        }
+        if held == 0 {
+            return Err(ffi::error(
+                &format!("{op} with no request of this stripe outstanding (so not slot exhaustion)"),
+                rc,
+            ));
+        }
+        self.refusals += 1;
+        if self.refusals == 1 {
+            log::warn!(
+                "TCPX refused {op} with result 3 while this stripe held {held} requests; treating it as \
+                 'unable to allocate requests' and retrying"
+            );
+        }
+        Ok(false)
+    }
+}
+
+/// The handle a post uses: the stripe's registration of the message's memory, or one made for
+/// this post alone (returned as the second value, to deregister when the request is done).
+fn handle_for(lib: &Lib, comm: Comm, ptr: *mut u8, len: usize, mr: InnerMr) -> Result<(Mr, Option<Mr>)> {
+    if mr != InnerMr::NONE {
+        return Ok((Mr::from_usize(mr.0), None));
+    }
+    let m = register(lib, comm, ptr, len.max(1), kind_of(ptr))?;
+    Ok((m, Some(m)))
+}
+
+fn drop_adhoc(lib: &Lib, comm: Comm, adhoc: Option<Mr>) -> Result<()> {
+    match adhoc {
+        Some(m) => lib.dereg_mr(comm, m),
+        None => Ok(()),
+    }
+}
+
+/// The tag a post carries: the stripe's post count. TCPX ignores tags and matches FIFO; tcpxr
+/// relies on nothing but that order. The count only makes TCPX's logs easier to follow.
+fn tag(n: u64) -> c_int {
+    (n % (c_int::MAX as u64)) as c_int
+}
+
+struct SendHeld {
+    req: Request,
+    adhoc: Option<Mr>,
+}
+
+/// The sending end of a stripe: one TCPX send comm.
+pub struct TcpxSend {
+    lib: Arc<Lib>,
+    comm: Comm,
+    held: VecDeque<SendHeld>,
+    posted: u64,
+    busy: Busy,
+}
+
+impl TcpxSend {
+    fn new(lib: Arc<Lib>, comm: Comm) -> TcpxSend {
+        TcpxSend {
+            lib,
+            comm,
+            held: VecDeque::with_capacity(TCPX_REQUESTS),
+            posted: 0,
+            busy: Busy::default(),
+        }
+    }
+}
+
+impl InnerSend for TcpxSend {
+    fn register(&mut self, ptr: *mut u8, len: usize, kind: MemKind) -> Result<InnerMr> {
+        Ok(InnerMr(register(&self.lib, self.comm, ptr, len, kind)?.as_usize()))
+    }
+
+    fn deregister(&mut self, mr: InnerMr) -> Result<()> {
+        if mr == InnerMr::NONE {
+            return Ok(());
+        }
+        self.lib.dereg_mr(self.comm, Mr::from_usize(mr.0))
+    }
+
+    fn post(&mut self, ptr: *const u8, len: usize, mr: InnerMr) -> Result<bool> {
+        if self.held.len() >= MAX_SENDS {
+            return Ok(false);
+        }
+        let (mh, adhoc) = handle_for(&self.lib, self.comm, ptr as *mut u8, len, mr)?;
+        match self.lib.isend(self.comm, ptr, len, tag(self.posted), mh) {
+            Posted::Yes(req) => {
+                self.held.push_back(SendHeld { req, adhoc });
+                self.posted += 1;
+                Ok(true)
+            }
+            Posted::NoRequest => {
+                drop_adhoc(&self.lib, self.comm, adhoc)?;
+                Ok(false)
+            }
+            Posted::Refused(rc) => {
+                drop_adhoc(&self.lib, self.comm, adhoc)?;
+                self.busy.judge("isend", rc, self.held.len())
+            }
+        }
+    }
+
+    /// A send request frees its TCPX slot when test reports it done.
+    fn test_oldest(&mut self) -> Result<bool> {
+        let Some(oldest) = self.held.front() else {
+            return Err(Error::internal("test on a TCPX stripe with no send outstanding"));
+        };
+        match self.lib.test(oldest.req) {
+            Ok(false) => Ok(false),
+            Ok(true) => {
+                let done = self.held.pop_front().unwrap();
+                drop_adhoc(&self.lib, self.comm, done.adhoc)?;
+                Ok(true)
+            }
+            Err(rc) => Err(ffi::error("test of a send", rc)),
+        }
+    }
+}
+
+impl Drop for TcpxSend {
+    fn drop(&mut self) {
+        for h in std::mem::take(&mut self.held) {
+            let _ = drop_adhoc(&self.lib, self.comm, h.adhoc);
+        }
+        if let Err(e) = self.lib.close_send(self.comm) {
+            log::warn!("{}", e.msg);
+        }
+    }
+}
+
+struct RecvHeld {
+    req: Request,
+    dst: usize,
+    len: usize,
+    kind: MemKind,
+    /// Queue slot of its records: the stripe's receive count modulo 16.
+    slot: usize,
+    adhoc: Option<Mr>,
+    /// Tested done and unpacked; waiting for irecvConsumed.
+    landed: bool,
+}
+
+/// The receiving end of a stripe: one TCPX receive comm, its unpack queue and its unpacker.
+pub struct TcpxRecv {
+    lib: Arc<Lib>,
+    comm: Comm,
+    queue: Option<UnpackQueue>,
+    unpacker: Box<dyn Unpack>,
+    held: VecDeque<RecvHeld>,
+    /// Kind of each registration of this stripe, to know where a receive's destination is.
+    kinds: Vec<(InnerMr, MemKind)>,
+    posted: u64,
+    busy: Busy,
+}
+
+impl TcpxRecv {
+    fn new(lib: Arc<Lib>, comm: Comm, queue: Option<UnpackQueue>) -> TcpxRecv {
+        let unpacker: Box<dyn Unpack> = match &queue {
+            Some(q) if !q.bounce_on_host => Box::new(Unavailable(
+                "TCPX's bounce pool is in GPU memory and the tcpx transport does not hand TCPX's records \
+                 to the GPU unpack kernel yet; only receives TCPX lands in place (host memory) can complete"
+                    .into(),
+            )),
+            _ => Box::new(CpuScatter),
+        };
+        TcpxRecv {
+            lib,
+            comm,
+            queue,
+            unpacker,
+            held: VecDeque::with_capacity(TCPX_REQUESTS),
+            kinds: Vec::new(),
+            posted: 0,
+            busy: Busy::default(),
+        }
+    }
+
+    /// Places a completed receive's bytes from the bounce pool into its destination.
+    fn unpack(&mut self, i: usize) -> Result<()> {
+        let Some(queue) = &self.queue else {
+            return Ok(()); // no unpack device: TCPX received in place
+        };
+        let r = &self.held[i];
+        let records = queue.records(r.slot)?;
+        if records.is_empty() {
+            // TCPX lands receives into host memory in place and publishes no records.
+            if r.kind == MemKind::Host {
+                return Ok(());
+            }
+            return Err(Error::internal(format!(
+                "TCPX published no unpack records for a {}-byte receive into GPU memory",
+                r.len
+            )));
+        }
+        if r.kind != MemKind::Host {
+            // The engine receives GPU data into pinned slots of its own, never straight into GPU
+            // memory; this would need TCPX's records handed to the unpack kernel.
+            return Err(Error::internal(
+                "a TCPX receive straight into GPU memory: the tcpx transport places bytes with the CPU only",
+            ));
+        }
+        let job = Job {
+            records,
+            bounce: queue.bounce,
+            dst: r.dst as *mut u8,
+            len: r.len,
+        };
+        self.unpacker.unpack(&job)
+    }
+}
+
+impl InnerRecv for TcpxRecv {
+    fn register(&mut self, ptr: *mut u8, len: usize, kind: MemKind) -> Result<InnerMr> {
+        let mr = InnerMr(register(&self.lib, self.comm, ptr, len, kind)?.as_usize());
+        self.kinds.push((mr, kind));
+        Ok(mr)
+    }
+
+    fn deregister(&mut self, mr: InnerMr) -> Result<()> {
+        if mr == InnerMr::NONE {
+            return Ok(());
+        }
+        self.kinds.retain(|(m, _)| *m != mr);
+        self.lib.dereg_mr(self.comm, Mr::from_usize(mr.0))
+    }
+
+    fn post(&mut self, ptr: *mut u8, len: usize, mr: InnerMr) -> Result<bool> {
+        if len > MAX_RECV_BYTES {
+            return Err(Error::internal(format!(
+                "a {len}-byte TCPX receive: tcpxr keeps every receive at or below {MAX_RECV_BYTES} bytes"
+            )));
+        }
+        if self.held.len() >= MAX_RECVS {
+            return Ok(false);
+        }
+        let kind = match self.kinds.iter().find(|(m, _)| *m == mr) {
+            Some((_, k)) => *k,
+            None => kind_of(ptr),
+        };
+        let (mh, adhoc) = handle_for(&self.lib, self.comm, ptr, len, mr)?;
+        match self.lib.irecv(self.comm, ptr, len, tag(self.posted), mh) {
+            Posted::Yes(req) => {
+                self.held.push_back(RecvHeld {
+                    req,
+                    dst: ptr as usize,
+                    len,
+                    kind,
+                    slot: (self.posted % NCCL_NET_DEVICE_UNPACK_MAX_QUEUE_DEPTH as u64) as usize,
+                    adhoc,
+                    landed: false,
+                });
+                self.posted += 1;
+                Ok(true)
+            }
+            Posted::NoRequest => {
+                drop_adhoc(&self.lib, self.comm, adhoc)?;
+                Ok(false)
+            }
+            Posted::Refused(rc) => {
+                drop_adhoc(&self.lib, self.comm, adhoc)?;
+                self.busy.judge("irecv", rc, self.held.len())
+            }
+        }
+    }
+
+    /// Tests the oldest receive that has not landed; once TCPX says done, its fragments are
+    /// unpacked before this returns true.
+    fn test_oldest(&mut self) -> Result<bool> {
+        let Some(i) = self.held.iter().position(|r| !r.landed) else {
+            return Err(Error::internal("test on a TCPX stripe with no receive outstanding"));
+        };
+        match self.lib.test(self.held[i].req) {
+            Ok(false) => Ok(false),
+            Ok(true) => {
+                self.unpack(i)?;
+                self.held[i].landed = true;
+                Ok(true)
+            }
+            Err(rc) => Err(ffi::error("test of a receive", rc)),
+        }
+    }
+
+    /// irecvConsumed on the oldest landed receive: FIFO, and only after its unpack finished.
+    fn consumed(&mut self) -> Result<()> {
+        match self.held.front() {
+            Some(r) if r.landed => {}
+            _ => {
+                return Err(Error::internal(
+                    "consumed on a TCPX stripe whose oldest receive has not landed",
+                ))
+            }
+        }
+        let r = self.held.front().unwrap();
+        self.lib.irecv_consumed(self.comm, r.req)?;
+        let r = self.held.pop_front().unwrap();
+        drop_adhoc(&self.lib, self.comm, r.adhoc)
+    }
+}
+
+impl Drop for TcpxRecv {
+    fn drop(&mut self) {
+        for h in std::mem::take(&mut self.held) {
+            let _ = drop_adhoc(&self.lib, self.comm, h.adhoc);
+        }
+        if let Err(e) = self.lib.close_recv(self.comm) {
+            log::warn!("{}", e.msg);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn result_3_is_busy_while_requests_are_held_and_an_error_otherwise() {
+        let mut b = Busy::default();
+        assert_eq!(b.judge("isend", 3, 5), Ok(false));
+        assert_eq!(b.judge("isend", 3, 16), Ok(false));
+        assert_eq!(b.refusals, 2);
+        assert!(b.judge("isend", 3, 0).is_err());
+        assert_eq!(
+            b.judge("irecv", 6, 4).unwrap_err().code,
+            crate::abi::ncclResult_t::ncclRemoteError
+        );
+    }
+
+    #[test]
+    fn limits_keep_receives_within_one_unpack_slice_and_the_16_slots() {
+        assert_eq!(MAX_RECV_BYTES, 4 << 20);
+        const { assert!(MAX_SENDS <= TCPX_REQUESTS && MAX_RECVS <= TCPX_REQUESTS) };
+        assert_eq!(TCPX_REQUESTS, NCCL_NET_DEVICE_UNPACK_MAX_QUEUE_DEPTH);
+    }
+
+    #[test]
+    fn cuda_ranges_are_widened_to_whole_4k_pages() {
+        assert_eq!(page_range(0x10000, 4096), (0x10000, 4096));
+        assert_eq!(page_range(0x10001, 10), (0x10000, 4096));
+        assert_eq!(page_range(0x10ff0, 0x20), (0x10000, 0x2000));
+        assert_eq!(page_range(0x20000, 1 << 20), (0x20000, 1 << 20));
+    }
+
+    #[test]
+    fn a_missing_library_is_a_clear_error() {
+        let e = match load(Some("/nonexistent/libnccl-net-tcpx.so")) {
+            Err(e) => e,
+            Ok(_) => panic!("loaded a library that does not exist"),
+        };
+        assert!(e.msg.contains("/nonexistent/libnccl-net-tcpx.so"), "{}", e.msg);
+    }
+
+    #[test]
+    fn control_address_follows_the_device_name_then_nccl_rules() {
+        let lo = ifaces::Interface {
+            name: "lo".into(),
+            addr: "127.0.0.1".parse().unwrap(),
+            loopback: true,
+        };
+        let eth = ifaces::Interface {
+            name: "eth1".into(),
+            addr: "10.0.0.5".parse().unwrap(),
+            loopback: false,
+        };
+        let all = [lo, eth];
+        assert_eq!(ctrl_addr("eth1", &all, None).unwrap().to_string(), "10.0.0.5");
+        assert_eq!(ctrl_addr("lo", &all, None).unwrap().to_string(), "127.0.0.1");
+        assert_eq!(ctrl_addr("eth1", &all, Some("lo")).unwrap().to_string(), "127.0.0.1");
+        assert!(ctrl_addr("eth1", &all, Some("ib")).is_err());
+    }
+}

@@ -1,0 +1,218 @@
+//! The tcpx transport over the TCPX-ABI emulator, beyond the foundation scenarios: 64 MiB
+//! messages over 4 TCPX stripes with every receive capped at 4 MiB (NCCL_TCPXR_CHUNK_BYTES asks
+//! for 16 MiB here), memory registered on every stripe, and how NCCL_TCPXR_TRANSPORT chooses.
+mod common;
+use common::*;
+use nccl_net_tcpxr::abi::{ncclNetProperties_v12_t, ncclNet_v12_t, NCCL_NET_DEVICE_HOST, NCCL_PTR_HOST};
+use std::ffi::c_void;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+#[used]
+#[link_section = ".init_array"]
+static OVER_TCPX: extern "C" fn() = over_tcpx;
+extern "C" fn over_tcpx() {
+    select_tcpx(&[("NCCL_TCPXR_STRIPES", "4"), ("NCCL_TCPXR_CHUNK_BYTES", "16M")]);
+}
+
+#[test]
+fn sixty_four_mib_messages_cross_four_tcpx_stripes_intact_in_receives_of_at_most_4_mib() {
+    let net = v12();
+    let pair = Pair::new(&net);
+    for (i, n) in [64usize << 20, (64 << 20) + 12345, (64 << 20) - 1]
+        .into_iter()
+        .enumerate()
+    {
+        let mut data = pattern(n, 60 + i as u64);
+        let got = pair.transfer(&mut data, n);
+        assert!(got == data, "{n} bytes arrived different");
+    }
+    drop(pair);
+    let comms = assert_tcpx_rules_kept(12);
+    let full = comms
+        .iter()
+        .filter(|c| c.kind == "recv" && c.get("max_bytes") == 4 << 20)
+        .count();
+    assert!(
+        full >= 4,
+        "the 16 MiB chunk setting is capped to 4 MiB receives on all 4 stripes: {comms:?}"
+    );
+}
+
+#[test]
+fn registered_memory_is_registered_once_on_every_stripe_and_used_for_every_chunk() {
+    let net = v12();
+    let pair = Pair::new(&net);
+    let n = 32 << 20;
+    let mut src = pattern(n, 70);
+    let mut dst = vec![0u8; n];
+    let (mut smh, mut rmh) = (null(), null());
+    assert_eq!(net.reg_mr(pair.send, src.as_mut_ptr() as *mut c_void, n, &mut smh), OK);
+    assert_eq!(net.reg_mr(pair.recv, dst.as_mut_ptr() as *mut c_void, n, &mut rmh), OK);
+    let part = 8 << 20;
+    for k in 0..4 {
+        let (mut sq, mut rq) = (null(), null());
+        let r = net.irecv(
+            pair.recv,
+            dst[k * part..].as_mut_ptr() as *mut c_void,
+            part,
+            rmh,
+            &mut rq,
+        );
+        assert_eq!(r, OK);
+        let s = net.isend(
+            pair.send,
+            src[k * part..].as_mut_ptr() as *mut c_void,
+            part,
+            smh,
+            &mut sq,
+        );
+        assert_eq!(s, OK);
+        wait_both(&net, rq, sq);
+    }
+    assert!(dst == src);
+    assert_eq!(net.dereg_mr(pair.send, smh), OK);
+    assert_eq!(net.dereg_mr(pair.recv, rmh), OK);
+    drop(pair);
+    // 32 MiB in 4 MiB chunks over 4 stripes: 2 chunks, 8 MiB, and exactly one regMr per stripe.
+    let comms = assert_tcpx_rules_kept(12);
+    let ours: Vec<_> = comms
+        .iter()
+        .filter(|c| c.get("bytes") == 8 << 20 && c.get("posts") == 2)
+        .collect();
+    assert_eq!(ours.len(), 8, "4 send and 4 receive stripes: {comms:?}");
+    for c in ours {
+        assert_eq!(c.get("regs"), 1, "registered once, never per chunk: {c:?}");
+    }
+}
+
+#[test]
+fn devices_are_tcpx_devices_one_to_one_reported_as_host_devices() {
+    assert_eq!(v12().init(), OK);
+    // SAFETY: the v12 table of the loaded tcpxr, called with valid out-pointers.
+    unsafe {
+        let t: libloading::Symbol<*const ncclNet_v12_t> = load().get(b"ncclNetPlugin_v12").unwrap();
+        let t = &**t;
+        let mut n = 0;
+        assert_eq!(t.devices.unwrap()(&mut n), OK);
+        assert_eq!(n, 1, "the emulator's one device (NCCL_GPUDIRECTTCPX_SOCKET_IFNAME=lo)");
+        let mut p: ncclNetProperties_v12_t = std::mem::zeroed();
+        assert_eq!(t.getProperties.unwrap()(0, &mut p), OK);
+        assert_eq!(std::ffi::CStr::from_ptr(p.name).to_str().unwrap(), "lo");
+        assert_eq!(p.guid, 0, "TCPX's guid (the device index) passes through");
+        assert_eq!(
+            p.speed, 10_000,
+            "TCPX's speed passes through (no sysfs speed for lo: 10000)"
+        );
+        assert_eq!(
+            p.netDeviceType, NCCL_NET_DEVICE_HOST,
+            "tcpxr unpacks itself: NCCL sees a host device"
+        );
+        assert_ne!(p.ptrSupport & NCCL_PTR_HOST, 0, "tcpxr's own support, not TCPX's");
+    }
+    assert_eq!(
+        std::env::var("NCCL_DYNAMIC_CHUNK_SIZE").as_deref(),
+        Ok("524288"),
+        "TCPX livelocks at its default chunk size of 0; tcpxr sets it when unset"
+    );
+}
+
+/// Starts a tcpxr peer process with `env` and returns its log up to the transport choice (or
+/// all of it, when init fails).
+fn init_log(env: &[(&str, &str)], unset: &[&str]) -> String {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tcpxr-bench"));
+    cmd.args(["peer", "--role", "recv"])
+        .env("TCPXR_LOG", "info")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for k in unset {
+        cmd.env_remove(k);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let mut text = String::new();
+    for line in BufReader::new(child.stderr.take().unwrap()).lines() {
+        let line = line.unwrap();
+        text.push_str(&line);
+        text.push('\n');
+        if line.contains("inner transport:") {
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    text
+}
+
+fn choice(log: &str) -> &str {
+    log.lines()
+        .find_map(|l| l.split_once("inner transport: ").map(|(_, rest)| rest))
+        .unwrap_or_else(|| panic!("no transport chosen; log:\n{log}"))
+}
+
+#[test]
+fn auto_takes_tcpx_when_it_loads_with_devices_and_socket_otherwise_and_says_why() {
+    let emu = emulator_path();
+    let emu = emu.to_str().unwrap();
+    let log = init_log(&[("NCCL_TCPXR_TRANSPORT", "auto"), ("NCCL_TCPXR_TCPX_LIB", emu)], &[]);
+    assert!(choice(&log).starts_with("tcpx (auto"), "{log}");
+    let log = init_log(
+        &[
+            ("NCCL_TCPXR_TRANSPORT", "auto"),
+            ("NCCL_TCPXR_TCPX_LIB", "/nonexistent/libnccl-net.so"),
+        ],
+        &[],
+    );
+    let c = choice(&log);
+    assert!(
+        c.starts_with("socket (auto") && c.contains("/nonexistent/libnccl-net.so"),
+        "{log}"
+    );
+    let log = init_log(&[("NCCL_TCPXR_TRANSPORT", "socket")], &[]);
+    assert!(choice(&log).starts_with("socket (NCCL_TCPXR_TRANSPORT=socket"), "{log}");
+}
+
+#[test]
+fn tcpx_without_a_library_fails_init_saying_so() {
+    let log = init_log(
+        &[
+            ("NCCL_TCPXR_TRANSPORT", "tcpx"),
+            ("NCCL_TCPXR_TCPX_LIB", "/nonexistent/libnccl-net.so"),
+        ],
+        &[],
+    );
+    assert!(!log.contains("inner transport:"), "{log}");
+    assert!(
+        log.contains("NCCL_TCPXR_TRANSPORT=tcpx") && log.contains("no TCPX library could be loaded"),
+        "{log}"
+    );
+}
+
+#[test]
+fn the_default_search_takes_a_gpudirecttcpx_library_on_the_library_path_but_never_tcpxr_itself() {
+    let dir = std::env::temp_dir().join(format!("tcpxr-lib-search-{}", std::process::id()));
+    let link = dir.join("libnccl-net.so");
+    let _ = std::fs::create_dir_all(&dir);
+    let path = format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("LD_LIBRARY_PATH").unwrap_or_default()
+    );
+    let search = |target: &std::path::Path| {
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(target, &link).unwrap();
+        init_log(
+            &[("NCCL_TCPXR_TRANSPORT", "auto"), ("LD_LIBRARY_PATH", &path)],
+            &["NCCL_TCPXR_TCPX_LIB"],
+        )
+    };
+    let log = search(&library_path());
+    assert!(choice(&log).starts_with("socket (auto"), "{log}");
+    assert!(log.contains("it is tcpxr itself"), "{log}");
+    let log = search(&emulator_path());
+    assert!(choice(&log).starts_with("tcpx (auto"), "{log}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,58 @@
+//! "unable to allocate requests" (TCPX's result 3 when its slots are taken) is busy: tcpxr
+//! retries and NCCL never sees it. The emulator is given only 4 slots per comm here, fewer than
+//! tcpxr's windows, so it refuses often.
+mod common;
+use common::*;
+use std::ffi::c_void;
+
+#[used]
+#[link_section = ".init_array"]
+static OVER_TCPX: extern "C" fn() = over_tcpx;
+extern "C" fn over_tcpx() {
+    select_tcpx(&[
+        ("TCPX_EMU_SLOTS", "4"),
+        ("NCCL_TCPXR_STRIPES", "2"),
+        ("NCCL_TCPXR_CHUNK_BYTES", "4096"),
+    ]);
+}
+
+#[test]
+fn unable_to_allocate_requests_is_retried_and_never_reaches_nccl() {
+    let net = v12();
+    let pair = Pair::new(&net);
+    for i in 0..3 {
+        let n = (1 << 20) + i * 7;
+        let mut data = pattern(n, 100 + i as u64);
+        assert!(pair.transfer(&mut data, n) == data);
+    }
+    let n = 256 << 10;
+    let mut src: Vec<Vec<u8>> = (0..6).map(|i| pattern(n, 110 + i)).collect();
+    let mut dst: Vec<Vec<u8>> = (0..6).map(|_| vec![0u8; n]).collect();
+    let mut reqs = vec![];
+    for i in 0..6 {
+        let (mut rq, mut sq) = (null(), null());
+        assert_eq!(
+            net.irecv(pair.recv, dst[i].as_mut_ptr() as *mut c_void, n, null(), &mut rq),
+            OK
+        );
+        assert_eq!(
+            net.isend(pair.send, src[i].as_mut_ptr() as *mut c_void, n, null(), &mut sq),
+            OK
+        );
+        reqs.push((rq, sq));
+    }
+    for (rq, sq) in reqs {
+        wait_both(&net, rq, sq);
+    }
+    assert!(dst == src);
+    drop(pair);
+    let comms = emulator_stats();
+    assert!(
+        comms.iter().any(|c| c.get("refused") > 0),
+        "the emulator refused: {comms:?}"
+    );
+    for c in &comms {
+        assert!(c.get("max_held") <= 4, "{c:?}");
+        assert_eq!((c.get("bad_tests"), c.get("bad_consumes")), (0, 0), "{c:?}");
+    }
+}
