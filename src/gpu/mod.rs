@@ -162,8 +162,39 @@ impl Gpu {
                 "cuStreamCreate",
             )?;
             g.unpack_fn = compile_unpack(dev)?;
+            g.load_now()?;
             log::info!(target: "tcpxr::init", "GPU {ordinal}: unpack kernel ready, {} SMs", g.sm_count);
             Ok(g)
+        }
+    }
+
+    /// Launches the unpack kernel once with no work and waits for it. With CUDA's lazy module
+    /// loading (the default) a kernel is loaded at its first launch, and loading can wait for the
+    /// context's running kernels. The first real unpack runs while NCCL's kernel spins, waiting for
+    /// exactly that unpack: a deadlock. This runs while the connection is being made, before NCCL
+    /// launches anything that waits on tcpxr.
+    fn load_now(&self) -> Result<()> {
+        let mut empty = unpack::empty_batch();
+        let mut params: [*mut c_void; 1] = [empty.as_mut() as *mut _ as *mut c_void];
+        // SAFETY: a batch of zero jobs; the parameter lives across the call.
+        unsafe {
+            check(
+                sys::cuLaunchKernel(
+                    self.unpack_fn,
+                    1,
+                    1,
+                    1,
+                    32,
+                    1,
+                    1,
+                    0,
+                    self.stream,
+                    params.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                ),
+                "cuLaunchKernel(tcpxr_unpack, warm-up)",
+            )?;
+            check(sys::cuStreamSynchronize(self.stream), "cuStreamSynchronize(warm-up)")
         }
     }
 

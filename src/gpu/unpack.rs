@@ -31,10 +31,19 @@ const TILE: u32 = 8;
 
 /// The kernel's single parameter (TcpxrBatch in kernel.cu).
 #[repr(C)]
-struct BatchParam {
+pub(crate) struct BatchParam {
     njobs: i32,
     total: u32,
     jobs: [Job; MAX_JOBS],
+}
+
+/// A batch with no jobs: launching it only loads the kernel.
+pub(crate) fn empty_batch() -> Box<BatchParam> {
+    Box::new(BatchParam {
+        njobs: 0,
+        total: 0,
+        jobs: [Job::default(); MAX_JOBS],
+    })
 }
 
 struct Slot {
