@@ -110,6 +110,14 @@ const STATS: Param = Param {
     accepted: "0 or 1",
     doc: "1 prints each communicator's counters when it is closed.",
 };
+const GPU_BUFFERS: Param = Param {
+    name: "NCCL_TCPXR_GPU_BUFFERS",
+    default: "0",
+    accepted: "0 or 1",
+    doc: "1 offers NCCL GPU buffers (NCCL_PTR_CUDA) when a CUDA driver is present: tcpxr stages sends \
+          and unpacks receives on the GPU. Off by default until the hang seen with torch.distributed \
+          and NCCL 2.28.9 is resolved (docs/BENCHMARKS.md).",
+};
 
 /// Every setting, in the order they are parsed, logged and documented.
 pub static PARAMS: &[Param] = &[
@@ -127,6 +135,7 @@ pub static PARAMS: &[Param] = &[
     TRANSPORT,
     TCPX_LIB,
     STATS,
+    GPU_BUFFERS,
 ];
 
 /// The table row of a variable, if it is one of tcpxr's.
@@ -186,6 +195,8 @@ pub struct Config {
     pub transport: Transport,
     pub tcpx_lib: Option<String>,
     pub stats: bool,
+    /// Offer NCCL_PTR_CUDA (when a CUDA driver is present).
+    pub gpu_buffers: bool,
 }
 
 /// The accepted set of an integer setting.
@@ -327,6 +338,7 @@ impl Config {
             transport,
             tcpx_lib: r.value(&TCPX_LIB),
             stats: r.uint(&STATS, range(0, 1))? == 1,
+            gpu_buffers: r.uint(&GPU_BUFFERS, range(0, 1))? == 1,
         })
     }
 
@@ -354,6 +366,7 @@ impl Config {
             transport,
             tcpx_lib,
             stats,
+            gpu_buffers,
         } = self;
         vec![
             (STRIPES.name, stripes.to_string()),
@@ -370,6 +383,7 @@ impl Config {
             (TRANSPORT.name, transport.to_string()),
             (TCPX_LIB.name, tcpx_lib.clone().unwrap_or_default()),
             (STATS.name, u8::from(*stats).to_string()),
+            (GPU_BUFFERS.name, u8::from(*gpu_buffers).to_string()),
         ]
     }
 }
@@ -469,6 +483,7 @@ mod tests {
                 transport: Transport::Auto,
                 tcpx_lib: None,
                 stats: false,
+                gpu_buffers: false,
             }
         );
         // Empty and blank values mean unset.
@@ -627,6 +642,10 @@ mod tests {
         assert!(one(n, "1").unwrap().stats);
         rejected(n, "2", "0 or 1");
         rejected(n, "yes", "0 or 1");
+        let g = "NCCL_TCPXR_GPU_BUFFERS";
+        assert!(!one(g, "0").unwrap().gpu_buffers);
+        assert!(one(g, "1").unwrap().gpu_buffers);
+        rejected(g, "2", "0 or 1");
     }
 
     #[test]
@@ -664,6 +683,7 @@ mod tests {
             ("NCCL_TCPXR_TRANSPORT", "SOCKET"),
             ("NCCL_TCPXR_TCPX_LIB", "libnccl-net-tcpx.so"),
             ("NCCL_TCPXR_STATS", "1"),
+            ("NCCL_TCPXR_GPU_BUFFERS", "1"),
         ])
         .unwrap();
         let described = c.describe();

@@ -85,6 +85,7 @@ pub fn init(logger: ncclDebugLogger_t) -> Result<()> {
         limits.recv_slots,
         transport.name(),
     );
+    let gpu_buffers = config.gpu_buffers && crate::gpu::available();
     let devices: Vec<Device> = transport
         .devices()
         .iter()
@@ -92,9 +93,9 @@ pub fn init(logger: ncclDebugLogger_t) -> Result<()> {
             name: CString::new(d.name.clone()).unwrap_or_default(),
             pci_path: d.pci_path.clone().and_then(|p| CString::new(p).ok()),
             guid: d.guid,
-            // GPU buffers are placed by tcpxr itself (staging out, unpack kernel in), so they are
-            // offered whenever a CUDA driver is present.
-            ptr_support: if crate::gpu::available() {
+            // GPU buffers are placed by tcpxr itself (staging out, unpack kernel in); offered only
+            // when asked for (NCCL_TCPXR_GPU_BUFFERS=1) and a CUDA driver is present.
+            ptr_support: if gpu_buffers {
                 NCCL_PTR_HOST | NCCL_PTR_CUDA
             } else {
                 NCCL_PTR_HOST
@@ -116,7 +117,11 @@ pub fn init(logger: ncclDebugLogger_t) -> Result<()> {
         chunk_bytes,
         send_window,
         recv_window,
-        if crate::gpu::available() { "yes (CUDA driver found)" } else { "no (no CUDA driver)" },
+        match (config.gpu_buffers, crate::gpu::available()) {
+            (true, true) => "yes",
+            (true, false) => "no (no CUDA driver)",
+            (false, _) => "no (NCCL_TCPXR_GPU_BUFFERS=0)",
+        },
         list.join(" ")
     );
     *slot = Some(Arc::new(Plugin {
@@ -308,8 +313,10 @@ pub unsafe fn reg_mr(comm: *mut c_void, data: *mut c_void, size: usize, kind: c_
     let gpu = match kind {
         NCCL_PTR_HOST => None,
         NCCL_PTR_CUDA => {
-            if !crate::gpu::available() {
-                return Err(Error::invalid_argument("regMr of CUDA memory on a host without a CUDA driver"));
+            if !get()?.config.gpu_buffers || !crate::gpu::available() {
+                return Err(Error::invalid_argument(
+                    "regMr of CUDA memory: tcpxr offers GPU buffers only with NCCL_TCPXR_GPU_BUFFERS=1 and a CUDA driver",
+                ));
             }
             match Gpu::of_pointer(data)? {
                 Some(g) => Some(g),
