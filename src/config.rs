@@ -96,7 +96,7 @@ const TRANSPORT: Param = Param {
     default: "auto",
     accepted: "auto, tcpx or socket (any case)",
     doc: "Inner transport: tcpx (GPUDirect-TCPX plugin), socket (tcpxr's TCP), or auto (tcpx if \
-          it loads, else socket).",
+          it loads and reports a device, else socket).",
 };
 const TCPX_LIB: Param = Param {
     name: "NCCL_TCPXR_TCPX_LIB",
