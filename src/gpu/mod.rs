@@ -39,6 +39,55 @@ pub fn available() -> bool {
     })
 }
 
+/// Whether `ptr` is device memory (not host memory, pinned or not). Without a driver nothing can
+/// be device memory.
+pub fn is_device_memory(ptr: *const u8) -> bool {
+    if ptr.is_null() || !available() {
+        return false;
+    }
+    let mut mem_type: u32 = 0;
+    // SAFETY: MEMORY_TYPE writes one unsigned int; a pointer CUDA does not know is an error return.
+    let r = unsafe {
+        sys::cuPointerGetAttribute(
+            &mut mem_type as *mut u32 as *mut c_void,
+            sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+            ptr as sys::CUdeviceptr,
+        )
+    };
+    r == sys::CUresult::CUDA_SUCCESS && mem_type == sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32
+}
+
+/// Copies `out.len()` bytes at `src` (device or host memory) into `out`, synchronously. For a few
+/// bytes read once (TCPX's device handle), never on a data path.
+///
+/// # Safety
+/// `src` must point to `out.len()` readable bytes of host or device memory.
+pub unsafe fn copy_to_host(src: *const u8, out: &mut [u8]) -> Result<()> {
+    if !is_device_memory(src) {
+        // SAFETY: the caller vouches for src..src+len; `out` is ours.
+        unsafe { std::ptr::copy_nonoverlapping(src, out.as_mut_ptr(), out.len()) };
+        return Ok(());
+    }
+    let mut ctx: sys::CUcontext = std::ptr::null_mut();
+    // SAFETY: CONTEXT writes one CUcontext; that context is pushed around one synchronous copy
+    // into `out` and popped again, leaving the thread as it was.
+    unsafe {
+        check(
+            sys::cuPointerGetAttribute(
+                &mut ctx as *mut sys::CUcontext as *mut c_void,
+                sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_CONTEXT,
+                src as sys::CUdeviceptr,
+            ),
+            "cuPointerGetAttribute(CONTEXT)",
+        )?;
+        check(sys::cuCtxPushCurrent_v2(ctx), "cuCtxPushCurrent")?;
+        let copied = sys::cuMemcpyDtoH_v2(out.as_mut_ptr() as *mut c_void, src as sys::CUdeviceptr, out.len());
+        let mut popped: sys::CUcontext = std::ptr::null_mut();
+        sys::cuCtxPopCurrent_v2(&mut popped);
+        check(copied, "cuMemcpyDtoH")
+    }
+}
+
 /// NVRTC is looked for under its usual names by cudarc; CUDA toolkits keep it in lib64, which is
 /// often not on the library path. Loading it from there first makes the by-name lookup succeed.
 fn preload_nvrtc() {
@@ -94,19 +143,7 @@ impl Gpu {
 
     /// The GPU that owns device pointer `ptr`, or None when `ptr` is not device memory.
     pub fn of_pointer(ptr: *const c_void) -> Result<Option<Arc<Gpu>>> {
-        if !available() {
-            return Ok(None);
-        }
-        let mut mem_type: u32 = 0;
-        // SAFETY: cuPointerGetAttribute writes one u32 for MEMORY_TYPE.
-        let r = unsafe {
-            sys::cuPointerGetAttribute(
-                &mut mem_type as *mut u32 as *mut c_void,
-                sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                ptr as sys::CUdeviceptr,
-            )
-        };
-        if r != sys::CUresult::CUDA_SUCCESS || mem_type != sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32 {
+        if !is_device_memory(ptr as *const u8) {
             return Ok(None);
         }
         let mut ordinal: i32 = -1;
@@ -393,4 +430,20 @@ pub unsafe fn copy_htod_sync(gpu: &Gpu, dst: u64, src: &[u8]) -> Result<()> {
         sys::cuMemcpyHtoD_v2(dst, src.as_ptr() as *const c_void, src.len()),
         "cuMemcpyHtoD",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_memory_is_not_device_memory_and_copies_plainly() {
+        let data = [1u8, 2, 3, 4];
+        assert!(!is_device_memory(data.as_ptr()));
+        assert!(!is_device_memory(std::ptr::null()));
+        let mut out = [0u8; 4];
+        // SAFETY: data is 4 readable bytes.
+        unsafe { copy_to_host(data.as_ptr(), &mut out) }.unwrap();
+        assert_eq!(out, data);
+    }
 }

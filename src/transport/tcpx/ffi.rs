@@ -7,7 +7,6 @@
 //! results, and a test proves the two layouts equal.
 #![allow(non_snake_case)]
 
-use super::cuda;
 use crate::abi::{
     loadMeta, ncclDebugLogger_t, ncclNetDeviceHandle_v7_t, ncclNetProperties_v7_t, netUnpackMeta,
     unpackNetDeviceHandle, NCCL_NET_DEVICE_UNPACK, NCCL_NET_DEVICE_UNPACK_MAX_QUEUE_DEPTH,
@@ -510,13 +509,13 @@ impl UnpackQueue {
         // memory for the emulator's host mode.
         let mut raw = [0u8; std::mem::size_of::<unpackNetDeviceHandle>()];
         // SAFETY: TCPX says `handle` points to `size` (>= 24) bytes of its unpack handle.
-        unsafe { cuda::copy_to_host(h.handle as *const u8, &mut raw) }?;
+        unsafe { crate::gpu::copy_to_host(h.handle as *const u8, &mut raw) }?;
         // SAFETY: raw holds the bytes of an unpackNetDeviceHandle (two pointers and a u64).
         let u: unpackNetDeviceHandle = unsafe { std::ptr::read_unaligned(raw.as_ptr() as *const _) };
         if u.meta.is_null() {
             return Err(Error::internal("TCPX's unpack handle has no metadata ring"));
         }
-        if cuda::is_device_memory(u.meta as *const u8) {
+        if crate::gpu::is_device_memory(u.meta as *const u8) {
             return Err(Error::internal(
                 "TCPX's unpack metadata is device memory; tcpxr reads it from the host and needs it host-mapped",
             ));
@@ -524,7 +523,7 @@ impl UnpackQueue {
         Ok(Some(UnpackQueue {
             meta: u.meta,
             bounce: u.bounce_buf as *const u8,
-            bounce_on_host: !u.bounce_buf.is_null() && !cuda::is_device_memory(u.bounce_buf as *const u8),
+            bounce_on_host: !u.bounce_buf.is_null() && !crate::gpu::is_device_memory(u.bounce_buf as *const u8),
         }))
     }
 

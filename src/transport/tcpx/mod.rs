@@ -19,7 +19,6 @@
 //! * the device handle is read once per stripe after accept; a completed receive's records are
 //!   slot `n % 16` of its stripe's ring, unpacked ([`unpack`]) before `irecvConsumed`, which is
 //!   called strictly in FIFO order.
-pub mod cuda;
 mod ffi;
 pub mod unpack;
 
@@ -282,7 +281,7 @@ fn page_range(ptr: usize, len: usize) -> (usize, usize) {
 }
 
 fn kind_of(ptr: *const u8) -> MemKind {
-    if cuda::is_device_memory(ptr) {
+    if crate::gpu::is_device_memory(ptr) {
         MemKind::Cuda
     } else {
         MemKind::Host
