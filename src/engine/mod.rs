@@ -10,6 +10,7 @@
 mod ctrl;
 pub mod lanes;
 pub mod memory;
+mod posted;
 pub mod recv;
 pub mod requests;
 pub mod send;

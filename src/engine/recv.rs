@@ -7,19 +7,18 @@
 use super::ctrl::Ctrl;
 use super::lanes::{RecvCtx, RecvLane, RecvStage, SharedStage};
 use super::memory::{Registration, Registry};
-use super::requests::{Kind, Requests};
+use super::posted::Posted;
+use super::requests::Kind;
 use super::striper::{Cut, Striper};
 use super::wire::{MsgHeader, MSG_HEADER_BYTES};
 use super::{CommTag, Stats, Tuning};
 use crate::error::{Error, Result};
 use crate::gpu::{self, Gpu};
 use crate::transport::{InnerRecv, MemKind};
-use std::collections::VecDeque;
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 
 struct Msg {
-    slot: u32,
     ptr: usize,
     capacity: usize,
     /// Known once the header has arrived.
@@ -27,7 +26,6 @@ struct Msg {
     inline: bool,
     inline_got: usize,
     cut: Cut,
-    reported: bool,
     /// Where the destination lives: the comm's unpack stage when it is GPU memory, and its
     /// registration.
     mem: RecvCtx,
@@ -47,17 +45,13 @@ struct State {
     inline_bounce: Vec<u8>,
     ctrl: Ctrl,
     striper: Striper<RecvLane>,
-    msgs: VecDeque<Msg>,
-    front_seq: u64,
-    next_seq: u64,
+    posted: Posted<Msg>,
     /// First message whose header or inline payload has not fully arrived.
     ctrl_seq: u64,
     /// First message whose chunks are not all posted to the stripes.
     issue_seq: u64,
     header: [u8; MSG_HEADER_BYTES],
     header_got: usize,
-    slot_seq: Vec<u64>,
-    requests: Requests,
     error: Option<Error>,
     stats: Option<Stats>,
     registry: Registry,
@@ -84,15 +78,11 @@ impl RecvComm {
                 t.recv_window,
                 chunk_bytes,
             ),
-            msgs: VecDeque::with_capacity(t.max_requests),
-            front_seq: 0,
-            next_seq: 0,
+            posted: Posted::new(t.max_requests, Kind::Recv),
             ctrl_seq: 0,
             issue_seq: 0,
             header: [0; MSG_HEADER_BYTES],
             header_got: 0,
-            slot_seq: vec![0; t.max_requests],
-            requests: Requests::new(t.max_requests, Kind::Recv),
             error: None,
             stats: t.stats.then(Stats::new),
             registry: Registry::new(0),
@@ -103,7 +93,7 @@ impl RecvComm {
         });
         let owner = &*comm as *const RecvComm as *const c_void;
         let mut st = comm.state.lock().unwrap();
-        st.requests.set_owner(owner);
+        st.posted.set_owner(owner);
         st.registry = Registry::new(owner as usize);
         drop(st);
         comm
@@ -153,10 +143,7 @@ impl RecvComm {
             return Err(e.clone());
         }
         let reg = st.registry.check(reg, data as usize, capacity)?;
-        let Some(slot) = st.requests.take() else {
-            st.progress()?;
-            return Ok(None);
-        };
+        // The GPU stage comes first, so that an error there loses no request slot.
         let stage = match gpu {
             None => None,
             Some(g) => {
@@ -164,32 +151,31 @@ impl RecvComm {
                     st.stage = Some(RecvStage::new(g.clone())?);
                 }
                 let stage = st.stage.clone().unwrap();
-                if stage.lock().unwrap().gpu().ordinal != g.ordinal {
+                let ordinal = stage.lock().unwrap().gpu().ordinal;
+                if ordinal != g.ordinal {
                     return Err(Error::invalid_usage(format!(
-                        "irecv into GPU {} on a connection that receives into GPU {}",
-                        g.ordinal,
-                        stage.lock().unwrap().gpu().ordinal
+                        "irecv into GPU {} on a connection that receives into GPU {ordinal}",
+                        g.ordinal
                     )));
                 }
                 Some(stage)
             }
         };
-        let seq = st.next_seq;
-        st.next_seq += 1;
-        st.slot_seq[slot as usize] = seq;
-        st.msgs.push_back(Msg {
-            slot,
+        let msg = Msg {
             ptr: data as usize,
             capacity,
             size: None,
             inline: false,
             inline_got: 0,
             cut: Cut::default(),
-            reported: false,
             mem: RecvCtx { stage, reg },
-        });
+        };
+        let Some(request) = st.posted.post(msg) else {
+            st.progress()?;
+            return Ok(None);
+        };
         st.progress()?;
-        Ok(Some(st.requests.ptr(slot)))
+        Ok(Some(request))
     }
 
     /// Ok(Some(size received)) once the message of request `slot` is done.
@@ -197,28 +183,15 @@ impl RecvComm {
         let mut guard = self.state.lock().unwrap();
         let st = &mut *guard;
         let progress = st.progress();
-        let seq = st.slot_seq[slot as usize];
-        let idx = seq
-            .checked_sub(st.front_seq)
-            .map(|i| i as usize)
-            .filter(|i| *i < st.msgs.len());
-        let Some(idx) = idx.filter(|i| st.msgs[*i].slot == slot && !st.msgs[*i].reported) else {
-            return Err(Error::internal("test on a receive request that is not outstanding"));
-        };
+        let seq = st.posted.seq_of(slot)?;
         let ctrl_done = seq < st.ctrl_seq;
-        let msg = &mut st.msgs[idx];
+        let msg = st.posted.get_mut(seq);
         if msg.done(ctrl_done) {
-            msg.reported = true;
-            let size = msg.size.unwrap_or(0);
-            let inline = msg.inline;
+            let (size, inline) = (msg.size.unwrap_or(0), msg.inline);
             if let Some(stats) = &mut st.stats {
                 stats.count(size, inline);
             }
-            st.requests.give_back(slot);
-            while st.msgs.front().is_some_and(|m| m.reported) {
-                st.msgs.pop_front();
-                st.front_seq += 1;
-            }
+            st.posted.complete(seq);
             return Ok(Some(size));
         }
         progress?;
@@ -254,15 +227,15 @@ impl State {
 
     fn progress_inner(&mut self) -> Result<()> {
         self.read_control()?;
-        let (msgs, front) = (&mut self.msgs, self.front_seq);
-        self.striper.poll(|seq| msgs[(seq - front) as usize].cut.pending -= 1)?;
+        let posted = &mut self.posted;
+        self.striper.poll(|seq| posted.get_mut(seq).cut.pending -= 1)?;
         // Every GPU chunk that arrived in this pass, on any stripe, is placed by one launch.
         if let Some(stage) = &self.stage {
             stage.lock().unwrap().launch()?;
         }
         while self.issue_seq < self.ctrl_seq {
             let seq = self.issue_seq;
-            let m = &mut self.msgs[(seq - self.front_seq) as usize];
+            let m = self.posted.get_mut(seq);
             let size = m.size.unwrap_or(0);
             if !m.inline && !self.striper.issue(seq, m.ptr, size, &m.mem, &mut m.cut)? {
                 break;
@@ -274,9 +247,9 @@ impl State {
 
     /// Reads headers and inline payloads, in order, for the posted receives.
     fn read_control(&mut self) -> Result<()> {
-        while self.ctrl_seq < self.next_seq {
+        while self.ctrl_seq < self.posted.next_seq() {
             let seq = self.ctrl_seq;
-            let m = &mut self.msgs[(seq - self.front_seq) as usize];
+            let m = self.posted.get_mut(seq);
             if m.size.is_none() {
                 if !self.ctrl.read_into(&mut self.header, &mut self.header_got)? {
                     return Ok(());

@@ -6,26 +6,24 @@
 use super::ctrl::Ctrl;
 use super::lanes::{SendCtx, SendLane};
 use super::memory::{Registration, Registry};
-use super::requests::{Kind, Requests};
+use super::posted::Posted;
+use super::requests::Kind;
 use super::striper::{Cut, Striper};
 use super::wire::MsgHeader;
 use super::{CommTag, Stats, Tuning, MAX_MESSAGE_BYTES};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::transport::{InnerSend, MemKind};
-use std::collections::VecDeque;
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 
 struct Msg {
-    slot: u32,
     ptr: usize,
     size: usize,
     inline: bool,
     /// Control-stream offset at which this message's header (and inline payload) ends.
     ctrl_end: u64,
     cut: Cut,
-    reported: bool,
     /// Where the payload lives: its GPU (None for host memory) and its registration.
     mem: SendCtx,
 }
@@ -40,14 +38,9 @@ struct State {
     ctrl: Ctrl,
     striper: Striper<SendLane>,
     inline_bytes: usize,
-    msgs: VecDeque<Msg>,
-    /// Sequence number of msgs[0], of the next message to post, and of the first message whose
-    /// chunks are not all handed out.
-    front_seq: u64,
-    next_seq: u64,
+    posted: Posted<Msg>,
+    /// First message whose chunks are not all handed to the stripes.
     issue_seq: u64,
-    slot_seq: Vec<u64>,
-    requests: Requests,
     error: Option<Error>,
     stats: Option<Stats>,
     registry: Registry,
@@ -73,12 +66,8 @@ impl SendComm {
                 chunk_bytes,
             ),
             inline_bytes: t.inline_bytes,
-            msgs: VecDeque::with_capacity(t.max_requests),
-            front_seq: 0,
-            next_seq: 0,
+            posted: Posted::new(t.max_requests, Kind::Send),
             issue_seq: 0,
-            slot_seq: vec![0; t.max_requests],
-            requests: Requests::new(t.max_requests, Kind::Send),
             error: None,
             stats: t.stats.then(Stats::new),
             registry: Registry::new(0),
@@ -89,7 +78,7 @@ impl SendComm {
         });
         let owner = &*comm as *const SendComm as *const c_void;
         let mut st = comm.state.lock().unwrap();
-        st.requests.set_owner(owner);
+        st.posted.set_owner(owner);
         st.registry = Registry::new(owner as usize);
         drop(st);
         comm
@@ -147,39 +136,34 @@ impl SendComm {
             return Err(e.clone());
         }
         let reg = st.registry.check(reg, data as usize, size)?;
-        let Some(slot) = st.requests.take() else {
+        let seq = st.posted.next_seq();
+        // The CPU cannot read GPU memory: a GPU payload always goes through staging and stripes.
+        let inline = size <= st.inline_bytes && (gpu.is_none() || size == 0);
+        let msg = Msg {
+            ptr: data as usize,
+            size,
+            inline,
+            ctrl_end: 0,
+            cut: Cut::default(),
+            mem: SendCtx { gpu, reg },
+        };
+        let Some(request) = st.posted.post(msg) else {
             st.progress()?;
             return Ok(None);
         };
-        let seq = st.next_seq;
-        st.next_seq += 1;
-        st.slot_seq[slot as usize] = seq;
-        // The CPU cannot read GPU memory: a GPU payload always goes through staging and stripes.
-        let inline = size <= st.inline_bytes && (gpu.is_none() || size == 0);
-        let mut ctrl_end = st.ctrl.queue(
-            &MsgHeader {
-                size: size as u64,
-                seq: seq as u32,
-                inline,
-            }
-            .encode(),
-        );
+        let header = MsgHeader {
+            size: size as u64,
+            seq: seq as u32,
+            inline,
+        };
+        let mut ctrl_end = st.ctrl.queue(&header.encode());
         if inline && size > 0 {
             // SAFETY: the caller guarantees data..data+size is readable.
             ctrl_end = st.ctrl.queue(std::slice::from_raw_parts(data, size));
         }
-        st.msgs.push_back(Msg {
-            slot,
-            ptr: data as usize,
-            size,
-            inline,
-            ctrl_end,
-            cut: Cut::default(),
-            reported: false,
-            mem: SendCtx { gpu, reg },
-        });
+        st.posted.get_mut(seq).ctrl_end = ctrl_end;
         st.progress()?;
-        Ok(Some(st.requests.ptr(slot)))
+        Ok(Some(request))
     }
 
     /// Ok(Some(size)) once the message of request `slot` is done; the request is then free again.
@@ -187,28 +171,15 @@ impl SendComm {
         let mut guard = self.state.lock().unwrap();
         let st = &mut *guard;
         let progress = st.progress();
-        let seq = st.slot_seq[slot as usize];
-        let idx = seq
-            .checked_sub(st.front_seq)
-            .map(|i| i as usize)
-            .filter(|i| *i < st.msgs.len());
-        let Some(idx) = idx.filter(|i| st.msgs[*i].slot == slot && !st.msgs[*i].reported) else {
-            return Err(Error::internal("test on a send request that is not outstanding"));
-        };
+        let seq = st.posted.seq_of(slot)?;
         let written = st.ctrl.written();
-        let msg = &mut st.msgs[idx];
+        let msg = st.posted.get_mut(seq);
         if msg.done(written) {
-            msg.reported = true;
-            let size = msg.size;
-            let inline = msg.inline;
+            let (size, inline) = (msg.size, msg.inline);
             if let Some(stats) = &mut st.stats {
                 stats.count(size, inline);
             }
-            st.requests.give_back(slot);
-            while st.msgs.front().is_some_and(|m| m.reported) {
-                st.msgs.pop_front();
-                st.front_seq += 1;
-            }
+            st.posted.complete(seq);
             return Ok(Some(size));
         }
         progress?;
@@ -240,11 +211,11 @@ impl State {
 
     fn progress_inner(&mut self) -> Result<()> {
         self.ctrl.flush()?;
-        let (msgs, front) = (&mut self.msgs, self.front_seq);
-        self.striper.poll(|seq| msgs[(seq - front) as usize].cut.pending -= 1)?;
-        while self.issue_seq < self.next_seq {
+        let posted = &mut self.posted;
+        self.striper.poll(|seq| posted.get_mut(seq).cut.pending -= 1)?;
+        while self.issue_seq < self.posted.next_seq() {
             let seq = self.issue_seq;
-            let m = &mut self.msgs[(seq - self.front_seq) as usize];
+            let m = self.posted.get_mut(seq);
             if !m.inline && !self.striper.issue(seq, m.ptr, m.size, &m.mem, &mut m.cut)? {
                 break;
             }

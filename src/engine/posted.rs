@@ -1,0 +1,123 @@
+//! The messages NCCL has posted on one comm and not yet seen complete, in posting order, each
+//! named by one of the comm's request slots. The send and the receive side keep their own message
+//! type in it; this is where slots are taken and given back and where finished messages retire.
+use super::requests::{Kind, Requests};
+use crate::error::{Error, Result};
+use std::collections::VecDeque;
+use std::ffi::c_void;
+
+struct Entry<M> {
+    msg: M,
+    slot: u32,
+    reported: bool,
+}
+
+pub struct Posted<M> {
+    entries: VecDeque<Entry<M>>,
+    /// Sequence number of entries[0] and of the next message to be posted.
+    front_seq: u64,
+    next_seq: u64,
+    /// The message each request slot names, by sequence number.
+    slot_seq: Vec<u64>,
+    requests: Requests,
+    kind: Kind,
+}
+
+impl<M> Posted<M> {
+    pub fn new(max_requests: usize, kind: Kind) -> Self {
+        Posted {
+            entries: VecDeque::with_capacity(max_requests),
+            front_seq: 0,
+            next_seq: 0,
+            slot_seq: vec![0; max_requests],
+            requests: Requests::new(max_requests, kind),
+            kind,
+        }
+    }
+
+    /// Points the request handles at their comm once it has its final address.
+    pub fn set_owner(&mut self, owner: *const c_void) {
+        self.requests.set_owner(owner);
+    }
+
+    /// Sequence number the next posted message gets.
+    pub fn next_seq(&self) -> u64 {
+        self.next_seq
+    }
+
+    /// Posts a message; returns NCCL's request handle for it, or None when every slot is in use.
+    pub fn post(&mut self, msg: M) -> Option<*mut c_void> {
+        let slot = self.requests.take()?;
+        self.slot_seq[slot as usize] = self.next_seq;
+        self.next_seq += 1;
+        self.entries.push_back(Entry {
+            msg,
+            slot,
+            reported: false,
+        });
+        Some(self.requests.ptr(slot))
+    }
+
+    /// The message with sequence number `seq`, which must be posted and not retired.
+    pub fn get_mut(&mut self, seq: u64) -> &mut M {
+        &mut self.entries[(seq - self.front_seq) as usize].msg
+    }
+
+    /// The sequence number of request `slot`'s message, or an error when NCCL tests a request that
+    /// is not outstanding (already reported done, or never handed out).
+    pub fn seq_of(&self, slot: u32) -> Result<u64> {
+        let seq = *self
+            .slot_seq
+            .get(slot as usize)
+            .ok_or_else(|| Error::internal("request slot out of range"))?;
+        let live = seq
+            .checked_sub(self.front_seq)
+            .and_then(|i| self.entries.get(i as usize))
+            .is_some_and(|e| e.slot == slot && !e.reported);
+        if !live {
+            let what = if self.kind == Kind::Send { "send" } else { "receive" };
+            return Err(Error::internal(format!(
+                "test on a {what} request that is not outstanding"
+            )));
+        }
+        Ok(seq)
+    }
+
+    /// Records that message `seq` was reported done: its slot is free again, and finished messages
+    /// at the front retire (later messages keep their place until then).
+    pub fn complete(&mut self, seq: u64) {
+        let e = &mut self.entries[(seq - self.front_seq) as usize];
+        e.reported = true;
+        self.requests.give_back(e.slot);
+        while self.entries.front().is_some_and(|e| e.reported) {
+            self.entries.pop_front();
+            self.front_seq += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_name_messages_until_reported_and_retire_in_order() {
+        let mut p: Posted<&str> = Posted::new(2, Kind::Send);
+        let a = p.post("a").unwrap();
+        let b = p.post("b").unwrap();
+        assert!(p.post("c").is_none(), "two slots, two messages");
+        assert_ne!(a, b);
+        assert_eq!((p.seq_of(0).unwrap(), p.seq_of(1).unwrap()), (0, 1));
+        // The newer finishes first: its slot comes back, the older keeps its place.
+        p.complete(1);
+        assert!(p.seq_of(1).is_err());
+        assert_eq!(*p.get_mut(0), "a");
+        p.post("c").unwrap();
+        assert_eq!(*p.get_mut(2), "c");
+        p.complete(0);
+        p.complete(2);
+        assert!(p.seq_of(0).is_err());
+        assert_eq!(p.next_seq(), 3);
+        assert!(p.post("d").is_some() && p.post("e").is_some());
+    }
+}
