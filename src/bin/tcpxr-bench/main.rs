@@ -8,7 +8,7 @@
 //! Each stripe count runs in a child process of its own, because tcpxr reads its configuration
 //! (NCCL_TCPXR_STRIPES) once per process, as it does inside NCCL.
 use nccl_net_tcpxr::abi::*;
-use nccl_net_tcpxr::export::ncclNetPlugin_v12 as NET;
+pub(crate) use nccl_net_tcpxr::export::ncclNetPlugin_v12 as NET;
 use std::ffi::{c_int, c_void};
 use std::io::{BufRead, Read, Write};
 use std::process::{Command, Stdio};
@@ -16,6 +16,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 mod gpu;
+mod latency;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -23,6 +24,7 @@ fn main() {
         Some("peer") => peer(&args[1..]),
         Some("--worker") => worker(&args[1..]),
         Some("gpu") => gpu::run(&args[1..]),
+        Some("latency") => latency::run(&args[1..]),
         Some("-h") | Some("--help") => {
             println!("{}", HELP);
             0
@@ -36,6 +38,8 @@ const HELP: &str = "tcpxr-bench: two endpoints over loopback through tcpxr's NCC
   tcpxr-bench [--sizes MIN:MAX] [--stripes 1,2,4,8] [--seconds S] [--csv FILE] [--no-baseline]
       sizes double from MIN to MAX (K/M/G suffixes, default 4K:1G); each point runs about S seconds
       (default 0.3) after a warm-up; every received message of the first round is checked byte for byte.
+  tcpxr-bench latency [--size 8] [--iters 20000]
+      small-message ping-pong between two threads: one-way latency, median and p99
   tcpxr-bench gpu [--mib 64]
       the unpack kernel on GPU 0: against cudaMemcpy D2D, batched vs per-chunk vs naive, latency
   tcpxr-bench peer --role recv|send [--size N] [--handle HEX]
@@ -71,7 +75,7 @@ fn sizes(args: &[String]) -> Vec<usize> {
     v
 }
 
-fn check(r: ncclResult_t, what: &str) {
+pub(crate) fn check(r: ncclResult_t, what: &str) {
     if r != ncclResult_t::ncclSuccess {
         eprintln!("tcpxr-bench: {what} failed: {r:?}");
         std::process::exit(2);
@@ -168,7 +172,7 @@ fn print_table(columns: &[(String, Vec<(usize, f64)>)]) {
 
 /// A connected pair through the table: the receiver's thread listens and accepts while the
 /// sender's thread connects, both non-blocking, as two NCCL proxies would.
-fn connect_pair() -> (*mut c_void, *mut c_void) {
+pub(crate) fn connect_pair() -> (*mut c_void, *mut c_void) {
     let (tx, rx) = mpsc::channel::<[u8; 128]>();
     let recv = std::thread::spawn(move || {
         let mut handle = [0u8; 128];
@@ -210,7 +214,7 @@ fn connect_pair() -> (*mut c_void, *mut c_void) {
     (s, recv.join().unwrap() as *mut c_void)
 }
 
-fn init() {
+pub(crate) fn init() {
     let mut ctx = std::ptr::null_mut();
     // SAFETY: valid out-pointer; a NULL logger makes tcpxr log to stderr (TCPXR_LOG).
     unsafe { check(NET.init.unwrap()(&mut ctx, 0, std::ptr::null_mut(), None, None), "init") };

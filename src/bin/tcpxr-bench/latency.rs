@@ -1,0 +1,92 @@
+//! `tcpxr-bench latency`: small-message ping-pong through the v12 table, two connections (one each
+//! way) between two threads, as two NCCL proxies would drive them. Reports the one-way latency
+//! (half a round trip) as median and 99th percentile.
+use super::{check, connect_pair, init, opt, NET};
+use std::ffi::{c_int, c_void};
+use std::time::Instant;
+
+/// Posts one message on `comm` (send or receive) and polls test() until it is done.
+fn one(send: bool, comm: usize, buf: &mut [u8]) {
+    let comm = comm as *mut c_void;
+    let data = buf.as_mut_ptr() as *mut c_void;
+    let n = buf.len();
+    let mut req: *mut c_void = std::ptr::null_mut();
+    while req.is_null() {
+        // SAFETY: tcpxr's table with a live comm and buffer; the request is tested to completion below.
+        let r = unsafe {
+            if send {
+                NET.isend.unwrap()(comm, data, n, 0, std::ptr::null_mut(), std::ptr::null_mut(), &mut req)
+            } else {
+                let (mut d, mut sz, mut tg) = ([data], [n], [0 as c_int]);
+                let (mut mh, mut ph) = ([std::ptr::null_mut()], [std::ptr::null_mut()]);
+                NET.irecv.unwrap()(
+                    comm,
+                    1,
+                    d.as_mut_ptr(),
+                    sz.as_mut_ptr(),
+                    tg.as_mut_ptr(),
+                    mh.as_mut_ptr(),
+                    ph.as_mut_ptr(),
+                    &mut req,
+                )
+            }
+        };
+        check(r, if send { "isend" } else { "irecv" });
+    }
+    let (mut done, mut size) = (0, 0);
+    while done == 0 {
+        // SAFETY: req is live until test reports it done.
+        check(unsafe { NET.test.unwrap()(req, &mut done, &mut size) }, "test");
+    }
+}
+
+pub fn run(args: &[String]) -> i32 {
+    init();
+    let size: usize = opt(args, "--size").and_then(|s| s.parse().ok()).unwrap_or(8);
+    let iters: usize = opt(args, "--iters").and_then(|s| s.parse().ok()).unwrap_or(20000);
+    let (a_to_b_send, a_to_b_recv) = connect_pair();
+    let (b_to_a_send, b_to_a_recv) = connect_pair();
+    let (ab_s, ab_r, ba_s, ba_r) = (
+        a_to_b_send as usize,
+        a_to_b_recv as usize,
+        b_to_a_send as usize,
+        b_to_a_recv as usize,
+    );
+    let warmup = iters / 10;
+    let pong = std::thread::spawn(move || {
+        let mut buf = vec![0u8; size];
+        for _ in 0..warmup + iters {
+            one(false, ab_r, &mut buf);
+            one(true, ba_s, &mut buf);
+        }
+    });
+    let mut buf = vec![1u8; size];
+    let mut rtt_us = Vec::with_capacity(iters);
+    for i in 0..warmup + iters {
+        let start = Instant::now();
+        one(true, ab_s, &mut buf);
+        one(false, ba_r, &mut buf);
+        if i >= warmup {
+            rtt_us.push(start.elapsed().as_secs_f64() * 1e6);
+        }
+    }
+    pong.join().unwrap();
+    rtt_us.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let p = |q: f64| rtt_us[((rtt_us.len() - 1) as f64 * q) as usize] / 2.0;
+    println!(
+        "one-way latency, {size} B messages, {iters} round trips: median {:.2} us, p99 {:.2} us, min {:.2} us",
+        p(0.5),
+        p(0.99),
+        rtt_us[0] / 2.0
+    );
+    // SAFETY: comms from connect_pair with nothing outstanding.
+    unsafe {
+        for s in [ab_s, ba_s] {
+            check(NET.closeSend.unwrap()(s as *mut c_void), "closeSend");
+        }
+        for r in [ab_r, ba_r] {
+            check(NET.closeRecv.unwrap()(r as *mut c_void), "closeRecv");
+        }
+    }
+    0
+}
