@@ -92,7 +92,8 @@ fn sweep(args: &[String]) -> i32 {
     let seconds = opt(args, "--seconds").unwrap_or("0.3");
     let sizes_arg = opt(args, "--sizes").unwrap_or("4K:1G").to_string();
     let exe = std::env::current_exe().unwrap();
-    let mut columns: Vec<(String, Vec<(usize, f64)>)> = vec![];
+    // Per configuration: (size, GB/s, CPU cores busy) rows.
+    let mut columns: Vec<(String, Vec<Row>)> = vec![];
     for s in &stripes {
         let label = format!("tcpxr x{s}");
         eprintln!("running {label} ...");
@@ -111,18 +112,29 @@ fn sweep(args: &[String]) -> i32 {
     if !args.iter().any(|a| a == "--no-baseline") {
         eprintln!("running tcp x1 baseline ...");
         let secs: f64 = seconds.parse().unwrap_or(0.3);
-        columns.push((
-            "tcp x1".into(),
-            sizes(args).into_iter().map(|n| (n, baseline(n, secs))).collect(),
-        ));
+        let rows = sizes(args)
+            .into_iter()
+            .map(|n| {
+                let (cpu0, t0) = (cpu_seconds(), Instant::now());
+                let gbps = baseline(n, secs);
+                (n, gbps, (cpu_seconds() - cpu0) / t0.elapsed().as_secs_f64())
+            })
+            .collect();
+        columns.push(("tcp x1".into(), rows));
     }
-    print_table(&columns);
+    print_table(&columns, "GB/s, one direction, 1 GB = 1e9 B", |r| r.1);
+    println!();
+    print_table(
+        &columns,
+        "CPU cores busy: the whole process, both endpoints and their polling threads",
+        |r| r.2,
+    );
     if let Some(path) = opt(args, "--csv") {
         let mut f = std::fs::File::create(path).expect("create csv");
-        writeln!(f, "size_bytes,config,gbps").unwrap();
+        writeln!(f, "size_bytes,config,gbps,cpu_cores").unwrap();
         for (label, rows) in &columns {
-            for (n, gbps) in rows {
-                writeln!(f, "{n},{label},{gbps:.3}").unwrap();
+            for (n, gbps, cores) in rows {
+                writeln!(f, "{n},{label},{gbps:.3},{cores:.2}").unwrap();
             }
         }
         eprintln!("wrote {path}");
@@ -130,13 +142,29 @@ fn sweep(args: &[String]) -> i32 {
     0
 }
 
-fn parse_results(text: &str) -> Vec<(usize, f64)> {
+/// One measured point: size in bytes, GB/s, CPU cores busy meanwhile.
+type Row = (usize, f64, f64);
+
+fn parse_results(text: &str) -> Vec<Row> {
     text.lines()
         .filter_map(|l| {
-            let mut it = l.strip_prefix("RESULT ")?.split_whitespace();
-            Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
+            let f: Vec<&str> = l.strip_prefix("RESULT ")?.split_whitespace().collect();
+            Some((
+                f.first()?.parse().ok()?,
+                f.get(1)?.parse().ok()?,
+                f.get(4)?.parse().ok()?,
+            ))
         })
         .collect()
+}
+
+/// CPU time this process has used so far (user + system, all threads), in seconds.
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 / 1e6;
+    t(u.ru_utime) + t(u.ru_stime)
 }
 
 fn human(n: usize) -> String {
@@ -148,12 +176,12 @@ fn human(n: usize) -> String {
     }
 }
 
-fn print_table(columns: &[(String, Vec<(usize, f64)>)]) {
+fn print_table(columns: &[(String, Vec<Row>)], unit: &str, value: impl Fn(&Row) -> f64) {
     print!("{:>10}", "size");
     for (label, _) in columns {
         print!(" {label:>10}");
     }
-    println!("   (GB/s, one direction, 1 GB = 1e9 B)");
+    println!("   ({unit})");
     let sizes: Vec<usize> = columns
         .first()
         .map(|c| c.1.iter().map(|r| r.0).collect())
@@ -162,7 +190,7 @@ fn print_table(columns: &[(String, Vec<(usize, f64)>)]) {
         print!("{:>10}", human(n));
         for (_, rows) in columns {
             match rows.iter().find(|r| r.0 == n) {
-                Some((_, g)) => print!(" {g:>10.2}"),
+                Some(r) => print!(" {:>10.2}", value(r)),
                 None => print!(" {:>10}", "-"),
             }
         }
@@ -313,6 +341,7 @@ fn worker(args: &[String]) -> i32 {
             el / (depth * 2) as f64
         };
         let iters = ((seconds / probe.max(1e-7)) as usize).clamp(depth, 200_000);
+        let cpu_before = cpu_seconds();
         let t = std::thread::spawn(move || {
             let bufs = unsafe { std::slice::from_raw_parts_mut(rptr as *mut Vec<u8>, rlen) };
             run_side(false, recv_comm as *mut c_void, bufs, n, iters)
@@ -321,8 +350,12 @@ fn worker(args: &[String]) -> i32 {
         let recvd = t.join().unwrap();
         let secs = sent.max(recvd);
         let gbps = (n * iters) as f64 / secs / 1e9;
-        println!("RESULT {n} {gbps:.4} {iters} {secs:.6}");
-        eprintln!("  {:>8}: {iters} messages in {secs:.3} s = {gbps:.2} GB/s", human(n));
+        let cores = (cpu_seconds() - cpu_before) / secs;
+        println!("RESULT {n} {gbps:.4} {iters} {secs:.6} {cores:.3}");
+        eprintln!(
+            "  {:>8}: {iters} messages in {secs:.3} s = {gbps:.2} GB/s, {cores:.2} CPU cores busy",
+            human(n)
+        );
         drop(recvs);
         drop(sends);
     }
