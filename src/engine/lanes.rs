@@ -140,6 +140,10 @@ impl SendLane {
 impl Lane for SendLane {
     type Ctx = SendCtx;
 
+    fn io_nanos(&self) -> Option<u64> {
+        self.inner.io_nanos()
+    }
+
     fn register(&mut self, ptr: usize, len: usize, kind: MemKind) -> Result<InnerMr> {
         self.inner.register(ptr as *mut u8, len, kind)
     }
@@ -327,6 +331,10 @@ impl RecvLane {
 
 impl Lane for RecvLane {
     type Ctx = RecvCtx;
+
+    fn io_nanos(&self) -> Option<u64> {
+        self.inner.io_nanos()
+    }
 
     fn register(&mut self, ptr: usize, len: usize, kind: MemKind) -> Result<InnerMr> {
         self.inner.register(ptr as *mut u8, len, kind)

@@ -73,19 +73,22 @@ impl Stats {
     /// One INFO line: totals, then bytes and chunks per stripe, then window stalls.
     pub fn report(&self, what: &str, stripes: &striper::StripeCounts) {
         let secs = self.opened.elapsed().as_secs_f64();
-        let per: Vec<String> = stripes
-            .bytes
-            .iter()
-            .zip(&stripes.chunks)
-            .enumerate()
-            .map(|(i, (b, c))| format!("s{i}={:.1}MB/{c}", *b as f64 / 1e6))
+        let per: Vec<String> = (0..stripes.bytes.len())
+            .map(|i| {
+                let mb = stripes.bytes[i] as f64 / 1e6;
+                let busy = match stripes.io_nanos.get(i).copied().flatten() {
+                    Some(ns) => format!(" {:.0}% busy", 100.0 * ns as f64 / 1e9 / secs.max(1e-9)),
+                    None => String::new(),
+                };
+                format!("s{i} {mb:.1} MB in {} chunks{busy}", stripes.chunks[i])
+            })
             .collect();
         log::info!(
             "stats {what}: {} messages ({} inline), {:.1} MB in {secs:.2} s; stripes {}; window stalls {}",
             self.messages,
             self.inline_messages,
             self.bytes as f64 / 1e6,
-            per.join(" "),
+            per.join(", "),
             stripes.stalls
         );
     }

@@ -16,6 +16,10 @@ pub trait Lane {
     fn post(&mut self, ptr: usize, len: usize, ctx: &Self::Ctx) -> Result<bool>;
     fn test_oldest(&mut self) -> Result<bool>;
     fn release(&mut self) -> Result<()>;
+    /// The inner connection's I/O time so far, when known.
+    fn io_nanos(&self) -> Option<u64> {
+        None
+    }
 }
 
 struct Stripe<L> {
@@ -31,6 +35,8 @@ struct Stripe<L> {
 pub struct StripeCounts {
     pub chunks: Vec<u64>,
     pub bytes: Vec<u64>,
+    /// Nanoseconds each stripe's I/O spent moving bytes, where the transport measures it.
+    pub io_nanos: Vec<Option<u64>>,
     /// Times issuing stopped because the next stripe's window was full or its transport busy.
     pub stalls: u64,
 }
@@ -150,6 +156,7 @@ impl<L: Lane> Striper<L> {
         StripeCounts {
             chunks: self.stripes.iter().map(|s| s.chunks).collect(),
             bytes: self.stripes.iter().map(|s| s.bytes).collect(),
+            io_nanos: self.stripes.iter().map(|s| s.lane.io_nanos()).collect(),
             stalls: self.stalls,
         }
     }

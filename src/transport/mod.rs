@@ -94,6 +94,12 @@ pub trait InnerConnector: Send {
 
 /// The sending end of one stripe.
 pub trait InnerSend: Send {
+    /// Nanoseconds this stripe's I/O has spent moving bytes so far, when the transport knows
+    /// (for NCCL_TCPXR_STATS).
+    fn io_nanos(&self) -> Option<u64> {
+        None
+    }
+
     /// Registers `len` bytes at `ptr` with this stripe. The default needs no registration.
     fn register(&mut self, _ptr: *mut u8, _len: usize, _kind: MemKind) -> Result<InnerMr> {
         Ok(InnerMr::NONE)
@@ -112,6 +118,12 @@ pub trait InnerSend: Send {
 
 /// The receiving end of one stripe.
 pub trait InnerRecv: Send {
+    /// Nanoseconds this stripe's I/O has spent moving bytes so far, when the transport knows
+    /// (for NCCL_TCPXR_STATS).
+    fn io_nanos(&self) -> Option<u64> {
+        None
+    }
+
     /// As [`InnerSend::register`].
     fn register(&mut self, _ptr: *mut u8, _len: usize, _kind: MemKind) -> Result<InnerMr> {
         Ok(InnerMr::NONE)

@@ -32,6 +32,8 @@ struct Shared {
     wake: Condvar,
     /// Tasks finished, in posting order.
     finished: AtomicU64,
+    /// Time spent inside send/recv calls (for NCCL_TCPXR_STATS): one clock read per chunk.
+    io_nanos: AtomicU64,
     failure: OnceLock<Error>,
     stop: AtomicBool,
 }
@@ -59,6 +61,7 @@ impl Stripe {
             queue: Mutex::new(VecDeque::new()),
             wake: Condvar::new(),
             finished: AtomicU64::new(0),
+            io_nanos: AtomicU64::new(0),
             failure: OnceLock::new(),
             stop: AtomicBool::new(false),
         });
@@ -117,6 +120,10 @@ impl Drop for Stripe {
 }
 
 impl InnerSend for Stripe {
+    fn io_nanos(&self) -> Option<u64> {
+        Some(self.shared.io_nanos.load(Ordering::Relaxed))
+    }
+
     fn post(&mut self, ptr: *const u8, len: usize, _mr: InnerMr) -> Result<bool> {
         self.post_task(ptr as usize, len)
     }
@@ -126,6 +133,10 @@ impl InnerSend for Stripe {
 }
 
 impl InnerRecv for Stripe {
+    fn io_nanos(&self) -> Option<u64> {
+        Some(self.shared.io_nanos.load(Ordering::Relaxed))
+    }
+
     fn post(&mut self, ptr: *mut u8, len: usize, _mr: InnerMr) -> Result<bool> {
         self.post_task(ptr as usize, len)
     }
@@ -165,6 +176,7 @@ fn next_task(shared: &Shared) -> Option<Task> {
 
 fn io_loop(shared: &Shared, stream: &TcpStream, dir: Direction) {
     while let Some(task) = next_task(shared) {
+        let started = Instant::now();
         let result = match dir {
             // SAFETY: the engine keeps the buffer alive and untouched until this task is
             // reported finished (NCCL's contract until test() says done; close joins this thread).
@@ -178,6 +190,9 @@ fn io_loop(shared: &Shared, stream: &TcpStream, dir: Direction) {
         };
         match result {
             Ok(()) => {
+                shared
+                    .io_nanos
+                    .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
                 shared.finished.fetch_add(1, Ordering::Release);
             }
             Err(e) => {
@@ -208,5 +223,34 @@ pub fn stripe_error(dir: Direction, e: std::io::Error) -> Error {
         Error::remote(format!("stripe {what} failed, peer gone: {e}"))
     } else {
         Error::system(format!("stripe {what} failed: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+
+    #[test]
+    fn a_chunk_moves_between_two_stripes_and_its_io_time_is_counted() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let a = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (b, _) = l.accept().unwrap();
+        let mut tx = Stripe::start(a, Direction::Send, "t-tx".into()).unwrap();
+        let mut rx = Stripe::start(b, Direction::Recv, "t-rx".into()).unwrap();
+        let data: Vec<u8> = (0..1 << 20).map(|i| (i % 253) as u8).collect();
+        let mut out = vec![0u8; data.len()];
+        assert_eq!(InnerRecv::io_nanos(&rx), Some(0));
+        assert!(InnerRecv::post(&mut rx, out.as_mut_ptr(), out.len(), InnerMr::NONE).unwrap());
+        assert!(InnerSend::post(&mut tx, data.as_ptr(), data.len(), InnerMr::NONE).unwrap());
+        let start = Instant::now();
+        while !InnerRecv::test_oldest(&mut rx).unwrap() {
+            assert!(start.elapsed() < Duration::from_secs(10));
+        }
+        while !InnerSend::test_oldest(&mut tx).unwrap() {
+            assert!(start.elapsed() < Duration::from_secs(10));
+        }
+        assert!(out == data);
+        assert!(InnerSend::io_nanos(&tx).unwrap() > 0 && InnerRecv::io_nanos(&rx).unwrap() > 0);
     }
 }
