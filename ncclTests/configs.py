@@ -35,8 +35,10 @@ CONFIGS = {
     "socket": dict(_SOCKET),
     "socket-4x4": dict(_SOCKET, NCCL_NSOCKS_PERTHREAD="4", NCCL_SOCKET_NTHREADS="4"),
     "tcpxr-host": dict(_TCPXR, NCCL_NET_GDR_LEVEL="LOC"),
-    "tcpxr-gpu": dict(_TCPXR, NCCL_NET_GDR_LEVEL="SYS"),
-    "tcpxr-tcpx": dict(_TCPXR, NCCL_NET_GDR_LEVEL="SYS", NCCL_TCPXR_TRANSPORT="tcpx",
+    # GPU buffers are opt-in in tcpxr (NCCL_TCPXR_GPU_BUFFERS), and NCCL hands them only when
+    # NCCL_NET_GDR_LEVEL allows it for lo.
+    "tcpxr-gpu": dict(_TCPXR, NCCL_NET_GDR_LEVEL="SYS", NCCL_TCPXR_GPU_BUFFERS="1"),
+    "tcpxr-tcpx": dict(_TCPXR, NCCL_NET_GDR_LEVEL="SYS", NCCL_TCPXR_GPU_BUFFERS="1", NCCL_TCPXR_TRANSPORT="tcpx",
                        NCCL_TCPXR_TCPX_LIB=FROM_CALLER),
 }
 
@@ -44,7 +46,7 @@ DESCRIPTIONS = {
     "socket": "NCCL's own TCP transport, default tuning (NCCL_NET=Socket)",
     "socket-4x4": "NCCL Socket, best tuning: 4 threads x 4 sockets",
     "tcpxr-host": "tcpxr, socket inner transport, host buffers (GDR off)",
-    "tcpxr-gpu": "tcpxr, socket inner transport, GPU buffers (NCCL_NET_GDR_LEVEL=SYS)",
+    "tcpxr-gpu": "tcpxr, socket inner transport, GPU buffers (NCCL_TCPXR_GPU_BUFFERS=1 NCCL_NET_GDR_LEVEL=SYS)",
     "tcpxr-tcpx": "tcpxr over Google's GPUDirect-TCPX library (NCCL_TCPXR_TCPX_LIB)",
 }
 
