@@ -90,7 +90,7 @@ def _worker(rank, world, port, env, sizes, seconds, result_path):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--plugin-dir", required=True)
-    p.add_argument("--configs", default="tcpxr-gpu,tcpxr-host,socket-4x4")
+    p.add_argument("--configs", default="tcpxr-host,socket-4x4")
     p.add_argument("--sizes", default="1M,16M,256M")
     p.add_argument("--seconds", type=float, default=2.0)
     p.add_argument("--out", default=os.path.join(HERE, "out", "interference-" + time.strftime("%Y%m%d-%H%M%S")))
