@@ -8,7 +8,7 @@ with NCCL's Socket it is NCCL's own kernels only. Reported per size: GEMM TFLOP/
 traffic, their ratio (1.0 = no slowdown; the project's goal is >= 0.99) and the all_reduce busbw
 reached meanwhile. Seed 004's "relative attention/GEMM throughput" figure is the model.
 
-  python3 ncclTests/interference.py --plugin-dir DIR [--configs tcpxr-gpu,tcpxr-host,socket-4x4]
+  python3 ncclTests/interference.py --plugin-dir DIR [--configs tcpxr-host,socket-4x4]
                                     [--sizes 1M,16M,256M] [--seconds 2] [--out DIR]
 """
 
