@@ -46,6 +46,9 @@ pub struct Plugin {
 static PLUGIN: Mutex<Option<Arc<Plugin>>> = Mutex::new(None);
 /// Communicators (v11+ contexts) currently initialised.
 static CONTEXTS: AtomicUsize = AtomicUsize::new(0);
+/// Whether this process offered NCCL GPU buffers (decided once at init), so isend/irecv need not
+/// ask the CUDA driver about pointers when it did not.
+static GPU_BUFFERS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Loads configuration and devices the first time; later calls only refresh the logger.
 pub fn init(logger: ncclDebugLogger_t) -> Result<()> {
@@ -86,6 +89,7 @@ pub fn init(logger: ncclDebugLogger_t) -> Result<()> {
         transport.name(),
     );
     let gpu_buffers = config.gpu_buffers && crate::gpu::available();
+    GPU_BUFFERS.store(gpu_buffers, Ordering::Release);
     let devices: Vec<Device> = transport
         .devices()
         .iter()
@@ -379,6 +383,8 @@ unsafe fn mem_handle<'a>(mhandle: *mut c_void) -> Option<&'a MemHandle> {
 unsafe fn gpu_of(data: *mut c_void, mhandle: *mut c_void) -> Result<Option<Arc<Gpu>>> {
     match mem_handle(mhandle) {
         Some(mh) => Ok(mh.gpu.clone()),
+        // Without GPU buffers offered, NCCL hands host memory only: no driver query per message.
+        None if mhandle.is_null() && !GPU_BUFFERS.load(Ordering::Acquire) => Ok(None),
         None if mhandle.is_null() => Gpu::of_pointer(data),
         None => Err(Error::invalid_argument(format!(
             "{mhandle:p} is not a memory handle tcpxr registered"
