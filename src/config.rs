@@ -328,7 +328,10 @@ impl Config {
             ifname,
             send_window: r.usize(&SEND_WINDOW, range(1, 64))?,
             recv_window: r.usize(&RECV_WINDOW, range(1, 64))?,
-            inline_bytes: r.usize(&INLINE_BYTES, byte_range(0, 1 << 20))?,
+            inline_bytes: r.usize(
+                &INLINE_BYTES,
+                byte_range(0, crate::engine::wire::MAX_INLINE_BYTES as u64),
+            )?,
             sndbuf: r.usize(&SOCKET_SNDBUF, bufsize)?,
             rcvbuf: r.usize(&SOCKET_RCVBUF, bufsize)?,
             // The range check above keeps it far below u32::MAX.

@@ -6,6 +6,10 @@ use nccl_net_tcpxr::gpu::unpack::Unpacker;
 use nccl_net_tcpxr::gpu::{self, Gpu, Mapped};
 
 fn gpu_or_skip(test: &str) -> Option<std::sync::Arc<Gpu>> {
+    // GPU buffers are opt-in; every test here is about them. Set once, before any test of this
+    // binary initialises the plugin (each starts here).
+    static OPT_IN: std::sync::Once = std::sync::Once::new();
+    OPT_IN.call_once(|| std::env::set_var("NCCL_TCPXR_GPU_BUFFERS", "1"));
     if !gpu::available() {
         // Written to the stderr handle directly, which the test harness does not capture, so the
         // skip shows in every run's output.
@@ -157,6 +161,19 @@ impl DevBuf {
         v
     }
 }
+impl DevBuf {
+    /// `upload` into a view of another buffer, which must not be freed through this one.
+    fn upload_forget(self, data: &[u8]) {
+        self.upload(data);
+        std::mem::forget(self);
+    }
+    /// `download` from a view of another buffer, likewise.
+    fn download_forget(self, len: usize) -> Vec<u8> {
+        let v = self.download(len);
+        std::mem::forget(self);
+        v
+    }
+}
 impl Drop for DevBuf {
     fn drop(&mut self) {
         // SAFETY: allocated by cuMemAlloc, freed once.
@@ -247,4 +264,169 @@ fn gpu_buffers_move_through_the_plugin_in_every_combination_or_skipped() {
         assert_eq!(net.dereg_mr(pair.send, smh), OK);
         assert_eq!(net.dereg_mr(pair.recv, rmh), OK);
     }
+}
+
+/// A kernel on CUDA's legacy default stream that spins until a mapped flag is set: it stands for
+/// the application work torch queues there behind NCCL's kernel, which waits for tcpxr's receives.
+/// Dropping it sets the flag and waits for the kernel, so a failing test never leaves it spinning.
+struct LegacyStreamBlocker {
+    flag: Mapped,
+}
+
+impl LegacyStreamBlocker {
+    fn launch(gpu: &Gpu) -> LegacyStreamBlocker {
+        const SRC: &str = r#"extern "C" __global__ void tcpxr_test_spin(volatile unsigned *flag) {
+            while (*flag == 0) { __nanosleep(1000); }
+        }"#;
+        let ptx = cudarc::nvrtc::compile_ptx(SRC).expect("compile the spin kernel");
+        let image = std::ffi::CString::new(ptx.to_src()).unwrap();
+        let (mut module, mut f) = (std::ptr::null_mut(), std::ptr::null_mut());
+        let flag = Mapped::new(gpu, 4).unwrap();
+        // SAFETY: flag is 4 bytes of mapped memory.
+        unsafe { std::ptr::write_volatile(flag.host as *mut u32, 0) };
+        let mut arg = flag.dev;
+        let mut params = [&mut arg as *mut u64 as *mut c_void];
+        // SAFETY: a NUL-terminated PTX image; one parameter that lives across the launch; stream
+        // NULL is the legacy default stream.
+        unsafe {
+            assert_eq!(
+                sys::cuModuleLoadData(&mut module, image.as_ptr() as *const c_void),
+                sys::CUresult::CUDA_SUCCESS
+            );
+            assert_eq!(
+                sys::cuModuleGetFunction(&mut f, module, c"tcpxr_test_spin".as_ptr()),
+                sys::CUresult::CUDA_SUCCESS
+            );
+            assert_eq!(
+                sys::cuLaunchKernel(
+                    f,
+                    1,
+                    1,
+                    1,
+                    1,
+                    1,
+                    1,
+                    0,
+                    std::ptr::null_mut(),
+                    params.as_mut_ptr(),
+                    std::ptr::null_mut()
+                ),
+                sys::CUresult::CUDA_SUCCESS
+            );
+        }
+        LegacyStreamBlocker { flag }
+    }
+
+    fn release(&self) {
+        // SAFETY: flag is 4 bytes of mapped memory the kernel polls.
+        unsafe { std::ptr::write_volatile(self.flag.host as *mut u32, 1) };
+    }
+}
+
+impl Drop for LegacyStreamBlocker {
+    fn drop(&mut self) {
+        self.release();
+        // SAFETY: waits for the legacy stream, which the released kernel leaves.
+        unsafe { sys::cuStreamSynchronize(std::ptr::null_mut()) };
+    }
+}
+
+/// torch's pattern: the application's legacy default stream holds work that waits (through
+/// NCCL's kernel) for tcpxr's receives. Nothing tcpxr does for a message may queue behind that
+/// stream, or the job deadlocks: this is the hang first seen with torch.distributed and GPU
+/// buffers (a synchronous host-to-device copy of an inline payload). Every message here must
+/// complete while the legacy stream is blocked.
+#[test]
+fn gpu_messages_complete_while_the_legacy_default_stream_waits_for_them_or_skipped() {
+    let Some(gpu) = gpu_or_skip("gpu_messages_complete_while_the_legacy_default_stream_...") else {
+        return;
+    };
+    gpu.bind().unwrap();
+    let net = v12();
+    let pair = Pair::new(&net);
+    // (sent from GPU memory, size): inline from host, striped from host, and from GPU memory.
+    let cases = [
+        (false, 8usize),
+        (false, 16 << 10),
+        (false, 3 << 20),
+        (true, 8),
+        (true, 1 << 20),
+    ];
+    let slot = 4 << 20;
+    let (sdev, rdev) = (DevBuf::new(slot * cases.len()), DevBuf::new(slot * cases.len()));
+    let mut shost = vec![0u8; slot * cases.len()];
+    let reg = |comm, p: u64, kind| {
+        let mut mh = std::ptr::null_mut();
+        // SAFETY: the table's regMr with a live pointer.
+        assert_eq!(
+            unsafe { net.0.regMr.unwrap()(comm, p as *mut c_void, slot * cases.len(), kind, &mut mh) },
+            OK
+        );
+        mh
+    };
+    let (host, cuda) = (nccl_net_tcpxr::abi::NCCL_PTR_HOST, nccl_net_tcpxr::abi::NCCL_PTR_CUDA);
+    let smh_host = reg(pair.send, shost.as_mut_ptr() as u64, host);
+    let smh_dev = reg(pair.send, sdev.0, cuda);
+    let rmh = reg(pair.recv, rdev.0, cuda);
+    let data: Vec<Vec<u8>> = cases
+        .iter()
+        .enumerate()
+        .map(|(i, &(_, n))| pattern(n, 77 + i as u64))
+        .collect();
+    for (i, (&(from_gpu, _), d)) in cases.iter().zip(&data).enumerate() {
+        if from_gpu {
+            DevBuf(sdev.0 + (i * slot) as u64).upload_forget(d);
+        } else {
+            shost[i * slot..i * slot + d.len()].copy_from_slice(d);
+        }
+    }
+
+    let blocker = LegacyStreamBlocker::launch(&gpu);
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let valve = std::thread::scope(|scope| {
+        // Releases the legacy stream after 15 s whatever happens, so a regression fails the test
+        // instead of hanging it.
+        let flag = blocker.flag.host as usize;
+        let done = &done;
+        let valve = scope.spawn(move || {
+            let start = std::time::Instant::now();
+            while !done.load(std::sync::atomic::Ordering::Acquire) {
+                if start.elapsed() > std::time::Duration::from_secs(15) {
+                    // SAFETY: the flag outlives this scope.
+                    unsafe { std::ptr::write_volatile(flag as *mut u32, 1) };
+                    return true;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            false
+        });
+        for (i, (&(from_gpu, n), _)) in cases.iter().zip(&data).enumerate() {
+            let sptr = if from_gpu {
+                (sdev.0 + (i * slot) as u64) as *mut c_void
+            } else {
+                shost[i * slot..].as_mut_ptr() as *mut c_void
+            };
+            let rptr = (rdev.0 + (i * slot) as u64) as *mut c_void;
+            let smh = if from_gpu { smh_dev } else { smh_host };
+            let (mut rq, mut sq) = (null(), null());
+            assert_eq!(net.irecv(pair.recv, rptr, slot, rmh, &mut rq), OK);
+            assert_eq!(net.isend(pair.send, sptr, n, smh, &mut sq), OK);
+            let (rs, ss) = wait_both(&net, rq, sq);
+            assert_eq!((rs as usize, ss as usize), (n, n));
+        }
+        done.store(true, std::sync::atomic::Ordering::Release);
+        valve.join().unwrap()
+    });
+    assert!(
+        !valve,
+        "messages completed only after the legacy default stream was released: tcpxr queued behind it"
+    );
+    drop(blocker);
+    for (i, d) in data.iter().enumerate() {
+        let got = DevBuf(rdev.0 + (i * slot) as u64).download_forget(d.len());
+        assert!(got == *d, "case {:?}: content differs", cases[i]);
+    }
+    assert_eq!(net.dereg_mr(pair.send, smh_host), OK);
+    assert_eq!(net.dereg_mr(pair.send, smh_dev), OK);
+    assert_eq!(net.dereg_mr(pair.recv, rmh), OK);
 }

@@ -33,6 +33,26 @@ const FRAGMENT: usize = 4096;
 /// Batches of unpack launches that may be in flight per receive comm.
 const LAUNCH_DEPTH: usize = 8;
 
+/// Writes the 4 KiB fragment records of `len` contiguous bytes at `base` and returns their count.
+///
+/// # Safety
+/// `base` must have room for `len.div_ceil(FRAGMENT)` records, and the GPU must not be reading
+/// them (they are added to a batch only afterwards).
+unsafe fn write_records(base: *mut loadMeta, len: usize) -> u32 {
+    let n = len.div_ceil(FRAGMENT);
+    for i in 0..n {
+        let off = i * FRAGMENT;
+        let rec = loadMeta {
+            src_off: off as u32,
+            len: FRAGMENT.min(len - off) as u32,
+            dst_off: off as u64,
+        };
+        // SAFETY: i < n records fit, as the caller promised.
+        unsafe { std::ptr::write(base.add(i), rec) };
+    }
+    n as u32
+}
+
 /// Pinned slots of `slot_bytes` each, allocated on first use.
 struct Slots {
     mem: Mapped,
@@ -266,7 +286,8 @@ impl RecvStage {
         }
     }
 
-    fn placed(&mut self, ticket: u64) -> Result<bool> {
+    /// Whether the chunk with `ticket` has been placed (its launch's event has completed).
+    pub fn placed(&mut self, ticket: u64) -> Result<bool> {
         while let Some(&(upto, b)) = self.launched.front() {
             if !self.unpacker.done(b)? {
                 break;
@@ -307,25 +328,6 @@ impl RecvLane {
             gpu: None,
             fifo: VecDeque::new(),
         }
-    }
-
-    /// Writes the 4 KiB fragment records of a chunk in `slot` and returns their count.
-    fn write_records(records: &Mapped, slot: usize, chunk_bytes: usize, len: usize) -> u32 {
-        let per_slot = chunk_bytes.div_ceil(FRAGMENT);
-        let base = records.host as *mut loadMeta;
-        let n = len.div_ceil(FRAGMENT);
-        for i in 0..n {
-            let off = i * FRAGMENT;
-            let rec = loadMeta {
-                src_off: off as u32,
-                len: FRAGMENT.min(len - off) as u32,
-                dst_off: off as u64,
-            };
-            // SAFETY: slot * per_slot + i < GPU_SLOTS * per_slot records were allocated; the GPU
-            // reads this slot's records only after they are added to a batch below.
-            unsafe { std::ptr::write(base.add(slot * per_slot + i), rec) };
-        }
-        n as u32
     }
 }
 
@@ -386,9 +388,11 @@ impl Lane for RecvLane {
                 let (slots, records, stage) = self.gpu.as_mut().unwrap();
                 let Some(t) = *ticket else {
                     if self.inner.test_oldest()? {
-                        let n = Self::write_records(records, *slot, self.chunk_bytes, *len);
-                        let per_slot = self.chunk_bytes.div_ceil(FRAGMENT) as u64;
-                        let recs = records.dev + *slot as u64 * per_slot * 16;
+                        let per_slot = self.chunk_bytes.div_ceil(FRAGMENT);
+                        // SAFETY: the slot's records were allocated (GPU_SLOTS * per_slot of them)
+                        // and are not part of any batch until added below.
+                        let n = unsafe { write_records((records.host as *mut loadMeta).add(*slot * per_slot), *len) };
+                        let recs = records.dev + (*slot * per_slot * 16) as u64;
                         *ticket = Some(stage.lock().unwrap().add(recs, n, slots.dev(*slot), *dst)?);
                     }
                     return Ok(false);
@@ -405,5 +409,65 @@ impl Lane for RecvLane {
 
     fn release(&mut self) -> Result<()> {
         self.inner.consumed()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/// Landing memory for inline payloads (those that come on the control connection) bound for GPU
+/// memory: one slot per request slot of the comm, each with room for the fragment records and
+/// `limit` payload bytes, pinned and device-mapped. The control connection reads a payload straight
+/// into its slot and the unpack kernel places it, in the launch of its progress pass.
+///
+/// Nothing here touches CUDA's legacy default stream. A synchronous copy would: it queues behind
+/// whatever the application put there, and an application (torch does) may already have queued
+/// work there that waits for this very receive.
+pub struct InlineLanding {
+    mem: Mapped,
+    slot_bytes: usize,
+    records_bytes: usize,
+    limit: usize,
+}
+
+impl InlineLanding {
+    pub fn new(gpu: &Gpu, slots: usize, limit: usize) -> Result<InlineLanding> {
+        // Records first, then the payload, which starts 256-byte aligned so that the kernel's wide
+        // copies apply.
+        let records_bytes = (limit.div_ceil(FRAGMENT).max(1) * std::mem::size_of::<loadMeta>()).next_multiple_of(256);
+        let slot_bytes = (records_bytes + limit).next_multiple_of(256);
+        Ok(InlineLanding {
+            mem: Mapped::new(gpu, slots * slot_bytes)?,
+            slot_bytes,
+            records_bytes,
+            limit,
+        })
+    }
+
+    fn base(&self, slot: u32) -> usize {
+        slot as usize * self.slot_bytes
+    }
+
+    /// Where request slot `slot`'s payload of `len` bytes lands (host view).
+    pub fn payload(&mut self, slot: u32, len: usize) -> Result<&mut [u8]> {
+        if len > self.limit || self.base(slot) + self.slot_bytes > self.mem.len {
+            return Err(Error::internal(format!(
+                "inline landing: {len} bytes in slot {slot} exceed its {} bytes",
+                self.limit
+            )));
+        }
+        // SAFETY: in bounds (checked above); the slot belongs to the one message posted on it,
+        // and the GPU reads it only after `queue`, until that message completes.
+        Ok(unsafe { std::slice::from_raw_parts_mut(self.mem.host.add(self.base(slot) + self.records_bytes), len) })
+    }
+
+    /// Queues slot `slot`'s `len` bytes for placement at device address `dst`; returns the ticket
+    /// that says when they are placed.
+    pub fn queue(&mut self, slot: u32, len: usize, dst: u64, stage: &mut RecvStage) -> Result<u64> {
+        let base = self.base(slot);
+        // SAFETY: the slot's record area holds limit / FRAGMENT records, and len <= limit
+        // (`payload` checked it); the GPU reads them only once added below.
+        let n = unsafe { write_records(self.mem.host.add(base) as *mut loadMeta, len) };
+        let records = self.mem.dev + base as u64;
+        stage.add(records, n, records + self.records_bytes as u64, dst)
     }
 }

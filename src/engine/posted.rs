@@ -58,6 +58,16 @@ impl<M> Posted<M> {
         Some(self.requests.ptr(slot))
     }
 
+    /// How many request slots there are.
+    pub fn capacity(&self) -> usize {
+        self.slot_seq.len()
+    }
+
+    /// The request slot naming message `seq`, which must be posted and not retired.
+    pub fn slot_of(&self, seq: u64) -> u32 {
+        self.entries[(seq - self.front_seq) as usize].slot
+    }
+
     /// The message with sequence number `seq`, which must be posted and not retired.
     pub fn get_mut(&mut self, seq: u64) -> &mut M {
         &mut self.entries[(seq - self.front_seq) as usize].msg

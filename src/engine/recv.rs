@@ -5,7 +5,7 @@
 //! payload follows inline on the control connection or comes over the stripes, chunked exactly as
 //! the sender cut it.
 use super::ctrl::Ctrl;
-use super::lanes::{RecvCtx, RecvLane, RecvStage, SharedStage};
+use super::lanes::{InlineLanding, RecvCtx, RecvLane, RecvStage, SharedStage};
 use super::memory::{Registration, Registry};
 use super::posted::Posted;
 use super::requests::Kind;
@@ -13,7 +13,7 @@ use super::striper::{Cut, Striper};
 use super::wire::{MsgHeader, MSG_HEADER_BYTES};
 use super::{CommTag, Stats, Tuning};
 use crate::error::{Error, Result};
-use crate::gpu::{self, Gpu};
+use crate::gpu::Gpu;
 use crate::transport::{InnerRecv, MemKind};
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
@@ -25,6 +25,8 @@ struct Msg {
     size: Option<usize>,
     inline: bool,
     inline_got: usize,
+    /// For an inline payload bound for GPU memory: its placement's ticket on the unpack stage.
+    inline_ticket: Option<u64>,
     cut: Cut,
     /// Where the destination lives: the comm's unpack stage when it is GPU memory, and its
     /// registration.
@@ -41,8 +43,10 @@ impl Msg {
 struct State {
     /// GPU placement of received chunks, made on the first receive into GPU memory.
     stage: Option<SharedStage>,
-    /// Inline payloads bound for GPU memory land here first.
-    inline_bounce: Vec<u8>,
+    /// Largest inline payload this side accepts (announced in the listen handle).
+    inline_limit: usize,
+    /// Inline payloads bound for GPU memory land here, made on the first one.
+    inline_landing: Option<InlineLanding>,
     ctrl: Ctrl,
     striper: Striper<RecvLane>,
     posted: Posted<Msg>,
@@ -68,7 +72,8 @@ impl RecvComm {
         let state = State {
             ctrl,
             stage: None,
-            inline_bounce: Vec::new(),
+            inline_limit: t.inline_bytes,
+            inline_landing: None,
             striper: Striper::new(
                 stripes
                     .into_iter()
@@ -167,6 +172,7 @@ impl RecvComm {
             size: None,
             inline: false,
             inline_got: 0,
+            inline_ticket: None,
             cut: Cut::default(),
             mem: RecvCtx { stage, reg },
         };
@@ -186,7 +192,11 @@ impl RecvComm {
         let seq = st.posted.seq_of(slot)?;
         let ctrl_done = seq < st.ctrl_seq;
         let msg = st.posted.get_mut(seq);
-        if msg.done(ctrl_done) {
+        let placed = match (msg.inline_ticket, &msg.mem.stage) {
+            (Some(t), Some(stage)) => stage.lock().unwrap().placed(t)?,
+            _ => true,
+        };
+        if placed && msg.done(ctrl_done) {
             let (size, inline) = (msg.size.unwrap_or(0), msg.inline);
             if let Some(stats) = &mut st.stats {
                 stats.count(size, inline);
@@ -249,6 +259,7 @@ impl State {
     fn read_control(&mut self) -> Result<()> {
         while self.ctrl_seq < self.posted.next_seq() {
             let seq = self.ctrl_seq;
+            let (slot, slots) = (self.posted.slot_of(seq), self.posted.capacity());
             let m = self.posted.get_mut(seq);
             if m.size.is_none() {
                 if !self.ctrl.read_into(&mut self.header, &mut self.header_got)? {
@@ -268,6 +279,12 @@ impl State {
                         h.size, m.capacity
                     )));
                 }
+                if h.inline && h.size > self.inline_limit as u64 {
+                    return Err(Error::remote(format!(
+                        "peer sent {} bytes inline; this side announced at most {}",
+                        h.size, self.inline_limit
+                    )));
+                }
                 m.size = Some(h.size as usize);
                 m.inline = h.inline;
             }
@@ -282,15 +299,18 @@ impl State {
                         }
                     }
                     Some(stage) => {
-                        // A small payload for GPU memory (the peer sent from host memory): read it
-                        // on the CPU, then copy it over; this is rare and at most INLINE_BYTES.
-                        self.inline_bounce.resize(size, 0);
-                        if !self.ctrl.read_into(&mut self.inline_bounce, &mut m.inline_got)? {
+                        // Bound for GPU memory (the peer sent from host memory): the payload lands
+                        // in this request's pinned slot and the unpack kernel places it.
+                        if self.inline_landing.is_none() {
+                            let g = stage.lock().unwrap().gpu().clone();
+                            self.inline_landing = Some(InlineLanding::new(&g, slots, self.inline_limit)?);
+                        }
+                        let landing = self.inline_landing.as_mut().unwrap();
+                        if !self.ctrl.read_into(landing.payload(slot, size)?, &mut m.inline_got)? {
                             return Ok(());
                         }
-                        let g = stage.lock().unwrap().gpu().clone();
-                        // SAFETY: the destination is the posted GPU buffer, size <= capacity.
-                        unsafe { gpu::copy_htod_sync(&g, m.ptr as u64, &self.inline_bounce)? };
+                        let ticket = landing.queue(slot, size, m.ptr as u64, &mut stage.lock().unwrap())?;
+                        m.inline_ticket = Some(ticket);
                     }
                 }
             }

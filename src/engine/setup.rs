@@ -65,6 +65,8 @@ impl ListenComm {
             ctrl: acceptor.local_addr()?,
             stripes: stripes as u16,
             chunk_bytes: chunk_bytes as u32,
+            // Config validation keeps it within MAX_INLINE_BYTES.
+            inline_bytes: tuning.inline_bytes as u32,
             nonce: nonce(),
         };
         let mut inner = Vec::with_capacity(stripes);
@@ -139,11 +141,16 @@ impl ListenComm {
             st.handle.stripes,
             st.handle.chunk_bytes
         );
+        // The receiver holds to the inline limit it announced in the handle.
+        let tuning = Tuning {
+            inline_bytes: st.handle.inline_bytes as usize,
+            ..*tuning
+        };
         Ok(Some(RecvComm::new(
             st.ctrl.take().unwrap(),
             stripes,
             st.handle.chunk_bytes as usize,
-            tuning,
+            &tuning,
         )))
     }
 }
@@ -277,11 +284,16 @@ impl Connecting {
         }
         let stripes = self.sends.iter_mut().map(|s| s.take().unwrap()).collect();
         let ctrl = self.ctrl.take().unwrap();
+        // Never inline more than the receiver said it takes.
+        let tuning = Tuning {
+            inline_bytes: tuning.inline_bytes.min(self.handle.inline_bytes as usize),
+            ..*tuning
+        };
         Ok(Some(SendComm::new(
             ctrl,
             stripes,
             self.handle.chunk_bytes as usize,
-            tuning,
+            &tuning,
         )))
     }
 }

@@ -1,8 +1,8 @@
 //! Everything tcpxr puts on the wire or in a handle, in one place.
 //!
 //! * The NCCL handle (128 bytes, exchanged by NCCL's bootstrap): where the listener's control
-//!   socket is, the stripe count and chunk size the listener chose, and a random nonce the
-//!   connecting side must present.
+//!   socket is, the stripe count and chunk size the listener chose, the largest inline payload it
+//!   accepts, and a random nonce the connecting side must present.
 //! * Hello (connector -> listener, first bytes on the control connection) and Welcome (listener ->
 //!   connector: stripes, chunk size, then one inner handle per stripe).
 //! * A message header per NCCL message on the control connection: {size, sequence, flags}.
@@ -14,8 +14,11 @@ use crate::transport::{InnerHandle, INNER_HANDLE_BYTES};
 use std::net::SocketAddr;
 
 pub const MAGIC: u32 = 0x5258_4354; // "TCXR" little-endian
-pub const VERSION: u16 = 1;
+/// 2: the handle carries the receiver's inline limit (bytes 12..16).
+pub const VERSION: u16 = 2;
 pub const HANDLE_BYTES: usize = 128;
+/// Largest inline payload either side may announce (NCCL_TCPXR_INLINE_BYTES's upper bound).
+pub const MAX_INLINE_BYTES: u32 = 1 << 20;
 
 /// Where the connecting side keeps its in-progress state between connect() calls: NCCL calls
 /// connect again with the same handle buffer until it returns a comm.
@@ -26,6 +29,9 @@ pub struct ListenHandle {
     pub ctrl: SocketAddr,
     pub stripes: u16,
     pub chunk_bytes: u32,
+    /// Largest payload the receiver takes inline on the control connection: it sizes its landing
+    /// memory for payloads bound for GPU memory by this, so the sender never inlines more.
+    pub inline_bytes: u32,
     pub nonce: u64,
 }
 
@@ -36,6 +42,7 @@ impl ListenHandle {
         out[4..6].copy_from_slice(&VERSION.to_le_bytes());
         out[6..8].copy_from_slice(&self.stripes.to_le_bytes());
         out[8..12].copy_from_slice(&self.chunk_bytes.to_le_bytes());
+        out[12..16].copy_from_slice(&self.inline_bytes.to_le_bytes());
         addr::encode(&self.ctrl, &mut out[16..16 + addr::ADDR_BYTES]);
         out[40..48].copy_from_slice(&self.nonce.to_le_bytes());
     }
@@ -61,6 +68,12 @@ impl ListenHandle {
                 "connect handle asks for {stripes} stripes of {chunk_bytes}-byte chunks: accepted 1-64 stripes, chunks a multiple of 4096"
             )));
         }
+        let inline_bytes = u32::from_le_bytes(h[12..16].try_into().unwrap());
+        if inline_bytes > MAX_INLINE_BYTES {
+            return Err(Error::invalid_argument(format!(
+                "connect handle announces inline payloads of {inline_bytes} bytes: accepted at most {MAX_INLINE_BYTES}"
+            )));
+        }
         let ctrl = addr::decode(&h[16..16 + addr::ADDR_BYTES])
             .ok_or_else(|| Error::invalid_argument("connect handle holds no valid address"))?;
         let nonce = u64::from_le_bytes(h[40..48].try_into().unwrap());
@@ -68,6 +81,7 @@ impl ListenHandle {
             ctrl,
             stripes,
             chunk_bytes,
+            inline_bytes,
             nonce,
         })
     }
@@ -190,6 +204,7 @@ mod tests {
             ctrl: "127.0.0.1:4242".parse().unwrap(),
             stripes: 4,
             chunk_bytes: 512 << 10,
+            inline_bytes: 16 << 10,
             nonce: 0xdead_beef_1234,
         }
     }
@@ -217,6 +232,9 @@ mod tests {
         let mut bad = h;
         bad[8..12].copy_from_slice(&1000u32.to_le_bytes());
         assert!(ListenHandle::read(&bad).unwrap_err().msg.contains("chunks"));
+        let mut bad = h;
+        bad[12..16].copy_from_slice(&(MAX_INLINE_BYTES + 1).to_le_bytes());
+        assert!(ListenHandle::read(&bad).unwrap_err().msg.contains("inline"));
     }
 
     #[test]

@@ -57,34 +57,32 @@ pub fn is_device_memory(ptr: *const u8) -> bool {
     r == sys::CUresult::CUDA_SUCCESS && mem_type == sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32
 }
 
-/// Copies `out.len()` bytes at `src` (device or host memory) into `out`, synchronously. For a few
-/// bytes read once (TCPX's device handle), never on a data path.
+/// Copies `out.len()` bytes at `src` (device or host memory) into `out`, and waits for the copy.
+/// For a few bytes read once (TCPX's device handle), never on a data path. The copy runs on the
+/// owning GPU's tcpxr stream, never on the legacy default stream, where the application may have
+/// queued work that waits for tcpxr.
 ///
 /// # Safety
 /// `src` must point to `out.len()` readable bytes of host or device memory.
 pub unsafe fn copy_to_host(src: *const u8, out: &mut [u8]) -> Result<()> {
-    if !is_device_memory(src) {
+    let Some(gpu) = Gpu::of_pointer(src as *const c_void)? else {
         // SAFETY: the caller vouches for src..src+len; `out` is ours.
         unsafe { std::ptr::copy_nonoverlapping(src, out.as_mut_ptr(), out.len()) };
         return Ok(());
-    }
-    let mut ctx: sys::CUcontext = std::ptr::null_mut();
-    // SAFETY: CONTEXT writes one CUcontext; that context is pushed around one synchronous copy
-    // into `out` and popped again, leaving the thread as it was.
+    };
+    gpu.bind()?;
+    // SAFETY: `out` outlives the copy, which is waited for before returning.
     unsafe {
         check(
-            sys::cuPointerGetAttribute(
-                &mut ctx as *mut sys::CUcontext as *mut c_void,
-                sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_CONTEXT,
+            sys::cuMemcpyDtoHAsync_v2(
+                out.as_mut_ptr() as *mut c_void,
                 src as sys::CUdeviceptr,
+                out.len(),
+                gpu.stream,
             ),
-            "cuPointerGetAttribute(CONTEXT)",
+            "cuMemcpyDtoHAsync",
         )?;
-        check(sys::cuCtxPushCurrent_v2(ctx), "cuCtxPushCurrent")?;
-        let copied = sys::cuMemcpyDtoH_v2(out.as_mut_ptr() as *mut c_void, src as sys::CUdeviceptr, out.len());
-        let mut popped: sys::CUcontext = std::ptr::null_mut();
-        sys::cuCtxPopCurrent_v2(&mut popped);
-        check(copied, "cuMemcpyDtoH")
+        check(sys::cuStreamSynchronize(gpu.stream), "cuStreamSynchronize")
     }
 }
 
@@ -417,18 +415,6 @@ pub unsafe fn copy_dtoh_async(gpu: &Gpu, dst: *mut u8, src: u64, len: usize) -> 
     check(
         sys::cuMemcpyDtoHAsync_v2(dst as *mut c_void, src, len, gpu.stream),
         "cuMemcpyDtoHAsync",
-    )
-}
-
-/// Copies host bytes to the device and waits for the copy (used only for small inline payloads).
-///
-/// # Safety
-/// `dst .. dst + src.len()` must be device memory owned by the caller.
-pub unsafe fn copy_htod_sync(gpu: &Gpu, dst: u64, src: &[u8]) -> Result<()> {
-    gpu.bind()?;
-    check(
-        sys::cuMemcpyHtoD_v2(dst, src.as_ptr() as *const c_void, src.len()),
-        "cuMemcpyHtoD",
     )
 }
 

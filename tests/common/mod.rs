@@ -56,9 +56,13 @@ fn profile_dir() -> PathBuf {
     exe.parent().unwrap().parent().unwrap().to_path_buf()
 }
 
-/// Where Cargo builds the emulator (tests/tcpx-emu): target/<profile>/libtcpx_emu.so.
+/// Where Cargo builds the emulator (tests/tcpx-emu): target/<profile>/libtcpx_emu.so, or
+/// TCPX_EMU_LIB, a prebuilt one, on a machine without Cargo (the GPU machine).
 pub fn emulator_path() -> PathBuf {
-    profile_dir().join("libtcpx_emu.so")
+    match std::env::var_os("TCPX_EMU_LIB") {
+        Some(p) => PathBuf::from(p),
+        None => profile_dir().join("libtcpx_emu.so"),
+    }
 }
 
 /// Builds the emulator with the profile of this test (a no-op when it is up to date), so
@@ -67,6 +71,11 @@ pub fn build_emulator() -> PathBuf {
     static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     BUILT
         .get_or_init(|| {
+            if std::env::var_os("TCPX_EMU_LIB").is_some() {
+                let lib = emulator_path();
+                assert!(lib.exists(), "TCPX_EMU_LIB={} does not exist", lib.display());
+                return lib;
+            }
             let dir = profile_dir();
             let cargo = std::env::var("CARGO").unwrap_or_else(|_| env!("CARGO").to_string());
             let mut cmd = std::process::Command::new(cargo);
