@@ -34,10 +34,12 @@ _TCPXR = {"NCCL_NET": "tcpxr", "NCCL_NET_PLUGIN": PLUGIN}
 CONFIGS = {
     "socket": dict(_SOCKET),
     "socket-4x4": dict(_SOCKET, NCCL_NSOCKS_PERTHREAD="4", NCCL_SOCKET_NTHREADS="4"),
-    "tcpxr-host": dict(_TCPXR, NCCL_NET_GDR_LEVEL="LOC"),
+    # The socket rows name their inner transport: with NCCL_TCPXR_TCPX_LIB in the caller's
+    # environment (for the tcpx row), "auto" would take TCPX for them too.
+    "tcpxr-host": dict(_TCPXR, NCCL_NET_GDR_LEVEL="LOC", NCCL_TCPXR_TRANSPORT="socket"),
     # GPU buffers are opt-in in tcpxr (NCCL_TCPXR_GPU_BUFFERS), and NCCL hands them only when
     # NCCL_NET_GDR_LEVEL allows it for lo.
-    "tcpxr-gpu": dict(_TCPXR, NCCL_NET_GDR_LEVEL="SYS", NCCL_TCPXR_GPU_BUFFERS="1"),
+    "tcpxr-gpu": dict(_TCPXR, NCCL_NET_GDR_LEVEL="SYS", NCCL_TCPXR_GPU_BUFFERS="1", NCCL_TCPXR_TRANSPORT="socket"),
     "tcpxr-tcpx": dict(_TCPXR, NCCL_NET_GDR_LEVEL="SYS", NCCL_TCPXR_GPU_BUFFERS="1", NCCL_TCPXR_TRANSPORT="tcpx",
                        NCCL_TCPXR_TCPX_LIB=FROM_CALLER),
 }

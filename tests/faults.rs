@@ -33,7 +33,7 @@ fn a_message_larger_than_the_posted_receive_is_invalid_usage() {
 }
 
 fn bench() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_tcpxr-bench"))
+    bench_command()
 }
 
 fn read_line(child: &mut Child, reader: &mut impl BufRead, prefix: &str) -> String {

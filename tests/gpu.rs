@@ -430,3 +430,56 @@ fn gpu_messages_complete_while_the_legacy_default_stream_waits_for_them_or_skipp
     assert_eq!(net.dereg_mr(pair.send, smh_dev), OK);
     assert_eq!(net.dereg_mr(pair.recv, rmh), OK);
 }
+
+/// NCCL drives several GPUs from one process (nccl-tests -g 2), each from threads that have that
+/// GPU's context current; a plugin that leaves another context current on a thread sends NCCL's
+/// next CUDA call there to the wrong device. Every tcpxr call here starts on a thread with no
+/// context, and none may leave one behind.
+#[test]
+fn gpu_calls_leave_the_callers_cuda_context_as_it_was_or_skipped() {
+    let Some(gpu) = gpu_or_skip("gpu_calls_leave_the_callers_cuda_context_...") else {
+        return;
+    };
+    gpu.bind().unwrap();
+    let n = 3 << 20;
+    let (sdev, rdev) = (DevBuf::new(n), DevBuf::new(n));
+    let data = pattern(n, 4242);
+    sdev.upload(&data);
+    let (sptr, rptr) = (sdev.0, rdev.0);
+    std::thread::spawn(move || {
+        let current = || {
+            let mut c: sys::CUcontext = std::ptr::null_mut();
+            // SAFETY: valid out-pointer.
+            assert_eq!(unsafe { sys::cuCtxGetCurrent(&mut c) }, sys::CUresult::CUDA_SUCCESS);
+            c
+        };
+        assert!(current().is_null(), "a fresh thread has no context");
+        let net = v12();
+        let pair = Pair::new(&net);
+        let reg = |comm, p: u64| {
+            let mut mh = std::ptr::null_mut();
+            // SAFETY: the table's regMr with a live device pointer.
+            let r =
+                unsafe { net.0.regMr.unwrap()(comm, p as *mut c_void, n, nccl_net_tcpxr::abi::NCCL_PTR_CUDA, &mut mh) };
+            assert_eq!(r, OK);
+            mh
+        };
+        let (smh, rmh) = (reg(pair.send, sptr), reg(pair.recv, rptr));
+        assert!(current().is_null(), "regMr left a context current");
+        for size in [8usize, n] {
+            let (mut rq, mut sq) = (null(), null());
+            assert_eq!(net.irecv(pair.recv, rptr as *mut c_void, n, rmh, &mut rq), OK);
+            assert_eq!(net.isend(pair.send, sptr as *mut c_void, size, smh, &mut sq), OK);
+            let (rs, ss) = wait_both(&net, rq, sq);
+            assert_eq!((rs as usize, ss as usize), (size, size));
+            assert!(current().is_null(), "a {size}-byte transfer left a context current");
+        }
+        assert_eq!(net.dereg_mr(pair.send, smh), OK);
+        assert_eq!(net.dereg_mr(pair.recv, rmh), OK);
+        drop(pair);
+        assert!(current().is_null(), "close left a context current");
+    })
+    .join()
+    .unwrap();
+    assert!(rdev.download(n) == data, "content differs");
+}

@@ -6,7 +6,7 @@ use common::*;
 use nccl_net_tcpxr::abi::{ncclNetProperties_v12_t, ncclNet_v12_t, NCCL_NET_DEVICE_HOST, NCCL_PTR_HOST};
 use std::ffi::c_void;
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 #[used]
 #[link_section = ".init_array"]
@@ -120,7 +120,7 @@ fn devices_are_tcpx_devices_one_to_one_reported_as_host_devices() {
 /// Starts a tcpxr peer process with `env` and returns its log up to the transport choice (or
 /// all of it, when init fails).
 fn init_log(env: &[(&str, &str)], unset: &[&str]) -> String {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tcpxr-bench"));
+    let mut cmd = bench_command();
     cmd.args(["peer", "--role", "recv"])
         .env("TCPXR_LOG", "info")
         .stdin(Stdio::piped())

@@ -70,7 +70,7 @@ pub unsafe fn copy_to_host(src: *const u8, out: &mut [u8]) -> Result<()> {
         unsafe { std::ptr::copy_nonoverlapping(src, out.as_mut_ptr(), out.len()) };
         return Ok(());
     };
-    gpu.bind()?;
+    let _current = gpu.enter()?;
     // SAFETY: `out` outlives the copy, which is waited for before returning.
     unsafe {
         check(
@@ -180,7 +180,7 @@ impl Gpu {
                 unpack_fn: std::ptr::null_mut(),
                 sm_count: 0,
             };
-            g.bind()?;
+            let _current = g.enter()?;
             let mut sms = 0;
             check(
                 sys::cuDeviceGetAttribute(
@@ -233,8 +233,26 @@ impl Gpu {
         }
     }
 
-    /// Makes this GPU's context current on the calling thread (a no-op on NCCL's threads, which
-    /// already have it).
+    /// Makes this GPU's context current on the calling thread until the returned guard drops,
+    /// which restores the thread's previous context. On NCCL's threads, which already have it,
+    /// this is one query. A thread that had another GPU's context (one process driving several
+    /// GPUs) gets it back: tcpxr never leaves a caller's CUDA state changed, or NCCL's next
+    /// runtime call on that thread would go to the wrong device.
+    pub fn enter(&self) -> Result<Current> {
+        let mut cur: sys::CUcontext = std::ptr::null_mut();
+        // SAFETY: valid out-pointer; setting a retained primary context is always allowed.
+        unsafe {
+            check(sys::cuCtxGetCurrent(&mut cur), "cuCtxGetCurrent")?;
+            if cur == self.ctx {
+                return Ok(Current { previous: None });
+            }
+            check(sys::cuCtxSetCurrent(self.ctx), "cuCtxSetCurrent")?;
+        }
+        Ok(Current { previous: Some(cur) })
+    }
+
+    /// Makes this GPU's context current on the calling thread and leaves it so (for threads of
+    /// tcpxr's own tests and benchmarks; the plugin itself uses [`Gpu::enter`]).
     pub fn bind(&self) -> Result<()> {
         let mut cur: sys::CUcontext = std::ptr::null_mut();
         // SAFETY: valid out-pointer; setting the primary context is always allowed.
@@ -245,6 +263,21 @@ impl Gpu {
             }
         }
         Ok(())
+    }
+}
+
+/// Restores the thread's previous CUDA context when dropped (see [`Gpu::enter`]).
+#[must_use = "the context is restored when this guard drops"]
+pub struct Current {
+    previous: Option<sys::CUcontext>,
+}
+
+impl Drop for Current {
+    fn drop(&mut self) {
+        if let Some(p) = self.previous {
+            // SAFETY: p was current on this thread a moment ago (or NULL: none).
+            unsafe { sys::cuCtxSetCurrent(p) };
+        }
     }
 }
 
@@ -323,7 +356,7 @@ unsafe impl Sync for Mapped {}
 
 impl Mapped {
     pub fn new(gpu: &Gpu, len: usize) -> Result<Mapped> {
-        gpu.bind()?;
+        let _current = gpu.enter()?;
         let mut host: *mut c_void = std::ptr::null_mut();
         let mut dev: sys::CUdeviceptr = 0;
         // SAFETY: valid out-pointers; PORTABLE makes it usable from every context.
@@ -366,7 +399,7 @@ unsafe impl Send for Event {}
 
 impl Event {
     pub fn new(gpu: &Gpu) -> Result<Event> {
-        gpu.bind()?;
+        let _current = gpu.enter()?;
         let mut raw: sys::CUevent = std::ptr::null_mut();
         // SAFETY: valid out-pointer.
         check(
@@ -378,6 +411,7 @@ impl Event {
 
     /// Records the event behind the work queued so far on `gpu`'s stream.
     pub fn record(&self, gpu: &Gpu) -> Result<()> {
+        let _current = gpu.enter()?;
         // SAFETY: live event and stream.
         check(unsafe { sys::cuEventRecord(self.raw, gpu.stream) }, "cuEventRecord")
     }
@@ -411,7 +445,7 @@ impl Drop for Event {
 /// # Safety
 /// `dst` must stay valid, and `src .. src + len` unchanged, until work recorded after it completes.
 pub unsafe fn copy_dtoh_async(gpu: &Gpu, dst: *mut u8, src: u64, len: usize) -> Result<()> {
-    gpu.bind()?;
+    let _current = gpu.enter()?;
     check(
         sys::cuMemcpyDtoHAsync_v2(dst as *mut c_void, src, len, gpu.stream),
         "cuMemcpyDtoHAsync",

@@ -73,7 +73,7 @@ unsafe impl Send for Unpacker {}
 impl Unpacker {
     /// An unpacker with `depth` launch slots (batches that may be in flight at once).
     pub fn new(gpu: Arc<Gpu>, depth: usize) -> Result<Unpacker> {
-        gpu.bind()?;
+        let _current = gpu.enter()?;
         let mut slots = Vec::with_capacity(depth);
         for _ in 0..depth.max(1) {
             let mut event: sys::CUevent = std::ptr::null_mut();
@@ -142,7 +142,7 @@ impl Unpacker {
             return Ok(None);
         }
         let Some(slot) = self.free_slot()? else { return Ok(None) };
-        self.gpu.bind()?;
+        let _current = self.gpu.enter()?;
         // A block takes TILE records at a time; enough blocks to cover them, at most 16 per SM.
         let grid = self.param.total.div_ceil(TILE).clamp(1, self.gpu.sm_count * 16);
         let mut params: [*mut c_void; 1] = [&mut *self.param as *mut BatchParam as *mut c_void];
@@ -220,7 +220,7 @@ impl Unpacker {
 
 impl Drop for Unpacker {
     fn drop(&mut self) {
-        let _ = self.gpu.bind();
+        let _current = self.gpu.enter();
         for s in &self.slots {
             // SAFETY: events are live; waiting lets every launch finish before its event goes.
             unsafe {

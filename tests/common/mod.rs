@@ -48,6 +48,14 @@ pub fn load() -> &'static libloading::Library {
     })
 }
 
+/// The bench binary, which tests start as a peer process: the one Cargo built, or TCPXR_BENCH (a
+/// copy, on a machine without Cargo).
+pub fn bench_command() -> std::process::Command {
+    std::process::Command::new(
+        std::env::var_os("TCPXR_BENCH").unwrap_or_else(|| env!("CARGO_BIN_EXE_tcpxr-bench").into()),
+    )
+}
+
 // --- the TCPX-ABI emulator --------------------------------------------------------------------
 
 /// target/<profile>, where Cargo puts the workspace's libraries.

@@ -335,7 +335,6 @@ unsafe impl Sync for RecvMem {}
 
 impl RecvMem {
     fn new(pool: &Pool) -> R<RecvMem> {
-        let e = emu()?;
         let layout = std::alloc::Layout::new::<UnpackMeta>();
         match pool.mode() {
             Mode::Host => {
@@ -357,7 +356,7 @@ impl RecvMem {
                 })
             }
             mode => {
-                let gpu = e.gpu()?;
+                let gpu = pool.gpu().expect("a GPU-mode pool has its GPU");
                 let err = |m: String| Fail { rc: 1, msg: m };
                 let (meta, meta_dev) = gpu.alloc_mapped(layout.size()).map_err(err)?;
                 let h = UnpackHandle {
@@ -457,7 +456,7 @@ impl Comm {
         });
         let thread = {
             let (sh, st, mem, pool) = (shared.clone(), stream.clone(), recv.clone(), pool.clone());
-            let gpu = if e.mode() == Mode::Host { None } else { e.gpu().ok() };
+            let gpu = if e.mode() == Mode::Host { None } else { Some(e.gpu()?) };
             let seed = e.seed ^ id.wrapping_mul(0x9E37_79B9_7F4A_7C15);
             std::thread::Builder::new()
                 .name(format!("tcpx-emu-{}{id}", if send { "tx" } else { "rx" }))

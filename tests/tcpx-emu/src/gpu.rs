@@ -24,6 +24,7 @@ pub fn available() -> bool {
 
 /// One GPU's primary context (the one the CUDA runtime and NCCL use).
 pub struct Gpu {
+    pub ordinal: i32,
     ctx: sys::CUcontext,
 }
 
@@ -43,19 +44,51 @@ impl Gpu {
             check(sys::cuDeviceGet(&mut dev, ordinal), "cuDeviceGet")?;
             check(sys::cuDevicePrimaryCtxRetain(&mut ctx, dev), "cuDevicePrimaryCtxRetain")?;
         }
-        let g = Gpu { ctx };
-        g.bind()?;
-        Ok(g)
+        Ok(Gpu { ordinal, ctx })
     }
 
-    /// Makes the context current on the calling thread.
-    pub fn bind(&self) -> Result<()> {
-        // SAFETY: setting a retained primary context is always allowed.
-        check(unsafe { sys::cuCtxSetCurrent(self.ctx) }, "cuCtxSetCurrent")
+    /// The device of the calling thread's current context (the GPU NCCL's thread works for), as
+    /// TCPX takes it; None when the thread has no context.
+    pub fn current_ordinal() -> Option<i32> {
+        if !available() {
+            return None;
+        }
+        let mut dev: sys::CUdevice = 0;
+        // SAFETY: valid out-pointer; fails harmlessly without a current context.
+        (unsafe { sys::cuCtxGetDevice(&mut dev) } == sys::CUresult::CUDA_SUCCESS).then_some(dev)
     }
 
+    /// Makes the context current until the guard drops, which restores the thread's previous
+    /// one: the emulator, like TCPX, must never leave NCCL's thread on another device.
+    pub fn bind(&self) -> Result<Current> {
+        let mut cur: sys::CUcontext = std::ptr::null_mut();
+        // SAFETY: valid out-pointer; setting a retained primary context is always allowed.
+        unsafe {
+            check(sys::cuCtxGetCurrent(&mut cur), "cuCtxGetCurrent")?;
+            if cur == self.ctx {
+                return Ok(Current(None));
+            }
+            check(sys::cuCtxSetCurrent(self.ctx), "cuCtxSetCurrent")?;
+        }
+        Ok(Current(Some(cur)))
+    }
+}
+
+/// Restores the thread's previous context when dropped.
+pub struct Current(Option<sys::CUcontext>);
+
+impl Drop for Current {
+    fn drop(&mut self) {
+        if let Some(p) = self.0 {
+            // SAFETY: p was current on this thread a moment ago (or NULL).
+            unsafe { sys::cuCtxSetCurrent(p) };
+        }
+    }
+}
+
+impl Gpu {
     pub fn alloc(&self, len: usize) -> Result<u64> {
-        self.bind()?;
+        let _current = self.bind()?;
         let mut d: sys::CUdeviceptr = 0;
         // SAFETY: valid out-pointer.
         check(unsafe { sys::cuMemAlloc_v2(&mut d, len.max(1)) }, "cuMemAlloc")?;
@@ -63,14 +96,14 @@ impl Gpu {
     }
 
     pub fn free(&self, d: u64) {
-        let _ = self.bind();
+        let _current = self.bind();
         // SAFETY: d came from alloc and is freed once.
         unsafe { sys::cuMemFree_v2(d) };
     }
 
     /// Pinned host memory mapped into the device: (host pointer, device pointer).
     pub fn alloc_mapped(&self, len: usize) -> Result<(*mut u8, u64)> {
-        self.bind()?;
+        let _current = self.bind()?;
         let mut host: *mut c_void = std::ptr::null_mut();
         let mut dev: sys::CUdeviceptr = 0;
         // SAFETY: valid out-pointers; PORTABLE makes it usable from every context.
@@ -98,7 +131,7 @@ impl Gpu {
     }
 
     pub fn htod(&self, dst: u64, src: &[u8]) -> Result<()> {
-        self.bind()?;
+        let _current = self.bind()?;
         // SAFETY: dst..dst+len lies in an allocation of ours; src is a live slice.
         check(
             unsafe { sys::cuMemcpyHtoD_v2(dst, src.as_ptr() as *const c_void, src.len()) },
@@ -107,7 +140,7 @@ impl Gpu {
     }
 
     pub fn dtoh(&self, dst: &mut [u8], src: u64) -> Result<()> {
-        self.bind()?;
+        let _current = self.bind()?;
         // SAFETY: src..src+len is device memory the caller registered; dst is a live slice.
         check(
             unsafe { sys::cuMemcpyDtoH_v2(dst.as_mut_ptr() as *mut c_void, src, dst.len()) },
@@ -116,7 +149,7 @@ impl Gpu {
     }
 
     pub fn memset(&self, dst: u64, value: u8, len: usize) -> Result<()> {
-        self.bind()?;
+        let _current = self.bind()?;
         // SAFETY: dst..dst+len lies in an allocation of ours.
         check(unsafe { sys::cuMemsetD8_v2(dst, value, len) }, "cuMemsetD8")
     }

@@ -37,7 +37,9 @@
 //! * `TCPX_EMU_MODE`: `host` (default: pool, metadata and handle in host memory), `gpu` (pool in
 //!   device memory, metadata in pinned host memory mapped into the device, handle in device
 //!   memory: TCPX's layout), `gpu-mapped` (as gpu, pool in mapped pinned host memory);
-//!   `TCPX_EMU_GPU` picks the device (default 0);
+//!   the device is the one of the calling thread's CUDA context (NCCL's thread for that GPU), as with
+//!   TCPX, with one pool per device; `TCPX_EMU_GPU` picks it for a thread without a context
+//!   (default 0);
 //! * `TCPX_EMU_POOL_MB`: bounce pool size (default 1024);
 //! * `TCPX_EMU_SLOTS`: request slots per comm (default and at most 16; fewer provokes "unable to
 //!   allocate requests");
@@ -94,8 +96,9 @@ pub(crate) struct Emu {
     stats: Option<String>,
     pool_bytes: usize,
     gpu_ordinal: i32,
-    gpu: OnceLock<Result<Arc<gpu::Gpu>, String>>,
-    pool: OnceLock<Result<Arc<Pool>, String>>,
+    /// Per device (ordinal; -1 in host mode): its GPU and its bounce pool, made on first use.
+    gpus: Mutex<Vec<(i32, Arc<gpu::Gpu>)>>,
+    pools: Mutex<Vec<(i32, Arc<Pool>)>>,
     stats_file: Mutex<()>,
 }
 
@@ -151,8 +154,8 @@ impl Emu {
             stats: var("TCPX_EMU_STATS"),
             pool_bytes: num("TCPX_EMU_POOL_MB", 1024)? as usize * (1 << 20),
             gpu_ordinal: num("TCPX_EMU_GPU", 0)? as i32,
-            gpu: OnceLock::new(),
-            pool: OnceLock::new(),
+            gpus: Mutex::new(Vec::new()),
+            pools: Mutex::new(Vec::new()),
             stats_file: Mutex::new(()),
         })
     }
@@ -161,21 +164,35 @@ impl Emu {
         self.mode
     }
 
+    /// The GPU of the calling thread's current context (as TCPX uses the device NCCL's thread
+    /// works for), else TCPX_EMU_GPU.
     pub fn gpu(&self) -> R<Arc<gpu::Gpu>> {
-        let g = self.gpu.get_or_init(|| gpu::Gpu::open(self.gpu_ordinal).map(Arc::new));
-        g.clone().or_else(|e| fail(RC_BUSY, format!("GPU mode: {e}")))
+        let ordinal = gpu::Gpu::current_ordinal().unwrap_or(self.gpu_ordinal);
+        let mut gpus = self.gpus.lock().unwrap();
+        if let Some((_, g)) = gpus.iter().find(|(o, _)| *o == ordinal) {
+            return Ok(g.clone());
+        }
+        let g = Arc::new(gpu::Gpu::open(ordinal).or_else(|e| fail(RC_BUSY, format!("GPU mode: {e}")))?);
+        gpus.push((ordinal, g.clone()));
+        Ok(g)
     }
 
-    /// The process's bounce pool, made on first use.
+    /// The bounce pool of the calling thread's device (one for the process in host mode).
     pub fn pool(&self) -> R<Arc<Pool>> {
-        let p = self.pool.get_or_init(|| {
-            let gpu = match self.mode {
-                Mode::Host => None,
-                _ => Some(self.gpu().map_err(|f| f.msg)?),
-            };
-            Pool::new(self.mode, gpu, self.pool_bytes).map(Arc::new)
-        });
-        p.clone().or_else(|e| fail(RC_BUSY, format!("bounce pool: {e}")))
+        let gpu = match self.mode {
+            Mode::Host => None,
+            _ => Some(self.gpu()?),
+        };
+        let key = gpu.as_ref().map_or(-1, |g| g.ordinal);
+        let mut pools = self.pools.lock().unwrap();
+        if let Some((_, p)) = pools.iter().find(|(k, _)| *k == key) {
+            return Ok(p.clone());
+        }
+        let p = Arc::new(
+            Pool::new(self.mode, gpu, self.pool_bytes).or_else(|e| fail(RC_BUSY, format!("bounce pool: {e}")))?,
+        );
+        pools.push((key, p.clone()));
+        Ok(p)
     }
 
     /// Appends one line to TCPX_EMU_STATS, if set.

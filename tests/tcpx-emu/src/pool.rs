@@ -57,6 +57,11 @@ unsafe impl Send for Pool {}
 unsafe impl Sync for Pool {}
 
 impl Pool {
+    /// The GPU holding the pool (None in host mode).
+    pub fn gpu(&self) -> Option<Arc<Gpu>> {
+        self.gpu.clone()
+    }
+
     pub fn new(mode: Mode, gpu: Option<Arc<Gpu>>, bytes: usize) -> Result<Pool, String> {
         let pages = bytes / PAGE;
         if pages == 0 || pages > u32::MAX as usize / PAGE {
