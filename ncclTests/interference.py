@@ -2,11 +2,17 @@
 """How much a running transfer slows concurrent compute on the same GPU.
 
 For each configuration, two processes (one per GPU) time a bf16 GEMM on the default stream,
-first alone, then while all_reduces of SIZE bytes keep NCCL's stream busy (two in flight at any
-time). With tcpxr and GPU buffers that traffic includes tcpxr's staging copies and unpack kernels;
-with NCCL's Socket it is NCCL's own kernels only. Reported per size: GEMM TFLOP/s alone, with
-traffic, their ratio (1.0 = no slowdown; the project's goal is >= 0.99) and the all_reduce busbw
-reached meanwhile. Seed 004's "relative attention/GEMM throughput" figure is the model.
+first alone, then while a second thread keeps all_reduces of SIZE bytes in flight (two at a time)
+from a side stream, so that the traffic never queues behind the GEMMs, on NCCL's high-priority
+stream, so that NCCL's kernels get SMs while the GEMMs fill the GPU: compute and communication
+overlapped the way training overlaps them. Both ranks issue the same number of all_reduces, sized
+to last as long as the GEMMs (from each one's time alone). With tcpxr and GPU buffers that traffic
+includes tcpxr's staging copies and unpack kernels; with NCCL's Socket it is NCCL's own kernels.
+
+Reported per size: GEMM TFLOP/s alone and with traffic, their ratio (1.0 = no slowdown; the
+project's goal is >= 0.99), and the all_reduce busbw alone and meanwhile (the traffic must run near
+its full rate for the ratio to mean anything). Seed 004's "relative GEMM throughput" figure is the
+model.
 
   python3 ncclTests/interference.py --plugin-dir DIR [--configs tcpxr-host,socket-4x4]
                                     [--sizes 1M,16M,256M] [--seconds 2] [--out DIR]
@@ -16,8 +22,10 @@ import argparse
 import csv
 import datetime
 import json
+import math
 import os
 import sys
+import threading
 import time
 
 import configs
@@ -27,48 +35,77 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 GEMM_N = 8192
 
 
+def _traffic(torch, dist, x, count, side, depth=2):
+    """Issues `count` all_reduces of x from stream `side`, `depth` in flight; returns the seconds
+    until the last one completed."""
+    start = time.perf_counter()
+    pending = []
+    with torch.cuda.stream(side):
+        for _ in range(count):
+            while len(pending) >= depth:
+                pending = [w for w in pending if not w.is_completed()]
+                if len(pending) >= depth:
+                    time.sleep(0.0001)
+            pending.append(dist.all_reduce(x, async_op=True))
+    while pending:
+        pending = [w for w in pending if not w.is_completed()]
+        time.sleep(0.0001)
+    return time.perf_counter() - start
+
+
+def _agree_max(torch, dist, device, value):
+    """The largest of the ranks' values (so both issue the same number of collectives)."""
+    t = torch.tensor([float(value)], device=device, dtype=torch.float64)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    return t.item()
+
+
 def _measure(torch, dist, device, size, seconds):
     a = torch.randn(GEMM_N, GEMM_N, device=device, dtype=torch.bfloat16)
     b = torch.randn(GEMM_N, GEMM_N, device=device, dtype=torch.bfloat16)
     x = torch.ones(max(1, size // 4), device=device, dtype=torch.float32)
+    side = torch.cuda.Stream(device=device)
     flops = 2.0 * GEMM_N ** 3
 
-    def gemms(n, traffic):
-        pending, moved = [], 0
+    def gemms(n):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda.synchronize()
         start.record()
         for _ in range(n):
-            if traffic:
-                pending = [w for w in pending if not w.is_completed()]
-                while len(pending) < 2:
-                    pending.append(dist.all_reduce(x, async_op=True))
-                    moved += x.numel() * 4
             torch.matmul(a, b)
         end.record()
         end.synchronize()
-        ms = start.elapsed_time(end)
-        for w in pending:
-            w.wait()
-        torch.cuda.synchronize()
-        return ms, moved
+        return start.elapsed_time(end) / 1e3
 
-    gemms(5, False)
-    probe_ms, _ = gemms(10, False)
-    n = max(20, int(seconds * 1000 / (probe_ms / 10)))
-    alone_ms, _ = gemms(n, False)
+    # Alone: the GEMM, then the traffic.
+    torch.cuda.synchronize()
+    gemms(5)
+    n = max(20, int(seconds / (gemms(10) / 10)))
+    alone_s = gemms(n)
     dist.barrier()
-    gemms(3, True)
-    with_ms, moved = gemms(n, True)
+    _traffic(torch, dist, x, 4, side)
+    probe = 20
+    op_s = _agree_max(torch, dist, device, _traffic(torch, dist, x, probe, side) / probe)
+    # Together: enough all_reduces to cover the GEMMs' time alone, the same count on both ranks.
+    count = int(_agree_max(torch, dist, device, math.ceil(alone_s / op_s)))
     dist.barrier()
+    torch.cuda.synchronize()
+    traffic_s = [0.0]
+    t = threading.Thread(target=lambda: traffic_s.__setitem__(0, _traffic(torch, dist, x, count, side)))
+    t.start()
+    with_s = gemms(n)
+    t.join()
+    torch.cuda.synchronize()
+    dist.barrier()
+    # all_reduce busbw with 2 ranks equals algbw: bytes reduced per second.
     return {
         "size": size,
         "gemms": n,
-        "tflops_alone": flops * n / (alone_ms / 1e3) / 1e12,
-        "tflops_with": flops * n / (with_ms / 1e3) / 1e12,
-        "ratio": alone_ms / with_ms,
-        # all_reduce busbw with 2 ranks equals algbw: bytes reduced per second
-        "comm_busbw": moved / (with_ms / 1e3) / 1e9,
+        "all_reduces": count,
+        "tflops_alone": flops * n / alone_s / 1e12,
+        "tflops_with": flops * n / with_s / 1e12,
+        "ratio": alone_s / with_s,
+        "comm_busbw_alone": x.numel() * 4 / op_s / 1e9,
+        "comm_busbw": x.numel() * 4 * count / traffic_s[0] / 1e9,
     }
 
 
@@ -78,8 +115,11 @@ def _worker(rank, world, port, env, sizes, seconds, result_path):
     import torch.distributed as dist
     torch.cuda.set_device(rank)
     device = torch.device("cuda", rank)
+    # NCCL on a high-priority stream: its kernels take SMs as GEMM blocks retire.
+    options = dist.ProcessGroupNCCL.Options()
+    options.is_high_priority_stream = True
     dist.init_process_group("nccl", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world,
-                            timeout=datetime.timedelta(seconds=300), device_id=device)
+                            timeout=datetime.timedelta(seconds=300), device_id=device, pg_options=options)
     rows = [_measure(torch, dist, device, s, seconds) for s in sizes]
     if rank == 0:
         with open(result_path, "w") as fh:
@@ -128,16 +168,18 @@ def main(argv=None):
             continue
         with open(result_path) as fh:
             results[name] = json.load(fh)
-    print(f"{'config':>12} {'size':>8} {'GEMM alone':>11} {'with traffic':>13} {'ratio':>6} {'comm busbw':>11}")
+    print(f"{'config':>12} {'size':>8} {'GEMM alone':>11} {'with traffic':>13} {'ratio':>6} "
+          f"{'busbw alone':>12} {'busbw meanwhile':>16}")
     with open(os.path.join(a.out, "interference.csv"), "w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow(["config", "size_bytes", "tflops_alone", "tflops_with", "ratio", "comm_busbw_gbs"])
+        w.writerow(["config", "size_bytes", "tflops_alone", "tflops_with", "ratio", "comm_busbw_alone_gbs",
+                    "comm_busbw_gbs"])
         for name, rows in results.items():
             for r in rows:
                 print(f"{name:>12} {report.human_size(r['size']):>8} {r['tflops_alone']:8.1f} TF {r['tflops_with']:10.1f} TF "
-                      f"{r['ratio']:6.3f} {r['comm_busbw']:8.2f} GB/s")
+                      f"{r['ratio']:6.3f} {r['comm_busbw_alone']:7.2f} GB/s {r['comm_busbw']:11.2f} GB/s")
                 w.writerow([name, r["size"], f"{r['tflops_alone']:.1f}", f"{r['tflops_with']:.1f}",
-                            f"{r['ratio']:.4f}", f"{r['comm_busbw']:.3f}"])
+                            f"{r['ratio']:.4f}", f"{r['comm_busbw_alone']:.3f}", f"{r['comm_busbw']:.3f}"])
     try:
         import matplotlib
         matplotlib.use("Agg")

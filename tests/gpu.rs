@@ -3,22 +3,7 @@
 //! visibly, where there is none.
 use nccl_net_tcpxr::abi::loadMeta;
 use nccl_net_tcpxr::gpu::unpack::Unpacker;
-use nccl_net_tcpxr::gpu::{self, Gpu, Mapped};
-
-fn gpu_or_skip(test: &str) -> Option<std::sync::Arc<Gpu>> {
-    // GPU buffers are opt-in; every test here is about them. Set once, before any test of this
-    // binary initialises the plugin (each starts here).
-    static OPT_IN: std::sync::Once = std::sync::Once::new();
-    OPT_IN.call_once(|| std::env::set_var("NCCL_TCPXR_GPU_BUFFERS", "1"));
-    if !gpu::available() {
-        // Written to the stderr handle directly, which the test harness does not capture, so the
-        // skip shows in every run's output.
-        use std::io::Write;
-        let _ = writeln!(std::io::stderr(), "SKIPPED {test}: no CUDA driver on this host");
-        return None;
-    }
-    Some(Gpu::get(0).expect("open GPU 0"))
-}
+use nccl_net_tcpxr::gpu::{Gpu, Mapped};
 
 /// Places `records` from a mapped bounce buffer into a mapped destination with one launch.
 fn place(gpu: &std::sync::Arc<Gpu>, u: &mut Unpacker, bounce: &Mapped, dst: &Mapped, jobs: &[Vec<loadMeta>]) {
@@ -129,57 +114,10 @@ fn gpu_launch_slots_and_events_are_reused_without_new_allocations_or_skipped() {
 }
 
 mod common;
+use common::gpu::{gpu_or_skip, DevBuf};
 use common::*;
 use cudarc::driver::sys;
 use std::ffi::c_void;
-
-struct DevBuf(u64);
-impl DevBuf {
-    fn new(len: usize) -> DevBuf {
-        let mut p = 0;
-        // SAFETY: valid out-pointer; the context is current (Gpu::get bound it on this thread).
-        assert_eq!(
-            unsafe { sys::cuMemAlloc_v2(&mut p, len.max(1)) },
-            sys::CUresult::CUDA_SUCCESS
-        );
-        DevBuf(p)
-    }
-    fn upload(&self, data: &[u8]) {
-        // SAFETY: the test allocates every buffer at least as large as what it copies.
-        assert_eq!(
-            unsafe { sys::cuMemcpyHtoD_v2(self.0, data.as_ptr() as *const c_void, data.len()) },
-            sys::CUresult::CUDA_SUCCESS
-        );
-    }
-    fn download(&self, len: usize) -> Vec<u8> {
-        let mut v = vec![0u8; len];
-        // SAFETY: as above.
-        assert_eq!(
-            unsafe { sys::cuMemcpyDtoH_v2(v.as_mut_ptr() as *mut c_void, self.0, len) },
-            sys::CUresult::CUDA_SUCCESS
-        );
-        v
-    }
-}
-impl DevBuf {
-    /// `upload` into a view of another buffer, which must not be freed through this one.
-    fn upload_forget(self, data: &[u8]) {
-        self.upload(data);
-        std::mem::forget(self);
-    }
-    /// `download` from a view of another buffer, likewise.
-    fn download_forget(self, len: usize) -> Vec<u8> {
-        let v = self.download(len);
-        std::mem::forget(self);
-        v
-    }
-}
-impl Drop for DevBuf {
-    fn drop(&mut self) {
-        // SAFETY: allocated by cuMemAlloc, freed once.
-        unsafe { sys::cuMemFree_v2(self.0) };
-    }
-}
 
 #[test]
 fn gpu_buffers_move_through_the_plugin_in_every_combination_or_skipped() {

@@ -1,12 +1,17 @@
 //! The striper's lanes: one per stripe, over the inner transport. Host chunks go straight to the
-//! inner connection. Chunks in GPU memory take a detour the inner socket cannot avoid:
+//! inner connection. Chunks in GPU memory go straight to a stripe that takes GPU memory
+//! (`gpu_direct`: TCPX sends from it and lands receives in its own bounce pool, whose fragment
+//! records the comm's `RecvStage` places with the unpack kernel before the pages are released).
+//! Over a stripe that does not (the socket), they take a detour:
 //!
 //! * sending: the copy engine copies the chunk into pinned staging on the GPU's persistent stream;
 //!   an event says when, and only then is staging handed to the inner send;
-//! * receiving: the chunk lands in pinned, device-mapped bounce memory; its 4 KiB fragment records
-//!   go to the comm's `RecvStage`, which places every chunk that arrived in one progress pass with
-//!   one kernel launch; the chunk completes (and its bounce slot is reused) only after that
-//!   launch's event.
+//! * receiving: the chunk lands in pinned, device-mapped bounce memory of tcpxr's own; its 4 KiB
+//!   fragment records go to the comm's `RecvStage`.
+//!
+//! Either way `RecvStage` places every chunk that arrived in one progress pass with one kernel
+//! launch, and a chunk completes (its bounce memory reused or released) only after that launch's
+//! event.
 //!
 //! Staging and bounce slots and their events are allocated once per lane, on its first GPU chunk;
 //! nothing is created, allocated or synchronised per chunk. Inner posts stay in chunk order even
@@ -102,8 +107,9 @@ fn stripe_mr(reg: &Option<Arc<Registration>>, index: usize) -> InnerMr {
 }
 
 enum SendChunk {
-    /// Host memory: posted to the inner send as it is, with its registration on this stripe.
-    Host { ptr: usize, len: usize, mr: InnerMr },
+    /// Host memory, or GPU memory on a stripe that sends from it: posted to the inner send as it
+    /// is, with its registration on this stripe.
+    Direct { ptr: usize, len: usize, mr: InnerMr },
     /// GPU memory: being copied into staging slot `slot` (the slot's event says when).
     Staged { slot: usize, len: usize },
 }
@@ -138,7 +144,7 @@ impl SendLane {
     fn pump(&mut self) -> Result<()> {
         while let Some(front) = self.waiting.front() {
             let (ptr, len, mr, slot) = match front {
-                SendChunk::Host { ptr, len, mr } => (*ptr, *len, *mr, None),
+                SendChunk::Direct { ptr, len, mr } => (*ptr, *len, *mr, None),
                 SendChunk::Staged { slot, len } => {
                     let (_, copied, slots) = self.gpu.as_ref().expect("staged chunk without GPU state");
                     if !copied[*slot].done()? {
@@ -174,7 +180,12 @@ impl Lane for SendLane {
 
     fn post(&mut self, ptr: usize, len: usize, ctx: &SendCtx) -> Result<bool> {
         match &ctx.gpu {
-            None => self.waiting.push_back(SendChunk::Host {
+            None => self.waiting.push_back(SendChunk::Direct {
+                ptr,
+                len,
+                mr: stripe_mr(&ctx.reg, self.index),
+            }),
+            Some(_) if self.inner.gpu_direct() => self.waiting.push_back(SendChunk::Direct {
                 ptr,
                 len,
                 mr: stripe_mr(&ctx.reg, self.index),
@@ -301,6 +312,12 @@ impl RecvStage {
 
 enum RecvChunk {
     Host,
+    /// GPU memory on a `gpu_direct` stripe: landed by the transport, then placed at `dst` from its
+    /// records; `ticket` once queued for unpacking.
+    Direct {
+        dst: u64,
+        ticket: Option<u64>,
+    },
     /// Landing in bounce slot `slot`, then placed at `dst`; `ticket` once queued for unpacking.
     Gpu {
         slot: usize,
@@ -316,6 +333,8 @@ pub struct RecvLane {
     index: usize,
     chunk_bytes: usize,
     gpu: Option<(Slots, Mapped, SharedStage)>,
+    /// The comm's unpack stage, for chunks received `Direct`.
+    direct_stage: Option<SharedStage>,
     fifo: VecDeque<RecvChunk>,
 }
 
@@ -326,6 +345,7 @@ impl RecvLane {
             index,
             chunk_bytes,
             gpu: None,
+            direct_stage: None,
             fifo: VecDeque::new(),
         }
     }
@@ -354,6 +374,17 @@ impl Lane for RecvLane {
             self.fifo.push_back(RecvChunk::Host);
             return Ok(true);
         };
+        if self.inner.gpu_direct() {
+            if !self.inner.post(ptr as *mut u8, len, stripe_mr(&ctx.reg, self.index))? {
+                return Ok(false);
+            }
+            self.direct_stage.get_or_insert_with(|| stage.clone());
+            self.fifo.push_back(RecvChunk::Direct {
+                dst: ptr as u64,
+                ticket: None,
+            });
+            return Ok(true);
+        }
         if self.gpu.is_none() {
             let g = stage.lock().unwrap().gpu().clone();
             let records = Mapped::new(&g, GPU_SLOTS * self.chunk_bytes.div_ceil(FRAGMENT) * 16)?;
@@ -383,6 +414,26 @@ impl Lane for RecvLane {
                     self.fifo.pop_front();
                 }
                 Ok(done)
+            }
+            Some(RecvChunk::Direct { dst, ticket }) => {
+                let stage = self.direct_stage.as_ref().expect("a direct chunk without its stage");
+                let Some(t) = *ticket else {
+                    if !self.inner.test_oldest()? {
+                        return Ok(false);
+                    }
+                    let Some(job) = self.inner.device_job()? else {
+                        // Landed in place: nothing to place.
+                        self.fifo.pop_front();
+                        return Ok(true);
+                    };
+                    *ticket = Some(stage.lock().unwrap().add(job.records, job.count, job.bounce, *dst)?);
+                    return Ok(false);
+                };
+                if !stage.lock().unwrap().placed(t)? {
+                    return Ok(false);
+                }
+                self.fifo.pop_front();
+                Ok(true)
             }
             Some(RecvChunk::Gpu { slot, dst, len, ticket }) => {
                 let (slots, records, stage) = self.gpu.as_mut().unwrap();

@@ -57,6 +57,18 @@ pub fn is_device_memory(ptr: *const u8) -> bool {
     r == sys::CUresult::CUDA_SUCCESS && mem_type == sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32
 }
 
+/// The device address of pinned host memory mapped into the GPUs (such as TCPX's unpack ring), or
+/// None when the driver does not know `ptr` as such.
+pub fn device_address(ptr: *const u8) -> Option<u64> {
+    if ptr.is_null() || !available() {
+        return None;
+    }
+    let mut dev: sys::CUdeviceptr = 0;
+    // SAFETY: valid out-pointer; an unknown pointer is an error return.
+    let r = unsafe { sys::cuMemHostGetDevicePointer_v2(&mut dev, ptr as *mut c_void, 0) };
+    (r == sys::CUresult::CUDA_SUCCESS).then_some(dev)
+}
+
 /// Copies `out.len()` bytes at `src` (device or host memory) into `out`, and waits for the copy.
 /// For a few bytes read once (TCPX's device handle), never on a data path. The copy runs on the
 /// owning GPU's tcpxr stream, never on the legacy default stream, where the application may have

@@ -50,6 +50,16 @@ impl InnerMr {
     pub const NONE: InnerMr = InnerMr(0);
 }
 
+/// A landed receive's fragments as the GPU sees them: `count` records (NCCL's `loadMeta`) at
+/// device address `records`, their `src_off` relative to `bounce`, their `dst_off` to the
+/// receive's destination.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceJob {
+    pub records: u64,
+    pub count: u32,
+    pub bounce: u64,
+}
+
 /// What an inner transport can take; the plugin caps its settings to these.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
@@ -108,6 +118,11 @@ pub trait InnerSend: Send {
     fn deregister(&mut self, _mr: InnerMr) -> Result<()> {
         Ok(())
     }
+    /// Whether this stripe sends straight from GPU memory (TCPX does, through the NIC); otherwise
+    /// the engine copies GPU chunks into pinned staging first.
+    fn gpu_direct(&self) -> bool {
+        false
+    }
     /// Posts `len` bytes at `ptr`, inside the range `mr` registered (or [`InnerMr::NONE`]); the
     /// memory stays valid until the send completes. Ok(false): no request slot free now, try
     /// again later.
@@ -132,13 +147,26 @@ pub trait InnerRecv: Send {
     fn deregister(&mut self, _mr: InnerMr) -> Result<()> {
         Ok(())
     }
+    /// Whether receives into GPU memory may be posted at their destination: the transport lands
+    /// them in bounce memory of its own and hands their fragment records to the engine's unpack
+    /// kernel ([`InnerRecv::device_job`]), as TCPX does. Otherwise the engine receives GPU chunks
+    /// into pinned bounce memory of its own.
+    fn gpu_direct(&self) -> bool {
+        false
+    }
     /// Posts a receive of exactly `len` bytes into `ptr` (inside `mr`'s range, or
     /// [`InnerMr::NONE`]). Ok(false): no slot free now.
     fn post(&mut self, ptr: *mut u8, len: usize, mr: InnerMr) -> Result<bool>;
-    /// Tests the oldest posted receive; Ok(true) when its bytes are in place in the destination
-    /// (a transport with a bounce pool has unpacked them by then). The slot stays held until
-    /// `consumed`.
+    /// Tests the oldest posted receive; Ok(true) when it has landed: for host memory, its bytes
+    /// are in place (a transport with a bounce pool has unpacked them by then); for GPU memory
+    /// posted under [`InnerRecv::gpu_direct`], [`InnerRecv::device_job`] says what is left to
+    /// place. The slot stays held until `consumed`.
     fn test_oldest(&mut self) -> Result<bool>;
+    /// For the GPU-memory receive `test_oldest` just reported landed: the fragment records the
+    /// unpack kernel must place, or None when the bytes landed in place.
+    fn device_job(&mut self) -> Result<Option<DeviceJob>> {
+        Ok(None)
+    }
     /// Releases the oldest completed receive's slot (and, for TCPX, its bounce pages).
     fn consumed(&mut self) -> Result<()>;
 }

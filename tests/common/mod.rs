@@ -3,6 +3,8 @@
 //! test polling. Shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod gpu;
+
 use nccl_net_tcpxr::abi::*;
 use std::ffi::{c_int, c_void, CStr};
 use std::path::PathBuf;

@@ -13,7 +13,7 @@ use crate::abi::{
     NCCL_NET_DEVICE_UNPACK_VERSION, NCCL_NET_HANDLE_MAXSIZE, NET_UNPACK_MAX_SLICE_PAGES,
 };
 use crate::error::{Error, Result};
-use crate::transport::{InnerHandle, MemKind};
+use crate::transport::{DeviceJob, InnerHandle, MemKind};
 use std::ffi::{c_char, c_int, c_ulong, c_void, CStr};
 use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -475,6 +475,9 @@ impl DevHandleStorage {
 /// `netUnpackMeta` ring and the bounce pool its records point into.
 pub struct UnpackQueue {
     meta: *const netUnpackMeta,
+    /// The ring's address on the GPU (it is host memory mapped into the device), when the driver
+    /// can tell: the unpack kernel reads the records there.
+    meta_dev: Option<u64>,
     pub bounce: *const u8,
     /// Whether the CPU can read the bounce pool (host memory, or pinned host memory mapped into
     /// the device); false for TCPX's real pool in GPU memory.
@@ -522,8 +525,40 @@ impl UnpackQueue {
         }
         Ok(Some(UnpackQueue {
             meta: u.meta,
+            meta_dev: crate::gpu::device_address(u.meta as *const u8),
             bounce: u.bounce_buf as *const u8,
             bounce_on_host: !u.bounce_buf.is_null() && !crate::gpu::is_device_memory(u.bounce_buf as *const u8),
+        }))
+    }
+
+    /// Whether the GPU can read the ring (the unpack kernel can place receives).
+    pub fn on_device(&self) -> bool {
+        self.meta_dev.is_some()
+    }
+
+    /// The unpack kernel's view of the `len`-byte receive of queue slot `slot`, which has tested
+    /// done: its records' device address and count, and the pool's base. The records are checked
+    /// first (every fragment inside the receive, together exactly `len` bytes), so a bad record
+    /// places nothing. None when TCPX published no records (it landed the bytes in place).
+    pub fn device_job(&self, slot: usize, len: usize) -> Result<Option<DeviceJob>> {
+        let records = self.records(slot)?;
+        if records.is_empty() {
+            return Ok(None);
+        }
+        let job = super::unpack::Job {
+            records,
+            bounce: self.bounce,
+            dst: std::ptr::null_mut(),
+            len,
+        };
+        job.check()?;
+        let meta_dev = self
+            .meta_dev
+            .ok_or_else(|| Error::internal("TCPX's unpack ring is not visible to the GPU"))?;
+        Ok(Some(DeviceJob {
+            records: meta_dev + (records.as_ptr() as u64 - self.meta as u64),
+            count: records.len() as u32,
+            bounce: self.bounce as u64,
         }))
     }
 
@@ -652,6 +687,7 @@ mod tests {
         meta.cnt[3] = 2;
         let q = UnpackQueue {
             meta: &*meta,
+            meta_dev: None,
             bounce: std::ptr::null(),
             bounce_on_host: true,
         };
@@ -662,6 +698,7 @@ mod tests {
         meta.cnt[5] = 2049;
         let q = UnpackQueue {
             meta: &*meta,
+            meta_dev: None,
             bounce: std::ptr::null(),
             bounce_on_host: true,
         };

@@ -22,11 +22,13 @@
 mod ffi;
 pub mod unpack;
 
+use crate::abi::NCCL_PTR_CUDA;
 use crate::abi::{ncclDebugLogger_t, NCCL_NET_DEVICE_UNPACK_MAX_QUEUE_DEPTH, NET_UNPACK_MAX_SLICE_SIZE};
 use crate::error::{Error, Result};
 use crate::transport::socket::ifaces;
 use crate::transport::{
-    DeviceInfo, InnerConnector, InnerHandle, InnerListener, InnerMr, InnerRecv, InnerSend, Limits, MemKind, Transport,
+    DeviceInfo, DeviceJob, InnerConnector, InnerHandle, InnerListener, InnerMr, InnerRecv, InnerSend, Limits, MemKind,
+    Transport,
 };
 use ffi::{Comm, DevHandleStorage, Lib, Mr, Posted, Request, Skip, UnpackQueue};
 use std::collections::VecDeque;
@@ -77,6 +79,9 @@ pub struct TcpxOptions<'a> {
 pub struct TcpxTransport {
     lib: Arc<Lib>,
     devices: Vec<DeviceInfo>,
+    /// Per device: whether TCPX takes GPU memory (NCCL_PTR_CUDA) and a CUDA driver is here, so
+    /// stripes send from and receive into GPU memory directly.
+    gpu_direct: Vec<bool>,
 }
 
 impl TcpxTransport {
@@ -94,8 +99,10 @@ impl TcpxTransport {
         let n = lib.devices()?;
         let all = ifaces::list().map_err(|e| Error::os("getifaddrs", e))?;
         let mut devices = Vec::with_capacity(n);
+        let mut gpu_direct = Vec::with_capacity(n);
         for dev in 0..n {
             let p = lib.properties(dev)?;
+            gpu_direct.push(p.ptr_support & NCCL_PTR_CUDA != 0 && crate::gpu::available());
             log::debug!(
                 "TCPX device {dev}: {} pci {:?} guid {:#x} speed {} Mb/s ptrSupport {:#x} netDeviceType {} version {:#x}",
                 p.name,
@@ -125,7 +132,11 @@ impl TcpxTransport {
                 .collect::<Vec<_>>()
                 .join(", ")
         );
-        Ok(TcpxTransport { lib, devices })
+        Ok(TcpxTransport {
+            lib,
+            devices,
+            gpu_direct,
+        })
     }
 
     /// The library's path and its net's name.
@@ -199,6 +210,7 @@ impl Transport for TcpxTransport {
                 lib: self.lib.clone(),
                 comm,
                 storage: DevHandleStorage::new(),
+                gpu_direct: self.gpu_direct[dev],
             }),
         ))
     }
@@ -208,6 +220,7 @@ impl Transport for TcpxTransport {
             lib: self.lib.clone(),
             dev,
             handle: Box::new(*handle),
+            gpu_direct: self.gpu_direct[dev],
         }))
     }
 }
@@ -217,6 +230,7 @@ struct TcpxListener {
     comm: Comm,
     /// Where accept writes the device handle; allocated before the first accept call.
     storage: Box<DevHandleStorage>,
+    gpu_direct: bool,
 }
 
 impl InnerListener for TcpxListener {
@@ -232,7 +246,9 @@ impl InnerListener for TcpxListener {
                 return Err(e);
             }
         };
-        Ok(Some(Box::new(TcpxRecv::new(self.lib.clone(), comm, queue))))
+        // GPU receives go straight to TCPX when the GPU can read its unpack ring.
+        let gpu_direct = self.gpu_direct && queue.as_ref().is_some_and(|q| q.on_device());
+        Ok(Some(Box::new(TcpxRecv::new(self.lib.clone(), comm, queue, gpu_direct))))
     }
 }
 
@@ -250,6 +266,7 @@ struct TcpxConnector {
     /// The peer's handle, boxed so every connect call passes the same buffer: TCPX keeps its
     /// in-progress state inside it.
     handle: Box<InnerHandle>,
+    gpu_direct: bool,
 }
 
 impl InnerConnector for TcpxConnector {
@@ -257,7 +274,7 @@ impl InnerConnector for TcpxConnector {
         Ok(self
             .lib
             .connect(self.dev, &mut self.handle)?
-            .map(|comm| Box::new(TcpxSend::new(self.lib.clone(), comm)) as Box<dyn InnerSend>))
+            .map(|comm| Box::new(TcpxSend::new(self.lib.clone(), comm, self.gpu_direct)) as Box<dyn InnerSend>))
     }
 }
 
@@ -354,21 +371,27 @@ pub struct TcpxSend {
     held: VecDeque<SendHeld>,
     posted: u64,
     busy: Busy,
+    gpu_direct: bool,
 }
 
 impl TcpxSend {
-    fn new(lib: Arc<Lib>, comm: Comm) -> TcpxSend {
+    fn new(lib: Arc<Lib>, comm: Comm, gpu_direct: bool) -> TcpxSend {
         TcpxSend {
             lib,
             comm,
             held: VecDeque::with_capacity(TCPX_REQUESTS),
             posted: 0,
             busy: Busy::default(),
+            gpu_direct,
         }
     }
 }
 
 impl InnerSend for TcpxSend {
+    fn gpu_direct(&self) -> bool {
+        self.gpu_direct
+    }
+
     fn register(&mut self, ptr: *mut u8, len: usize, kind: MemKind) -> Result<InnerMr> {
         Ok(InnerMr(register(&self.lib, self.comm, ptr, len, kind)?.as_usize()))
     }
@@ -453,10 +476,14 @@ pub struct TcpxRecv {
     kinds: Vec<(InnerMr, MemKind)>,
     posted: u64,
     busy: Busy,
+    /// GPU receives are posted at their destination and placed by the engine's unpack kernel.
+    gpu_direct: bool,
+    /// The records of the GPU receive `test_oldest` reported landed last, for `device_job`.
+    landed_job: Option<DeviceJob>,
 }
 
 impl TcpxRecv {
-    fn new(lib: Arc<Lib>, comm: Comm, queue: Option<UnpackQueue>) -> TcpxRecv {
+    fn new(lib: Arc<Lib>, comm: Comm, queue: Option<UnpackQueue>, gpu_direct: bool) -> TcpxRecv {
         let unpacker: Box<dyn Unpack> = match &queue {
             Some(q) if !q.bounce_on_host => Box::new(Unavailable(
                 "TCPX's bounce pool is in GPU memory and the tcpx transport does not hand TCPX's records \
@@ -474,6 +501,8 @@ impl TcpxRecv {
             kinds: Vec::new(),
             posted: 0,
             busy: Busy::default(),
+            gpu_direct,
+            landed_job: None,
         }
     }
 
@@ -495,11 +524,15 @@ impl TcpxRecv {
             )));
         }
         if r.kind != MemKind::Host {
-            // The engine receives GPU data into pinned slots of its own, never straight into GPU
-            // memory; this would need TCPX's records handed to the unpack kernel.
-            return Err(Error::internal(
-                "a TCPX receive straight into GPU memory: the tcpx transport places bytes with the CPU only",
-            ));
+            // Receives into GPU memory are placed by the engine's unpack kernel (gpu_direct), or
+            // the engine lands them in host memory of its own first; the CPU never places them.
+            if !self.gpu_direct {
+                return Err(Error::internal(
+                    "a TCPX receive straight into GPU memory on a stripe whose unpack ring the GPU cannot read",
+                ));
+            }
+            self.landed_job = queue.device_job(r.slot, r.len)?;
+            return Ok(());
         }
         let job = Job {
             records,
@@ -512,6 +545,14 @@ impl TcpxRecv {
 }
 
 impl InnerRecv for TcpxRecv {
+    fn gpu_direct(&self) -> bool {
+        self.gpu_direct
+    }
+
+    fn device_job(&mut self) -> Result<Option<DeviceJob>> {
+        Ok(self.landed_job.take())
+    }
+
     fn register(&mut self, ptr: *mut u8, len: usize, kind: MemKind) -> Result<InnerMr> {
         let mr = InnerMr(register(&self.lib, self.comm, ptr, len, kind)?.as_usize());
         self.kinds.push((mr, kind));

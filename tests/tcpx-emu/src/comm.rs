@@ -315,6 +315,8 @@ struct Counts {
     bytes: u64,
     /// regMr calls on this comm.
     regs: u64,
+    /// Posts of CUDA memory (sent from, or received into, GPU memory directly).
+    cuda_posts: u64,
 }
 
 /// The unpack queue of a receive comm: its `netUnpackMeta` ring and the device handle that
@@ -555,6 +557,7 @@ impl Comm {
         let seq = c.tail;
         c.tail += 1;
         c.posts += 1;
+        c.cuda_posts += mr.cuda as u64;
         c.max_held = c.max_held.max(c.tail - c.head);
         c.max_bytes = c.max_bytes.max(len as u64);
         c.bytes += len as u64;
@@ -641,7 +644,7 @@ impl Comm {
         let c = self.counts.lock().unwrap();
         if let Ok(e) = emu() {
             e.record(&format!(
-                "tcpx-emu pid={} comm={} kind={} posts={} max_held={} refused={} bad_tests={} bad_consumes={} max_bytes={} max_records={} bytes={} regs={}",
+                "tcpx-emu pid={} comm={} kind={} posts={} max_held={} refused={} bad_tests={} bad_consumes={} max_bytes={} max_records={} bytes={} regs={} cuda_posts={}",
                 std::process::id(),
                 self.id,
                 if self.send { "send" } else { "recv" },
@@ -653,7 +656,8 @@ impl Comm {
                 c.max_bytes,
                 self.shared.max_records.load(Ordering::Relaxed),
                 c.bytes,
-                c.regs
+                c.regs,
+                c.cuda_posts
             ));
         }
     }
@@ -808,6 +812,10 @@ fn recv_loop(sh: &Shared, stream: &TcpStream, mem: &RecvMem, pool: &Pool, seed: 
             pages.push(page);
             count += 1;
             off += len;
+        }
+        if let Err(m) = pool.landed() {
+            pool.recycle(&pages);
+            return fail(RC_REMOTE, m);
         }
         mem.publish(slot, count as u64);
         sh.max_records.fetch_max(count as u64, Ordering::Relaxed);

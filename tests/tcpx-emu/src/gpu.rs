@@ -26,6 +26,9 @@ pub fn available() -> bool {
 pub struct Gpu {
     pub ordinal: i32,
     ctx: sys::CUcontext,
+    /// The emulator's own non-blocking stream: its copies never queue behind the application's
+    /// work on the legacy default stream (TCPX's DMA does not either).
+    stream: sys::CUstream,
 }
 
 // SAFETY: a CUDA context may be made current on any thread.
@@ -44,7 +47,19 @@ impl Gpu {
             check(sys::cuDeviceGet(&mut dev, ordinal), "cuDeviceGet")?;
             check(sys::cuDevicePrimaryCtxRetain(&mut ctx, dev), "cuDevicePrimaryCtxRetain")?;
         }
-        Ok(Gpu { ordinal, ctx })
+        let mut g = Gpu {
+            ordinal,
+            ctx,
+            stream: std::ptr::null_mut(),
+        };
+        let _current = g.bind()?;
+        // SAFETY: valid out-pointer, the context is current.
+        check(
+            unsafe { sys::cuStreamCreate(&mut g.stream, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32) },
+            "cuStreamCreate",
+        )?;
+        drop(_current);
+        Ok(g)
     }
 
     /// The device of the calling thread's current context (the GPU NCCL's thread works for), as
@@ -130,27 +145,47 @@ impl Gpu {
         unsafe { sys::cuMemFreeHost(host as *mut c_void) };
     }
 
-    pub fn htod(&self, dst: u64, src: &[u8]) -> Result<()> {
+    /// Queues a copy of `src` to `dst` on the emulator's stream; `sync` waits for it. `src` may
+    /// be reused at once (pageable sources are staged before the call returns).
+    pub fn htod_async(&self, dst: u64, src: &[u8]) -> Result<()> {
         let _current = self.bind()?;
         // SAFETY: dst..dst+len lies in an allocation of ours; src is a live slice.
         check(
-            unsafe { sys::cuMemcpyHtoD_v2(dst, src.as_ptr() as *const c_void, src.len()) },
-            "cuMemcpyHtoD",
+            unsafe { sys::cuMemcpyHtoDAsync_v2(dst, src.as_ptr() as *const c_void, src.len(), self.stream) },
+            "cuMemcpyHtoDAsync",
         )
+    }
+
+    /// Waits for everything queued on the emulator's stream.
+    pub fn sync(&self) -> Result<()> {
+        let _current = self.bind()?;
+        // SAFETY: a live stream.
+        check(unsafe { sys::cuStreamSynchronize(self.stream) }, "cuStreamSynchronize")
+    }
+
+    pub fn htod(&self, dst: u64, src: &[u8]) -> Result<()> {
+        self.htod_async(dst, src)?;
+        self.sync()
     }
 
     pub fn dtoh(&self, dst: &mut [u8], src: u64) -> Result<()> {
         let _current = self.bind()?;
-        // SAFETY: src..src+len is device memory the caller registered; dst is a live slice.
+        // SAFETY: src..src+len is device memory the caller registered; dst is a live slice, kept
+        // until the copy is waited for below.
         check(
-            unsafe { sys::cuMemcpyDtoH_v2(dst.as_mut_ptr() as *mut c_void, src, dst.len()) },
-            "cuMemcpyDtoH",
-        )
+            unsafe { sys::cuMemcpyDtoHAsync_v2(dst.as_mut_ptr() as *mut c_void, src, dst.len(), self.stream) },
+            "cuMemcpyDtoHAsync",
+        )?;
+        self.sync()
     }
 
-    pub fn memset(&self, dst: u64, value: u8, len: usize) -> Result<()> {
+    /// Queues a fill of `len` bytes at `dst`; `sync` waits for it.
+    pub fn memset_async(&self, dst: u64, value: u8, len: usize) -> Result<()> {
         let _current = self.bind()?;
         // SAFETY: dst..dst+len lies in an allocation of ours.
-        check(unsafe { sys::cuMemsetD8_v2(dst, value, len) }, "cuMemsetD8")
+        check(
+            unsafe { sys::cuMemsetD8Async(dst, value, len, self.stream) },
+            "cuMemsetD8Async",
+        )
     }
 }

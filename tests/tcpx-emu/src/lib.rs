@@ -302,7 +302,12 @@ unsafe extern "C" fn get_properties(dev: c_int, props: *mut Props) -> c_int {
                 .as_ref()
                 .map_or(std::ptr::null_mut(), |p| p.as_ptr() as *mut c_char),
             guid: dev as u64,
-            ptrSupport: NCCL_PTR_HOST | NCCL_PTR_CUDA,
+            // Host mode stands for a TCPX without GPU memory: tcpxr then stages GPU chunks itself.
+            ptrSupport: if e.mode == Mode::Host {
+                NCCL_PTR_HOST
+            } else {
+                NCCL_PTR_HOST | NCCL_PTR_CUDA
+            },
             speed: d.speed,
             port: 0,
             latency: 0.0,

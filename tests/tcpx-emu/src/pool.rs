@@ -129,7 +129,8 @@ impl Pool {
         }
     }
 
-    /// Reads exactly `len` bytes from `stream` into page `page` at `offset`.
+    /// Reads exactly `len` bytes from `stream` into page `page` at `offset`. For a pool in device
+    /// memory the copy is queued; `landed` waits for every queued copy.
     pub fn recv_into(
         &self,
         stream: &TcpStream,
@@ -143,11 +144,20 @@ impl Pool {
         if self.host.is_null() {
             let buf = &mut staging[..len];
             read_exact(stream, buf)?;
-            return self.gpu.as_ref().unwrap().htod(self.base + at as u64, buf);
+            return self.gpu.as_ref().unwrap().htod_async(self.base + at as u64, buf);
         }
         // SAFETY: the page is owned by the caller until recycled, and at + len is inside the pool.
         let dst = unsafe { std::slice::from_raw_parts_mut(self.host.add(at), len) };
         read_exact(stream, dst)
+    }
+
+    /// Waits until the bytes of every `recv_into` so far are in the pool (before their records are
+    /// published).
+    pub fn landed(&self) -> Result<(), String> {
+        match &self.gpu {
+            Some(g) if self.host.is_null() => g.sync(),
+            _ => Ok(()),
+        }
     }
 
     /// Poisons the pages and frees them.
@@ -155,13 +165,22 @@ impl Pool {
         for &p in pages {
             let at = p as usize * PAGE;
             if self.host.is_null() {
-                if let Err(e) = self.gpu.as_ref().unwrap().memset(self.base + at as u64, POISON, PAGE) {
+                if let Err(e) = self
+                    .gpu
+                    .as_ref()
+                    .unwrap()
+                    .memset_async(self.base + at as u64, POISON, PAGE)
+                {
                     crate::warn(&format!("poisoning a recycled page: {e}"));
                 }
             } else {
                 // SAFETY: the page was owned by the consumed receive and is inside the pool.
                 unsafe { std::ptr::write_bytes(self.host.add(at), POISON, PAGE) };
             }
+        }
+        // Poisoned before anyone can take them again.
+        if let Err(e) = self.landed() {
+            crate::warn(&format!("poisoning recycled pages: {e}"));
         }
         self.free.lock().unwrap().extend(pages.iter().rev());
         self.freed.notify_all();
