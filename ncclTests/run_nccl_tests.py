@@ -18,6 +18,7 @@ import shlex
 import shutil
 import signal
 import socket
+import resource
 import subprocess
 import sys
 import time
@@ -145,6 +146,13 @@ def _read(path):
         return fh.read()
 
 
+def _children_cpu_seconds():
+    """User + system CPU time of this script's waited-for children so far (with -g 2 one
+    nccl-tests process holds both ranks, NCCL's proxy threads and the plugin's threads)."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def run_one(a, op, config, out_dir, base_env):
     binary = os.path.join(a.nccl_tests, f"{op}_perf")
     log_prefix = os.path.join(out_dir, "logs", f"{op}.{config}.nccl")
@@ -158,6 +166,7 @@ def run_one(a, op, config, out_dir, base_env):
     cmd = command(a, binary, forwarded)
     txt = os.path.join(out_dir, f"{op}.{config}.txt")
     start = time.monotonic()
+    cpu_before = _children_cpu_seconds()
     with open(txt, "w") as fh:
         proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env, start_new_session=True)
         try:
@@ -167,6 +176,7 @@ def run_one(a, op, config, out_dir, base_env):
             proc.wait()
             rc = None
     seconds = time.monotonic() - start
+    cpu_seconds = _children_cpu_seconds() - cpu_before
     result = parse.parse_nccl_tests(_read(txt))
     logs = sorted(glob.glob(log_prefix + ".*"))
     log_text = "".join(_read(p) for p in logs)
@@ -174,7 +184,8 @@ def run_one(a, op, config, out_dir, base_env):
                                      allow_intra=bool(a.hostfile), timeout=a.timeout)
     warns = [ln.strip() for ln in log_text.splitlines() if "NCCL WARN" in ln][:5]
     return {"op": op, "config": config, "command": cmd, "env": over, "output": txt, "logs": logs,
-            "rc": rc, "seconds": round(seconds, 1), "problems": problems, "evidence": evidence,
+            "rc": rc, "seconds": round(seconds, 1), "cpu_cores": round(cpu_seconds / max(seconds, 1e-9), 2),
+            "problems": problems, "evidence": evidence,
             "warnings": warns, "result": result, "nccl_version": parse.nccl_version(log_text)}
 
 
@@ -227,7 +238,8 @@ def main(argv=None):
             run = run_one(a, op, c, out_dir, base_env)
             runs.append(run)
             status = "FAILED: " + "; ".join(run["problems"]) if run["problems"] else f"ok, {run['evidence']}"
-            print(f"    {status} ({run['seconds']} s, avg busbw {run['result']['avg_busbw']})")
+            print(f"    {status} ({run['seconds']} s, {run['cpu_cores']} CPU cores busy on average, "
+                  f"avg busbw {run['result']['avg_busbw']})")
             for w in run["warnings"]:
                 print(f"    {w}")
 
@@ -247,6 +259,9 @@ def main(argv=None):
     ] + [f"{c}: {configs.DESCRIPTIONS[c]}" for c in runnable]
     if inherited:
         notes.append("inherited: " + " ".join(f"{k}={v}" for k, v in inherited.items()))
+    notes.append("CPU cores busy, averaged over each whole run (the nccl-tests process: its own polling "
+                 "threads, NCCL's proxy threads, the transport's threads): "
+                 + ", ".join(f"{r['op']} {r['config']} {r['cpu_cores']}" for r in runs))
     if failures:
         notes.append("failed runs are left out of the tables; their raw output is in <op>.<config>.txt")
     title = f"tcpxr vs NCCL Socket, nccl-tests on {socket.gethostname()}, {stamp}"

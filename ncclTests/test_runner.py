@@ -157,6 +157,7 @@ class EndToEnd(unittest.TestCase):
         self.assertIn("| 1 GiB | 3.44 | 3.44 | 3.44 | 3.44 | 1.00 |", md)
         self.assertIn("8 B time (us): socket 22.90", md)
         self.assertIn("NCCL 2.28.3+cuda13.0", md)
+        self.assertRegex(md, r"CPU cores busy, .*all_reduce socket [0-9.]+, ")
 
     def test_wrong_and_exit_status_fail(self):
         rc, text = self.run_main("wrong", "--configs", "socket,tcpxr-host", "--ops", "all_reduce")
