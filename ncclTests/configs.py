@@ -37,7 +37,7 @@ CONFIGS = {
     # The socket rows name their inner transport: with NCCL_TCPXR_TCPX_LIB in the caller's
     # environment (for the tcpx row), "auto" would take TCPX for them too.
     "tcpxr-host": dict(_TCPXR, NCCL_NET_GDR_LEVEL="LOC", NCCL_TCPXR_TRANSPORT="socket"),
-    # GPU buffers are opt-in in tcpxr (NCCL_TCPXR_GPU_BUFFERS), and NCCL hands them only when
+    # Over socket tcpxr offers GPU buffers when asked (NCCL_TCPXR_GPU_BUFFERS=1), and NCCL hands them only when
     # NCCL_NET_GDR_LEVEL allows it for lo.
     "tcpxr-gpu": dict(_TCPXR, NCCL_NET_GDR_LEVEL="SYS", NCCL_TCPXR_GPU_BUFFERS="1", NCCL_TCPXR_TRANSPORT="socket"),
     "tcpxr-tcpx": dict(_TCPXR, NCCL_NET_GDR_LEVEL="SYS", NCCL_TCPXR_GPU_BUFFERS="1", NCCL_TCPXR_TRANSPORT="tcpx",

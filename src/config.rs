@@ -112,11 +112,12 @@ const STATS: Param = Param {
 };
 const GPU_BUFFERS: Param = Param {
     name: "NCCL_TCPXR_GPU_BUFFERS",
-    default: "0",
-    accepted: "0 or 1",
-    doc: "1 offers NCCL GPU buffers (NCCL_PTR_CUDA) when a CUDA driver is present: tcpxr stages sends \
-          and unpacks receives on the GPU. Off by default until the hang seen with torch.distributed \
-          and NCCL 2.28.9 is resolved (docs/BENCHMARKS.md).",
+    default: "auto",
+    accepted: "auto, 0 or 1",
+    doc: "1 offers NCCL GPU buffers (NCCL_PTR_CUDA) when a CUDA driver is present: over tcpx they go \
+          to TCPX directly and the unpack kernel places received pages; over socket tcpxr stages sends \
+          and unpacks receives on the GPU itself. auto: on for tcpx (GPUDirect is its point), off for \
+          socket (host buffers measured faster there, docs/BENCHMARKS.md).",
 };
 
 /// Every setting, in the order they are parsed, logged and documented.
@@ -169,6 +170,47 @@ impl Transport {
     }
 }
 
+/// Whether to offer NCCL GPU buffers (`NCCL_TCPXR_GPU_BUFFERS`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum GpuBuffers {
+    /// On over tcpx, off over socket.
+    #[default]
+    Auto,
+    Off,
+    On,
+}
+
+impl GpuBuffers {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GpuBuffers::Auto => "auto",
+            GpuBuffers::Off => "0",
+            GpuBuffers::On => "1",
+        }
+    }
+
+    fn parse(s: &str) -> Option<GpuBuffers> {
+        [GpuBuffers::Auto, GpuBuffers::Off, GpuBuffers::On]
+            .into_iter()
+            .find(|g| s.eq_ignore_ascii_case(g.as_str()))
+    }
+
+    /// Whether GPU buffers are offered over the inner transport named `transport`.
+    pub fn wanted(self, transport: &str) -> bool {
+        match self {
+            GpuBuffers::Auto => transport == "tcpx",
+            GpuBuffers::Off => false,
+            GpuBuffers::On => true,
+        }
+    }
+}
+
+impl fmt::Display for GpuBuffers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 impl fmt::Display for Transport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -196,7 +238,7 @@ pub struct Config {
     pub tcpx_lib: Option<String>,
     pub stats: bool,
     /// Offer NCCL_PTR_CUDA (when a CUDA driver is present).
-    pub gpu_buffers: bool,
+    pub gpu_buffers: GpuBuffers,
 }
 
 /// The accepted set of an integer setting.
@@ -305,6 +347,8 @@ impl Config {
         }
         let transport = r.value(&TRANSPORT).unwrap_or_default();
         let transport = Transport::parse(&transport).ok_or_else(|| invalid(&TRANSPORT, &transport))?;
+        let gpu_buffers = r.value(&GPU_BUFFERS).unwrap_or_else(|| "auto".into());
+        let gpu_buffers = GpuBuffers::parse(&gpu_buffers).ok_or_else(|| invalid(&GPU_BUFFERS, &gpu_buffers))?;
         let bufsize = Range {
             zero: true,
             ..byte_range(4096, 1 << 30)
@@ -341,7 +385,7 @@ impl Config {
             transport,
             tcpx_lib: r.value(&TCPX_LIB),
             stats: r.uint(&STATS, range(0, 1))? == 1,
-            gpu_buffers: r.uint(&GPU_BUFFERS, range(0, 1))? == 1,
+            gpu_buffers,
         })
     }
 
@@ -386,7 +430,7 @@ impl Config {
             (TRANSPORT.name, transport.to_string()),
             (TCPX_LIB.name, tcpx_lib.clone().unwrap_or_default()),
             (STATS.name, u8::from(*stats).to_string()),
-            (GPU_BUFFERS.name, u8::from(*gpu_buffers).to_string()),
+            (GPU_BUFFERS.name, gpu_buffers.as_str().to_string()),
         ]
     }
 }
@@ -486,7 +530,7 @@ mod tests {
                 transport: Transport::Auto,
                 tcpx_lib: None,
                 stats: false,
-                gpu_buffers: false,
+                gpu_buffers: GpuBuffers::Auto,
             }
         );
         // Empty and blank values mean unset.
@@ -637,6 +681,23 @@ mod tests {
     }
 
     #[test]
+    fn gpu_buffers_auto_follows_the_transport() {
+        let n = "NCCL_TCPXR_GPU_BUFFERS";
+        for (s, g) in [
+            ("auto", GpuBuffers::Auto),
+            ("AUTO", GpuBuffers::Auto),
+            ("0", GpuBuffers::Off),
+            ("1", GpuBuffers::On),
+        ] {
+            assert_eq!(one(n, s).unwrap().gpu_buffers, g, "{s}");
+        }
+        rejected(n, "2", "auto, 0 or 1");
+        rejected(n, "yes", "auto, 0 or 1");
+        assert!(GpuBuffers::Auto.wanted("tcpx") && !GpuBuffers::Auto.wanted("socket"));
+        assert!(GpuBuffers::On.wanted("socket") && !GpuBuffers::Off.wanted("tcpx"));
+    }
+
+    #[test]
     fn tcpx_lib_and_stats() {
         let c = one("NCCL_TCPXR_TCPX_LIB", "/opt/tcpx/lib/libnccl-net.so").unwrap();
         assert_eq!(c.tcpx_lib.as_deref(), Some("/opt/tcpx/lib/libnccl-net.so"));
@@ -645,10 +706,6 @@ mod tests {
         assert!(one(n, "1").unwrap().stats);
         rejected(n, "2", "0 or 1");
         rejected(n, "yes", "0 or 1");
-        let g = "NCCL_TCPXR_GPU_BUFFERS";
-        assert!(!one(g, "0").unwrap().gpu_buffers);
-        assert!(one(g, "1").unwrap().gpu_buffers);
-        rejected(g, "2", "0 or 1");
     }
 
     #[test]

@@ -88,7 +88,7 @@ pub fn init(logger: ncclDebugLogger_t) -> Result<()> {
         limits.recv_slots,
         transport.name(),
     );
-    let gpu_buffers = config.gpu_buffers && crate::gpu::available();
+    let gpu_buffers = config.gpu_buffers.wanted(transport.name()) && crate::gpu::available();
     GPU_BUFFERS.store(gpu_buffers, Ordering::Release);
     let devices: Vec<Device> = transport
         .devices()
@@ -97,8 +97,9 @@ pub fn init(logger: ncclDebugLogger_t) -> Result<()> {
             name: CString::new(d.name.clone()).unwrap_or_default(),
             pci_path: d.pci_path.clone().and_then(|p| CString::new(p).ok()),
             guid: d.guid,
-            // GPU buffers are placed by tcpxr itself (staging out, unpack kernel in); offered only
-            // when asked for (NCCL_TCPXR_GPU_BUFFERS=1) and a CUDA driver is present.
+            // GPU buffers: straight to TCPX, or through tcpxr's staging and unpack kernel over the
+            // socket; offered when NCCL_TCPXR_GPU_BUFFERS asks (auto: over tcpx) and a CUDA driver
+            // is present.
             ptr_support: if gpu_buffers {
                 NCCL_PTR_HOST | NCCL_PTR_CUDA
             } else {
@@ -121,10 +122,14 @@ pub fn init(logger: ncclDebugLogger_t) -> Result<()> {
         chunk_bytes,
         send_window,
         recv_window,
-        match (config.gpu_buffers, crate::gpu::available()) {
-            (true, true) => "yes",
-            (true, false) => "no (no CUDA driver)",
-            (false, _) => "no (NCCL_TCPXR_GPU_BUFFERS=0)",
+        match (config.gpu_buffers.wanted(transport.name()), crate::gpu::available()) {
+            (true, true) => "yes".to_string(),
+            (true, false) => "no (no CUDA driver)".to_string(),
+            (false, _) => format!(
+                "no (NCCL_TCPXR_GPU_BUFFERS={} over {})",
+                config.gpu_buffers,
+                transport.name()
+            ),
         },
         list.join(" ")
     );
@@ -317,9 +322,9 @@ pub unsafe fn reg_mr(comm: *mut c_void, data: *mut c_void, size: usize, kind: c_
     let gpu = match kind {
         NCCL_PTR_HOST => None,
         NCCL_PTR_CUDA => {
-            if !get()?.config.gpu_buffers || !crate::gpu::available() {
+            if !GPU_BUFFERS.load(Ordering::Acquire) {
                 return Err(Error::invalid_argument(
-                    "regMr of CUDA memory: tcpxr offers GPU buffers only with NCCL_TCPXR_GPU_BUFFERS=1 and a CUDA driver",
+                    "regMr of CUDA memory: tcpxr did not offer GPU buffers (NCCL_TCPXR_GPU_BUFFERS=1, or auto over tcpx, with a CUDA driver)",
                 ));
             }
             match Gpu::of_pointer(data)? {

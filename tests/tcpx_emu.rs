@@ -209,7 +209,15 @@ fn it_exports_a_v7_table_with_tcpx_properties() {
     assert!(n >= 1);
     let mut p: ncclNetProperties_v7_t = unsafe { std::mem::zeroed() };
     assert_eq!(unsafe { t.getProperties.unwrap()(0, &mut p) }, OK);
-    assert_eq!(p.ptrSupport, NCCL_PTR_HOST | NCCL_PTR_CUDA);
+    // TCPX takes host and GPU memory; the emulator's host mode stands for a TCPX without GPU
+    // memory (tcpxr then stages GPU chunks itself).
+    let gpu_mode = std::env::var("TCPX_EMU_MODE").is_ok_and(|m| m.starts_with("gpu"));
+    let want = if gpu_mode {
+        NCCL_PTR_HOST | NCCL_PTR_CUDA
+    } else {
+        NCCL_PTR_HOST
+    };
+    assert_eq!(p.ptrSupport, want);
     assert_eq!(
         (p.netDeviceType, p.netDeviceVersion),
         (NCCL_NET_DEVICE_UNPACK, NCCL_NET_DEVICE_UNPACK_VERSION)
