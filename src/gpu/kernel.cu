@@ -5,9 +5,10 @@
 // Each job points at its fragment records (NCCL's loadMeta layout: src_off u32, len u32, dst_off
 // u64), usually in host memory mapped into the device, so no descriptor is copied per chunk. A block
 // stages a tile of records with one coalesced 16-byte load per thread (ld.global.cv: the host
-// rewrites them between launches); each warp then copies one of them: 16-byte accesses when
-// source and destination share their alignment, funnel-shifted 4-byte words when they do not, and
-// exact byte heads and tails, so any alignment and any length down to 1 byte is placed exactly.
+// rewrites them between launches); each warp then copies one of them with 16-byte accesses: plain
+// when source and destination share their alignment modulo 16, else each destination vector
+// funnel-shifted out of the two aligned source vectors it straddles; exact byte heads and tails,
+// so any alignment and any length down to 1 byte is placed exactly.
 // Each lane keeps up to eight loads in flight before it stores, so a warp is not one DRAM latency per
 // 512 bytes.
 
@@ -30,6 +31,24 @@ struct TcpxrBatch {
 
 __device__ __forceinline__ void tcpxr_copy_bytes(char* dst, const char* src, unsigned int n, int lane) {
   for (unsigned int i = lane; i < n; i += 32) dst[i] = src[i];
+}
+
+// The 16 bytes starting q words and sh bits into the 32 bytes a:b (q < 4, sh < 32; q is the same
+// for the whole warp, so the switch does not diverge).
+__device__ __forceinline__ uint4 tcpxr_shift16(const uint4 a, const uint4 b, unsigned int q, unsigned int sh) {
+  unsigned int w0, w1, w2, w3, w4;
+  switch (q) {
+    case 0: w0 = a.x; w1 = a.y; w2 = a.z; w3 = a.w; w4 = b.x; break;
+    case 1: w0 = a.y; w1 = a.z; w2 = a.w; w3 = b.x; w4 = b.y; break;
+    case 2: w0 = a.z; w1 = a.w; w2 = b.x; w3 = b.y; w4 = b.z; break;
+    default: w0 = a.w; w1 = b.x; w2 = b.y; w3 = b.z; w4 = b.w; break;
+  }
+  uint4 o;
+  o.x = __funnelshift_r(w0, w1, sh);
+  o.y = __funnelshift_r(w1, w2, sh);
+  o.z = __funnelshift_r(w2, w3, sh);
+  o.w = __funnelshift_r(w3, w4, sh);
+  return o;
 }
 
 __device__ void tcpxr_copy_warp(char* dst, const char* src, unsigned int len, int lane) {
@@ -61,47 +80,33 @@ __device__ void tcpxr_copy_warp(char* dst, const char* src, unsigned int len, in
     for (; i < n16; i += 32) d16[i] = s16[i];
     const unsigned int done = head + (n16 << 4);
     tcpxr_copy_bytes(dst + done, src + done, len - done, lane);
-  } else if ((rel & 3) == 0) {
-    unsigned int head = (unsigned int)((4 - (d & 3)) & 3);
-    if (head > len) head = len;
-    tcpxr_copy_bytes(dst, src, head, lane);
-    const unsigned int n4 = (len - head) >> 2;
-    const unsigned int* s4 = (const unsigned int*)(src + head);
-    unsigned int* d4 = (unsigned int*)(dst + head);
-    unsigned int i = lane;
-    for (; i + 96 < n4; i += 128) {
-      const unsigned int a = s4[i], b = s4[i + 32], c = s4[i + 64], e = s4[i + 96];
-      d4[i] = a;
-      d4[i + 32] = b;
-      d4[i + 64] = c;
-      d4[i + 96] = e;
-    }
-    for (; i < n4; i += 32) d4[i] = s4[i];
-    const unsigned int done = head + (n4 << 2);
-    tcpxr_copy_bytes(dst + done, src + done, len - done, lane);
   } else {
-    // Align the destination to 4 bytes, then build each destination word from the two aligned
-    // source words it straddles. The second word always holds at least one byte of the record,
-    // so no load leaves the source's pages.
-    unsigned int head = (unsigned int)((4 - (d & 3)) & 3);
+    // Source and destination disagree modulo 16. Align the destination to 16 bytes; then each
+    // 16-byte destination vector is built from the two aligned 16-byte source vectors it
+    // straddles (q whole words and 8 * (r & 3) bits in). The second vector always holds at least
+    // one byte of the record and is aligned, so no load leaves the source's pages.
+    unsigned int head = (unsigned int)((16 - (d & 15)) & 15);
     if (head > len) head = len;
     tcpxr_copy_bytes(dst, src, head, lane);
     const char* s2 = src + head;
-    unsigned int* d4 = (unsigned int*)(dst + head);
-    const unsigned int n4 = (len - head) >> 2;
-    const unsigned int shift = (unsigned int)(((unsigned long long)s2 & 3) * 8);
-    const unsigned int* sw = (const unsigned int*)((unsigned long long)s2 & ~3ull);
+    uint4* d16 = (uint4*)(dst + head);
+    const unsigned int n16 = (len - head) >> 4;
+    const unsigned int r = (unsigned int)((unsigned long long)s2 & 15);
+    const unsigned int q = r >> 2, sh = (r & 3) * 8;
+    const uint4* sv = (const uint4*)((unsigned long long)s2 & ~15ull);
     unsigned int i = lane;
-    for (; i + 96 < n4; i += 128) {
-      const unsigned int a0 = sw[i], a1 = sw[i + 1], b0 = sw[i + 32], b1 = sw[i + 33];
-      const unsigned int c0 = sw[i + 64], c1 = sw[i + 65], e0 = sw[i + 96], e1 = sw[i + 97];
-      d4[i] = __funnelshift_r(a0, a1, shift);
-      d4[i + 32] = __funnelshift_r(b0, b1, shift);
-      d4[i + 64] = __funnelshift_r(c0, c1, shift);
-      d4[i + 96] = __funnelshift_r(e0, e1, shift);
+    for (; i + 96 < n16; i += 128) {
+      uint4 a[4], b[4];
+#pragma unroll
+      for (int k = 0; k < 4; k++) {
+        a[k] = sv[i + 32 * k];
+        b[k] = sv[i + 32 * k + 1];
+      }
+#pragma unroll
+      for (int k = 0; k < 4; k++) d16[i + 32 * k] = tcpxr_shift16(a[k], b[k], q, sh);
     }
-    for (; i < n4; i += 32) d4[i] = __funnelshift_r(sw[i], sw[i + 1], shift);
-    const unsigned int done = head + (n4 << 2);
+    for (; i < n16; i += 32) d16[i] = tcpxr_shift16(sv[i], sv[i + 1], q, sh);
+    const unsigned int done = head + (n16 << 4);
     tcpxr_copy_bytes(dst + done, src + done, len - done, lane);
   }
 }

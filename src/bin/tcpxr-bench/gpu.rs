@@ -139,6 +139,11 @@ pub fn run(args: &[String]) -> i32 {
             return 5;
         }
     };
+    // The bench's own allocations, copies and events use GPU 0's context on this thread.
+    if let Err(e) = gpu.bind() {
+        eprintln!("tcpxr-bench gpu: {}", e.msg);
+        return 5;
+    }
     let stream = gpu.stream;
     let timer = Timer::new();
     let nfrag = total / frag;
