@@ -228,7 +228,9 @@ impl Lane for SendLane {
 // ---------------------------------------------------------------------------------------------
 
 /// The receive side's GPU state shared by all lanes of one comm: the unpacker and the batches in
-/// flight. Batches run in order on one stream, so "ticket t is placed" is a single counter.
+/// flight. Batches are polled oldest first and `placed` only moves past a batch once it and every
+/// older one are done (two streams may finish them out of order), so "ticket t is placed" is a
+/// single counter and chunks are released, and TCPX told `consumed`, in order.
 pub struct RecvStage {
     unpacker: Unpacker,
     /// Tickets handed to chunks added to the unpacker so far, and placed so far.

@@ -127,7 +127,12 @@ const KERNEL_SOURCE: &str = include_str!("kernel.cu");
 pub struct Gpu {
     pub ordinal: usize,
     ctx: sys::CUcontext,
+    /// tcpxr's stream on this GPU: staging copies, and every other unpack launch.
     pub stream: sys::CUstream,
+    /// The second unpack stream: launches alternate between the two, so one batch's last blocks
+    /// overlap the next batch's first instead of draining the GPU between launches (measured:
+    /// 74-76 % of memcpy on one stream, 90-92 % alternating; docs/BENCHMARKS.md section 2).
+    pub(crate) unpack_alt: sys::CUstream,
     pub(crate) unpack_fn: sys::CUfunction,
     pub sm_count: u32,
 }
@@ -189,6 +194,7 @@ impl Gpu {
                 ordinal,
                 ctx,
                 stream: std::ptr::null_mut(),
+                unpack_alt: std::ptr::null_mut(),
                 unpack_fn: std::ptr::null_mut(),
                 sm_count: 0,
             };
@@ -204,13 +210,31 @@ impl Gpu {
             )?;
             g.sm_count = sms.max(1) as u32;
             // Non-blocking: never synchronises with the legacy default stream NCCL's users may use.
+            // Highest priority: NCCL waits for every unpack, so when the application's kernels
+            // fill the GPU the block scheduler gives tcpxr's few blocks the first free slots
+            // (priority orders waiting blocks; it never preempts running ones).
+            let (mut least, mut greatest) = (0, 0);
             check(
-                sys::cuStreamCreate(&mut g.stream, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32),
-                "cuStreamCreate",
+                sys::cuCtxGetStreamPriorityRange(&mut least, &mut greatest),
+                "cuCtxGetStreamPriorityRange",
             )?;
+            for stream in [&mut g.stream, &mut g.unpack_alt] {
+                check(
+                    sys::cuStreamCreateWithPriority(
+                        stream,
+                        sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32,
+                        greatest,
+                    ),
+                    "cuStreamCreateWithPriority",
+                )?;
+            }
             g.unpack_fn = compile_unpack(dev)?;
             g.load_now()?;
-            log::info!(target: "tcpxr::init", "GPU {ordinal}: unpack kernel ready, {} SMs", g.sm_count);
+            log::info!(
+                target: "tcpxr::init",
+                "GPU {ordinal}: unpack kernel ready, {} SMs, stream priority {greatest} (range {least}..{greatest})",
+                g.sm_count
+            );
             Ok(g)
         }
     }

@@ -1,6 +1,8 @@
 //! Launching the unpack kernel: jobs (one per received chunk) are gathered into a batch and placed
-//! by one launch on the GPU's persistent stream; a CUDA event recorded behind the launch says when
-//! the batch is done, which is when its bounce pages may be released.
+//! by one launch on one of the GPU's two persistent unpack streams (in turn, so that consecutive
+//! batches overlap); a CUDA event recorded behind the launch says when the batch is done, which is
+//! when its bounce pages may be released. Batches may therefore finish out of order; each has its
+//! own event.
 //!
 //! The jobs of a batch travel in the launch's parameter block; the only per-launch resource is an
 //! event from a fixed pool allocated when the unpacker is made, so nothing is created, allocated or
@@ -147,6 +149,11 @@ impl Unpacker {
         let grid = self.param.total.div_ceil(TILE).clamp(1, self.gpu.sm_count * 16);
         let mut params: [*mut c_void; 1] = [&mut *self.param as *mut BatchParam as *mut c_void];
         let s = &mut self.slots[slot];
+        let stream = if self.launches % 2 == 0 {
+            self.gpu.stream
+        } else {
+            self.gpu.unpack_alt
+        };
         // SAFETY: the parameter matches tcpxr_unpack(const TcpxrBatch) and lives across the call
         // (the driver copies it at launch).
         unsafe {
@@ -160,13 +167,13 @@ impl Unpacker {
                     1,
                     1,
                     0,
-                    self.gpu.stream,
+                    stream,
                     params.as_mut_ptr(),
                     std::ptr::null_mut(),
                 ),
                 "cuLaunchKernel(tcpxr_unpack)",
             )?;
-            check(sys::cuEventRecord(s.event, self.gpu.stream), "cuEventRecord")?;
+            check(sys::cuEventRecord(s.event, stream), "cuEventRecord")?;
         }
         s.busy = true;
         s.generation += 1;
@@ -177,6 +184,23 @@ impl Unpacker {
             slot,
             generation: s.generation,
         }))
+    }
+
+    /// Makes `stream` wait for every batch launched so far (whichever unpack stream ran it), so work
+    /// queued on `stream` afterwards, such as a timing event, comes after all of them.
+    ///
+    /// # Safety
+    /// `stream` must be a live stream of this GPU's context.
+    pub unsafe fn join_into(&self, stream: sys::CUstream) -> Result<()> {
+        let _current = self.gpu.enter()?;
+        for s in self.slots.iter().filter(|s| s.busy) {
+            // SAFETY: a live event recorded behind a launch; the caller vouches for the stream.
+            check(
+                unsafe { sys::cuStreamWaitEvent(stream, s.event, 0) },
+                "cuStreamWaitEvent",
+            )?;
+        }
+        Ok(())
     }
 
     /// Whether a launched batch has finished on the GPU (never blocks).

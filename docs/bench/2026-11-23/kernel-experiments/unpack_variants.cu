@@ -1,0 +1,181 @@
+// Unpack kernel variants against cudaMemcpy D2D (runs 14 and 15, docs/BENCHMARKS.md section 2).
+// Not part of tcpxr; built with nvcc on the GPU machine, see README.md beside this file.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+#include <algorithm>
+#include <cuda_runtime.h>
+#ifdef OLD
+#include "kernel_tiled.cu"
+#define VARIANT "old kernel (tile 8)"
+#else
+#include "kernel_persistent.cu"
+#define STR2(x) #x
+#define STR(x) STR2(x)
+#define VARIANT "new kernel G=" STR(TCPXR_GROUP)
+#endif
+
+#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); exit(1);} } while (0)
+
+// Record r of the batch -> (src, dst, len), jobs in shared memory.
+__device__ __forceinline__ void rec_of(const TcpxrJob* jobs, int njobs, unsigned int total, unsigned int r,
+                                       unsigned long long& src, unsigned long long& dst, unsigned int& len) {
+  len = 0; src = 0; dst = 0;
+  if (r >= total) return;
+  int lo = 0, hi = njobs - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) >> 1;
+    if (jobs[mid].first <= r) lo = mid; else hi = mid - 1;
+  }
+  const ulonglong2 m = __ldcv((const ulonglong2*)jobs[lo].records + (r - jobs[lo].first));
+  len = (unsigned int)(m.x >> 32);
+  src = jobs[lo].bounce + (unsigned int)(m.x & 0xffffffffull);
+  dst = jobs[lo].dst + m.y;
+}
+
+// Two records at once when both are whole aligned pages: 16 loads in flight per lane.
+__device__ __forceinline__ bool page16(unsigned long long s, unsigned long long d, unsigned int l) {
+  return l == 4096 && ((s | d) & 15) == 0;
+}
+template <int G, int BLOCK>
+__global__ void __launch_bounds__(BLOCK) unpack_warp2(const TcpxrBatch batch) {
+  __shared__ TcpxrJob jobs[TCPXR_MAX_JOBS];
+  for (int i = threadIdx.x; i < batch.njobs; i += blockDim.x) jobs[i] = batch.jobs[i];
+  __syncthreads();
+  const int lane = threadIdx.x & 31;
+  const unsigned int W = gridDim.x * (BLOCK / 32);
+  const unsigned int ngroups = (batch.total + G - 1) / G;
+  unsigned int g = blockIdx.x * (BLOCK / 32) + (threadIdx.x >> 5);
+  unsigned long long s, d; unsigned int l;
+  rec_of(jobs, batch.njobs, batch.total, lane < G ? g * G + lane : 0xffffffffu, s, d, l);
+  while (g < ngroups) {
+    const unsigned int gn = g + W;
+    unsigned long long sn, dn; unsigned int ln;
+    rec_of(jobs, batch.njobs, batch.total, (lane < G && gn < ngroups) ? gn * G + lane : 0xffffffffu, sn, dn, ln);
+#pragma unroll 1
+    for (int k = 0; k < G; k += 2) {
+      const unsigned long long s0 = __shfl_sync(0xffffffffu, s, k), d0 = __shfl_sync(0xffffffffu, d, k);
+      const unsigned int l0 = __shfl_sync(0xffffffffu, l, k);
+      const unsigned long long s1 = __shfl_sync(0xffffffffu, s, k + 1), d1 = __shfl_sync(0xffffffffu, d, k + 1);
+      const unsigned int l1 = __shfl_sync(0xffffffffu, l, k + 1);
+      if (page16(s0, d0, l0) && page16(s1, d1, l1)) {
+        const uint4* a = (const uint4*)s0; const uint4* b = (const uint4*)s1;
+        uint4* x = (uint4*)d0; uint4* y = (uint4*)d1;
+        uint4 va[8], vb[8];
+#pragma unroll
+        for (int j = 0; j < 8; j++) { va[j] = a[lane + 32 * j]; vb[j] = b[lane + 32 * j]; }
+#pragma unroll
+        for (int j = 0; j < 8; j++) { x[lane + 32 * j] = va[j]; y[lane + 32 * j] = vb[j]; }
+      } else {
+        tcpxr_copy_warp((char*)d0, (const char*)s0, l0, lane);
+        tcpxr_copy_warp((char*)d1, (const char*)s1, l1, lane);
+      }
+    }
+    g = gn; s = sn; d = dn; l = ln;
+  }
+}
+
+__global__ void plain_copy(const uint4* __restrict__ s, uint4* __restrict__ d, size_t n) {
+  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  const size_t stride = (size_t)gridDim.x * blockDim.x;
+  for (; i + 3 * stride < n; i += 4 * stride) {
+    uint4 a = s[i], b = s[i + stride], c = s[i + 2 * stride], e = s[i + 3 * stride];
+    d[i] = a; d[i + stride] = b; d[i + 2 * stride] = c; d[i + 3 * stride] = e;
+  }
+  for (; i < n; i += stride) d[i] = s[i];
+}
+
+static unsigned long long rng_state = 0x12345678;
+static unsigned long long rnd() { rng_state ^= rng_state << 13; rng_state ^= rng_state >> 7; rng_state ^= rng_state << 17; return rng_state; }
+
+int main(int argc, char** argv) {
+  const size_t mib = argc > 1 ? atoi(argv[1]) : 64;
+  const size_t total = mib << 20, frag = 4096, stride = frag + 64, chunk = 512 << 10;
+  const size_t nfrag = total / frag, per_chunk = chunk / frag, nchunks = nfrag / per_chunk;
+  const size_t src_len = nfrag * stride + 4096;
+  int sms; CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  cudaStream_t st; CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
+  std::vector<unsigned char> hsrc(src_len);
+  for (size_t i = 0; i < src_len; i++) hsrc[i] = (unsigned char)(i * 7 + i / 4093);
+  unsigned char *src, *dst; CK(cudaMalloc(&src, src_len)); CK(cudaMalloc(&dst, total));
+  CK(cudaMemcpy(src, hsrc.data(), src_len, cudaMemcpyHostToDevice));
+  ulonglong2* hrec; CK(cudaHostAlloc(&hrec, nfrag * 16, cudaHostAllocMapped));
+  ulonglong2* hrec_dev; CK(cudaHostGetDevicePointer(&hrec_dev, hrec, 0));
+  ulonglong2* drec; CK(cudaMalloc(&drec, nfrag * 16));
+  auto timeit = [&](auto f) {
+    float best = 1e9;
+    for (int it = 0; it < 12; it++) {
+      CK(cudaEventRecord(e0, st)); f(); CK(cudaEventRecord(e1, st)); CK(cudaEventSynchronize(e1));
+      float ms; CK(cudaEventElapsedTime(&ms, e0, e1)); if (it >= 2) best = std::min(best, ms);
+    }
+    CK(cudaGetLastError());
+    return best;
+  };
+  const float memcpy_ms = timeit([&] { CK(cudaMemcpyAsync(dst, src, total, cudaMemcpyDeviceToDevice, st)); });
+  const float plain_ms = timeit([&] { plain_copy<<<sms * 8, 256, 0, st>>>((const uint4*)src, (uint4*)dst, total / 16); });
+  auto gbs = [&](float ms) { return total / (ms / 1e3) / 1e9; };
+  printf("%zu MiB, %d SMs: memcpy D2D %.1f GB/s; plain copy kernel %.1f GB/s (%.0f%%)\n", mib, sms, gbs(memcpy_ms), gbs(plain_ms), 100 * memcpy_ms / plain_ms);
+  std::vector<unsigned char> want(total), got(total);
+  for (int mis : {0, 63}) {
+    std::vector<size_t> order(nfrag);
+    for (size_t i = 0; i < nfrag; i++) order[i] = i;
+    for (size_t i = nfrag - 1; i > 0; i--) std::swap(order[i], order[rnd() % (i + 1)]);
+    for (size_t i = 0; i < nfrag; i++) {
+      const unsigned long long so = order[i] * stride + (mis ? rnd() % (mis + 1) : 0);
+      hrec[i].x = so | ((unsigned long long)frag << 32);
+      hrec[i].y = i * frag;
+      memcpy(&want[i * frag], &hsrc[so], frag);
+    }
+    CK(cudaMemcpy(drec, hrec, nfrag * 16, cudaMemcpyHostToDevice));
+    for (int where = 0; where < 2; where++) {
+      ulonglong2* recs = where ? drec : hrec_dev;
+      auto run_batches = [&](auto launch) {
+        TcpxrBatch b; b.njobs = 0; b.total = 0;
+        for (size_t c = 0; c < nchunks; c++) {
+          TcpxrJob& j = b.jobs[b.njobs++];
+          j.records = (unsigned long long)(recs + c * per_chunk); j.bounce = (unsigned long long)src; j.dst = (unsigned long long)dst;
+          j.first = b.total; j.count = per_chunk; b.total += per_chunk;
+          if (b.njobs == TCPXR_MAX_JOBS || c + 1 == nchunks) { launch(b); b.njobs = 0; b.total = 0; }
+        }
+      };
+      auto check = [&](const char* name, float ms) {
+        CK(cudaMemcpy(got.data(), dst, total, cudaMemcpyDeviceToHost));
+        const bool ok = got == want;
+        printf("  %-34s %s %-6s %8.1f GB/s %4.0f%% of memcpy  %s\n", name, mis ? "misaligned" : "aligned   ", where ? "devrec" : "hostrec", gbs(ms), 100 * memcpy_ms / ms, ok ? "ok" : "WRONG");
+        CK(cudaMemset(dst, 0, total));
+      };
+      float ms;
+#ifdef OLD
+      ms = timeit([&] { run_batches([&](const TcpxrBatch& b) { unsigned grid = std::min((b.total + 7) / 8, (unsigned)sms * 16); tcpxr_unpack<<<grid, 256, 0, st>>>(b); }); });
+      { char name[96]; snprintf(name, sizeof name, "%s jobs/launch %d", VARIANT, TCPXR_MAX_JOBS); check(name, ms); }
+      {
+        static cudaStream_t st2 = nullptr; static cudaEvent_t fork, join;
+        if (!st2) { CK(cudaStreamCreateWithFlags(&st2, cudaStreamNonBlocking)); CK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming)); CK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming)); }
+        ms = timeit([&] {
+          CK(cudaEventRecord(fork, st)); CK(cudaStreamWaitEvent(st2, fork, 0));
+          int k = 0;
+          run_batches([&](const TcpxrBatch& b) { unsigned grid = std::min((b.total + 7) / 8, (unsigned)sms * 16); tcpxr_unpack<<<grid, 256, 0, (k++ & 1) ? st2 : st>>>(b); });
+          CK(cudaEventRecord(join, st2)); CK(cudaStreamWaitEvent(st, join, 0));
+        });
+        char name[96]; snprintf(name, sizeof name, "%s, 2 streams in turn", VARIANT);
+        check(name, ms);
+      }
+#else
+      int per_sm = 0; CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, tcpxr_unpack, 256, 0));
+      for (int div : {1, 2, 4}) {
+        const unsigned resident = std::max(1u, (unsigned)(sms * per_sm / div));
+        ms = timeit([&] { run_batches([&](const TcpxrBatch& b) { unsigned groups = (b.total + TCPXR_GROUP - 1) / TCPXR_GROUP; unsigned grid = std::min((groups + 7) / 8, resident); tcpxr_unpack<<<grid, 256, 0, st>>>(b); }); });
+        char name[96]; snprintf(name, sizeof name, "%s occ %d/%d", VARIANT, per_sm, div);
+        check(name, ms);
+      }
+      if (TCPXR_GROUP == 4) {
+        ms = timeit([&] { run_batches([&](const TcpxrBatch& b) { unsigned groups = (b.total + 3) / 4; unsigned grid = std::min((groups + 7) / 8, (unsigned)sms * 4); unpack_warp2<4, 256><<<grid, 256, 0, st>>>(b); }); });
+        check("2 pages at once, G=4 x4/SM", ms);
+      }
+#endif
+    }
+  }
+  return 0;
+}
