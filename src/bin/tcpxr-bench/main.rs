@@ -3,6 +3,7 @@
 //! stripe counts, beside a plain single-TCP-connection baseline measured in the same run.
 //!
 //!   tcpxr-bench [--sizes 4K:1G] [--stripes 1,2,4,8] [--seconds 0.5] [--csv FILE] [--no-baseline]
+//!   tcpxr-bench interference [--sizes 512K,4M]   (GEMM beside tcpxr traffic on GPU 0)
 //!   tcpxr-bench peer --role recv|send [--size N] [--handle HEX]   (a peer process, for tests)
 //!
 //! Each stripe count runs in a child process of its own, because tcpxr reads its configuration
@@ -16,6 +17,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 mod gpu;
+mod interference;
 mod latency;
 
 fn main() {
@@ -25,6 +27,7 @@ fn main() {
         Some("--worker") => worker(&args[1..]),
         Some("gpu") => gpu::run(&args[1..]),
         Some("latency") => latency::run(&args[1..]),
+        Some("interference") => interference::run(&args[1..]),
         Some("-h") | Some("--help") => {
             println!("{}", HELP);
             0
@@ -42,6 +45,10 @@ const HELP: &str = "tcpxr-bench: two endpoints over loopback through tcpxr's NCC
       small-message ping-pong between two threads: one-way latency, median and p99
   tcpxr-bench gpu [--mib 64]
       the unpack kernel on GPU 0: against cudaMemcpy D2D, batched vs per-chunk vs naive, latency
+  tcpxr-bench interference [--sizes 512K,4M] [--period 0.3] [--cycles 4] [--gemm 8192]
+      a bf16 GEMM on GPU 0 (cuBLAS) running throughout while tcpxr traffic GPU 0 -> GPU 0 in this
+      process is switched on and off in turns; host buffers (the control) and GPU buffers (staging
+      copies and unpack kernels)
   tcpxr-bench peer --role recv|send [--size N] [--handle HEX]
       a long-running peer process used by tcpxr's fault tests";
 
@@ -52,7 +59,7 @@ pub(crate) fn opt<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
         .map(String::as_str)
 }
 
-fn parse_size(s: &str) -> usize {
+pub(crate) fn parse_size(s: &str) -> usize {
     let s = s.trim();
     let (num, mul) = match s.chars().last() {
         Some('K' | 'k') => (&s[..s.len() - 1], 1 << 10),
@@ -167,7 +174,7 @@ fn cpu_seconds() -> f64 {
     t(u.ru_utime) + t(u.ru_stime)
 }
 
-fn human(n: usize) -> String {
+pub(crate) fn human(n: usize) -> String {
     match n {
         n if n >= 1 << 30 && n % (1 << 30) == 0 => format!("{} GiB", n >> 30),
         n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{} MiB", n >> 20),
