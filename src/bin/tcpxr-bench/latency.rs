@@ -1,8 +1,12 @@
 //! `tcpxr-bench latency`: small-message ping-pong through the v12 table, two connections (one each
 //! way) between two threads, as two NCCL proxies would drive them. Reports the one-way latency
-//! (half a round trip) as median and 99th percentile.
+//! (half a round trip) as median and 99th percentile, beside the same ping-pong over plain TCP
+//! (two connections, non-blocking sockets polled in a loop as NCCL's proxy polls test()): the
+//! difference is what tcpxr adds per message.
 use super::{check, connect_pair, init, opt, NET};
 use std::ffi::{c_int, c_void};
+use std::io::{ErrorKind, Read, Write};
+use std::net::{TcpListener, TcpStream};
 use std::time::Instant;
 
 /// Posts one message on `comm` (send or receive) and polls test() until it is done.
@@ -71,14 +75,8 @@ pub fn run(args: &[String]) -> i32 {
         }
     }
     pong.join().unwrap();
-    rtt_us.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    let p = |q: f64| rtt_us[((rtt_us.len() - 1) as f64 * q) as usize] / 2.0;
-    println!(
-        "one-way latency, {size} B messages, {iters} round trips: median {:.2} us, p99 {:.2} us, min {:.2} us",
-        p(0.5),
-        p(0.99),
-        rtt_us[0] / 2.0
-    );
+    report("tcpxr", size, iters, rtt_us);
+    report("plain TCP", size, iters, tcp_round_trips(size, warmup, iters));
     // SAFETY: comms from connect_pair with nothing outstanding.
     unsafe {
         for s in [ab_s, ba_s] {
@@ -89,4 +87,63 @@ pub fn run(args: &[String]) -> i32 {
         }
     }
     0
+}
+
+fn report(what: &str, size: usize, iters: usize, mut rtt_us: Vec<f64>) {
+    rtt_us.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let p = |q: f64| rtt_us[((rtt_us.len() - 1) as f64 * q) as usize] / 2.0;
+    println!(
+        "{what:>9}: one-way latency, {size} B messages, {iters} round trips: median {:.2} us, p99 {:.2} us, min {:.2} us",
+        p(0.5),
+        p(0.99),
+        rtt_us[0] / 2.0
+    );
+}
+
+/// Reads exactly `buf.len()` bytes from a non-blocking socket, polling.
+fn read_polled(s: &mut TcpStream, buf: &mut [u8]) {
+    let mut got = 0;
+    while got < buf.len() {
+        match s.read(&mut buf[got..]) {
+            Ok(0) => panic!("plain TCP baseline: peer closed"),
+            Ok(k) => got += k,
+            Err(e) if e.kind() == ErrorKind::WouldBlock => std::hint::spin_loop(),
+            Err(e) => panic!("plain TCP baseline: {e}"),
+        }
+    }
+}
+
+/// The same ping-pong over two plain TCP connections (no delay, non-blocking, polled).
+fn tcp_round_trips(size: usize, warmup: usize, iters: usize) -> Vec<f64> {
+    let pair = || {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let a = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (b, _) = l.accept().unwrap();
+        for s in [&a, &b] {
+            s.set_nodelay(true).unwrap();
+            s.set_nonblocking(true).unwrap();
+        }
+        (a, b)
+    };
+    let (mut ab_tx, mut ab_rx) = pair();
+    let (mut ba_tx, mut ba_rx) = pair();
+    let pong = std::thread::spawn(move || {
+        let mut buf = vec![0u8; size];
+        for _ in 0..warmup + iters {
+            read_polled(&mut ab_rx, &mut buf);
+            ba_tx.write_all(&buf).unwrap();
+        }
+    });
+    let mut buf = vec![1u8; size];
+    let mut rtt_us = Vec::with_capacity(iters);
+    for i in 0..warmup + iters {
+        let start = Instant::now();
+        ab_tx.write_all(&buf).unwrap();
+        read_polled(&mut ba_rx, &mut buf);
+        if i >= warmup {
+            rtt_us.push(start.elapsed().as_secs_f64() * 1e6);
+        }
+    }
+    pong.join().unwrap();
+    rtt_us
 }
