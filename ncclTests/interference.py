@@ -2,12 +2,15 @@
 """How much a running transfer slows concurrent compute on the same GPU.
 
 For each configuration, two processes (one per GPU) time a bf16 GEMM on the default stream,
-first alone, then while a second thread keeps all_reduces of SIZE bytes in flight (two at a time)
+alone, then while a second thread keeps all_reduces of SIZE bytes in flight (two at a time)
 from a side stream, so that the traffic never queues behind the GEMMs, on NCCL's high-priority
 stream, so that NCCL's kernels get SMs while the GEMMs fill the GPU: compute and communication
 overlapped the way training overlaps them. Both ranks issue the same number of all_reduces, sized
 to last as long as the GEMMs (from each one's time alone). With tcpxr and GPU buffers that traffic
 includes tcpxr's staging copies and unpack kernels; with NCCL's Socket it is NCCL's own kernels.
+The GEMM is timed alone once more afterwards and "alone" is the mean of both: a GPU that has been
+busy a while runs a GEMM a few percent slower than a fresh one (docs/BENCHMARKS.md section 10), and
+timing alone only before the traffic would blame that on the traffic.
 
 Reported per size: GEMM TFLOP/s alone and with traffic, their ratio (1.0 = no slowdown; the
 project's goal is >= 0.99), and the all_reduce busbw alone and meanwhile (the traffic must run near
@@ -96,12 +99,16 @@ def _measure(torch, dist, device, size, seconds):
     t.join()
     torch.cuda.synchronize()
     dist.barrier()
+    # Alone again, once the GPU has been as busy as during the traffic: the two bracket it.
+    alone_after_s = gemms(n)
+    alone_s = (alone_s + alone_after_s) / 2
     # all_reduce busbw with 2 ranks equals algbw: bytes reduced per second.
     return {
         "size": size,
         "gemms": n,
         "all_reduces": count,
         "tflops_alone": flops * n / alone_s / 1e12,
+        "tflops_alone_after": flops * n / alone_after_s / 1e12,
         "tflops_with": flops * n / with_s / 1e12,
         "ratio": alone_s / with_s,
         "comm_busbw_alone": x.numel() * 4 / op_s / 1e9,
