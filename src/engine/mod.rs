@@ -70,7 +70,8 @@ impl Stats {
         self.inline_messages += inline as u64;
     }
 
-    /// One INFO line: totals, then bytes and chunks per stripe, then window stalls.
+    /// One INFO line: totals, then per stripe its bytes, chunks, I/O busy time and how many chunks
+    /// were already queued on it when each was posted, then window stalls.
     pub fn report(&self, what: &str, stripes: &striper::StripeCounts) {
         let secs = self.opened.elapsed().as_secs_f64();
         let per: Vec<String> = (0..stripes.bytes.len())
@@ -80,7 +81,16 @@ impl Stats {
                     Some(ns) => format!(" {:.0}% busy", 100.0 * ns as f64 / 1e9 / secs.max(1e-9)),
                     None => String::new(),
                 };
-                format!("s{i} {mb:.1} MB in {} chunks{busy}", stripes.chunks[i])
+                let queued = match (stripes.queued_sum.get(i), stripes.queued_max.get(i)) {
+                    (Some(&sum), Some(&max)) if stripes.chunks[i] > 0 => {
+                        format!(
+                            ", queued ahead avg {:.1} max {max}",
+                            sum as f64 / stripes.chunks[i] as f64
+                        )
+                    }
+                    _ => String::new(),
+                };
+                format!("s{i} {mb:.1} MB in {} chunks{busy}{queued}", stripes.chunks[i])
             })
             .collect();
         log::info!(

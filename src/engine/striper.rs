@@ -28,6 +28,11 @@ struct Stripe<L> {
     in_flight: VecDeque<u64>,
     chunks: u64,
     bytes: u64,
+    /// Chunks already in flight on this stripe when each new one was handed to it, summed, and the
+    /// most: near 0 the stripe waits for work (the caller's pipeline is the limit), near the window
+    /// the stripe's I/O is.
+    queued_sum: u64,
+    queued_max: usize,
 }
 
 /// What the striper counted, for NCCL_TCPXR_STATS.
@@ -37,6 +42,10 @@ pub struct StripeCounts {
     pub bytes: Vec<u64>,
     /// Nanoseconds each stripe's I/O spent moving bytes, where the transport measures it.
     pub io_nanos: Vec<Option<u64>>,
+    /// Chunks already in flight when each chunk was posted, summed per stripe (divide by chunks).
+    pub queued_sum: Vec<u64>,
+    /// The most chunks ever in flight ahead of a new one, per stripe.
+    pub queued_max: Vec<usize>,
     /// Times issuing stopped because the next stripe's window was full or its transport busy.
     pub stalls: u64,
 }
@@ -68,6 +77,8 @@ impl<L: Lane> Striper<L> {
                 in_flight: VecDeque::with_capacity(window),
                 chunks: 0,
                 bytes: 0,
+                queued_sum: 0,
+                queued_max: 0,
             })
             .collect();
         Striper {
@@ -126,6 +137,8 @@ impl<L: Lane> Striper<L> {
                 self.stalls += 1;
                 return Ok(false);
             }
+            s.queued_sum += s.in_flight.len() as u64;
+            s.queued_max = s.queued_max.max(s.in_flight.len());
             s.in_flight.push_back(seq);
             s.chunks += 1;
             s.bytes += len as u64;
@@ -157,6 +170,8 @@ impl<L: Lane> Striper<L> {
             chunks: self.stripes.iter().map(|s| s.chunks).collect(),
             bytes: self.stripes.iter().map(|s| s.bytes).collect(),
             io_nanos: self.stripes.iter().map(|s| s.lane.io_nanos()).collect(),
+            queued_sum: self.stripes.iter().map(|s| s.queued_sum).collect(),
+            queued_max: self.stripes.iter().map(|s| s.queued_max).collect(),
             stalls: self.stalls,
         }
     }
@@ -264,5 +279,8 @@ mod tests {
             (counts.chunks, counts.bytes, counts.stalls),
             (vec![3, 2], vec![30, 20], 2)
         );
+        // Stripe 0 took its chunks with 0, 1 and (after one completed) 1 ahead of them; stripe 1
+        // with 0 and 1.
+        assert_eq!((counts.queued_sum, counts.queued_max), (vec![2, 1], vec![1, 1]));
     }
 }
