@@ -29,7 +29,9 @@ SINGLE_HOST_ENV = {
 }
 
 _SOCKET = {"NCCL_NET": "Socket", "NCCL_NET_PLUGIN": "none"}
-_TCPXR = {"NCCL_NET": "tcpxr", "NCCL_NET_PLUGIN": PLUGIN}
+# NCCL_TCPXR_STATS=1: each connection logs its counters when it closes (nothing on the data
+# path); the runner summarises them beside each tcpxr figure.
+_TCPXR = {"NCCL_NET": "tcpxr", "NCCL_NET_PLUGIN": PLUGIN, "NCCL_TCPXR_STATS": "1"}
 
 CONFIGS = {
     "socket": dict(_SOCKET),

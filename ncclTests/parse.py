@@ -10,6 +10,12 @@ INFO lines of NCCL 2.28 (src/plugin/net.cc, src/init.cc, src/transport/net.cc):
   NCCL INFO Assigned NET plugin tcpxr to comm
   NCCL INFO Using network tcpxr
   NCCL INFO Channel 00/0 : 0[0] -> 1[1] [send] via NET/tcpxr/0/GDRDMA
+
+tcpxr_stats(log_text) / stats_summary(stats): the counters tcpxr logs for each
+connection when it closes with NCCL_TCPXR_STATS=1 (src/engine/mod.rs, Stats::report):
+
+  NCCL INFO NET/tcpxr stats send: 1220 messages (0 inline), 1976.0 MB in 1.47 s; stripes
+    s0 494.4 MB in 943 chunks 28% busy, queued ahead avg 1.7 max 7, s1 ...; window stalls 0
 """
 
 import math
@@ -25,6 +31,60 @@ _PARAMS = re.compile(r"# nThread (\d+) nGpus (\d+) minBytes (\d+) maxBytes (\d+)
 _OOB = re.compile(r"^# Out of bounds values\s*:\s*(\d+)\s*(\w*)")
 _AVG = re.compile(r"^# Avg bus bandwidth\s*:\s*(\S+)\s*(\w*)")
 _ERROR = re.compile(r"Test failure|NCCL failure|CUDA failure|Test NCCL failure|error:|Invalid number of GPUs")
+
+
+_STATS = re.compile(r"stats (send|receive): (\d+) messages \((\d+) inline\), ([\d.]+) MB in ([\d.]+) s; "
+                    r"stripes (.*); window stalls (\d+)")
+_STRIPE = re.compile(r"s(\d+) ([\d.]+) MB in (\d+) chunks(?: (\d+)% busy)?(?:, queued ahead avg ([\d.]+) max (\d+))?")
+
+
+def tcpxr_stats(log_text):
+    """Every tcpxr stats line in an NCCL log, one dict per connection."""
+    out = []
+    for m in _STATS.finditer(log_text):
+        stripes = [{"mb": float(s.group(2)), "chunks": int(s.group(3)),
+                    "busy": None if s.group(4) is None else int(s.group(4)),
+                    "queued_avg": None if s.group(5) is None else float(s.group(5)),
+                    "queued_max": None if s.group(6) is None else int(s.group(6))}
+                   for s in _STRIPE.finditer(m.group(6))]
+        out.append({"dir": m.group(1), "messages": int(m.group(2)), "inline": int(m.group(3)),
+                    "mb": float(m.group(4)), "seconds": float(m.group(5)), "stripes": stripes,
+                    "stalls": int(m.group(7))})
+    return out
+
+
+def stats_summary(stats):
+    """Per direction: connections, MB, the stripes' mean I/O busy %, the chunk-weighted mean of
+    chunks queued ahead of each new one, the most ever queued, and window stalls."""
+    out = {}
+    for d in ("send", "receive"):
+        comms = [c for c in stats if c["dir"] == d]
+        if not comms:
+            continue
+        stripes = [s for c in comms for s in c["stripes"]]
+        busy = [s["busy"] for s in stripes if s["busy"] is not None]
+        weighted = [(s["queued_avg"], s["chunks"]) for s in stripes if s["queued_avg"] is not None]
+        chunks = sum(n for _, n in weighted)
+        out[d] = {
+            "comms": len(comms),
+            "mb": round(sum(c["mb"] for c in comms), 1),
+            "busy_pct": round(sum(busy) / len(busy), 1) if busy else None,
+            "queued_avg": round(sum(q * n for q, n in weighted) / chunks, 2) if chunks else None,
+            "queued_max": max((s["queued_max"] for s in stripes if s["queued_max"] is not None), default=None),
+            "stalls": sum(c["stalls"] for c in comms),
+        }
+    return out
+
+
+def stats_line(summary):
+    """One human line from stats_summary(), or "" when there were no stats."""
+    parts = []
+    for d, v in summary.items():
+        busy = "?" if v["busy_pct"] is None else f"{v['busy_pct']}%"
+        queued = "?" if v["queued_avg"] is None else f"{v['queued_avg']} (max {v['queued_max']})"
+        parts.append(f"{d}: {v['comms']} conns, {v['mb']} MB, stripes {busy} busy, "
+                     f"queued ahead {queued}, window stalls {v['stalls']}")
+    return "; ".join(parts)
 
 
 def _num(token):

@@ -183,7 +183,8 @@ def run_one(a, op, config, out_dir, base_env):
     problems, evidence = problems_of(result, rc, expected_sizes(a), a.nranks, log_text, len(logs), config,
                                      allow_intra=bool(a.hostfile), timeout=a.timeout)
     warns = [ln.strip() for ln in log_text.splitlines() if "NCCL WARN" in ln][:5]
-    return {"op": op, "config": config, "command": cmd, "env": over, "output": txt, "logs": logs,
+    stats = parse.stats_summary(parse.tcpxr_stats(log_text))
+    return {"op": op, "config": config, "command": cmd, "env": over, "output": txt, "logs": logs, "stats": stats,
             "rc": rc, "seconds": round(seconds, 1), "cpu_cores": round(cpu_seconds / max(seconds, 1e-9), 2),
             "problems": problems, "evidence": evidence,
             "warnings": warns, "result": result, "nccl_version": parse.nccl_version(log_text)}
@@ -240,6 +241,8 @@ def main(argv=None):
             status = "FAILED: " + "; ".join(run["problems"]) if run["problems"] else f"ok, {run['evidence']}"
             print(f"    {status} ({run['seconds']} s, {run['cpu_cores']} CPU cores busy on average, "
                   f"avg busbw {run['result']['avg_busbw']})")
+            if run["stats"]:
+                print(f"    tcpxr stats: {parse.stats_line(run['stats'])}")
             for w in run["warnings"]:
                 print(f"    {w}")
 
@@ -262,6 +265,12 @@ def main(argv=None):
     notes.append("CPU cores busy, averaged over each whole run (the nccl-tests process: its own polling "
                  "threads, NCCL's proxy threads, the transport's threads): "
                  + ", ".join(f"{r['op']} {r['config']} {r['cpu_cores']}" for r in runs))
+    with_stats = [r for r in runs if r["stats"]]
+    if with_stats:
+        notes.append("tcpxr's own counters (NCCL_TCPXR_STATS, over each run's connections; stripes' I/O busy "
+                     "time over their lifetime; queued ahead: chunks already on a stripe when the next was "
+                     "posted, near 0 = waiting for NCCL, near the window = the stripe is the limit): "
+                     + " | ".join(f"{r['op']} {r['config']}: {parse.stats_line(r['stats'])}" for r in with_stats))
     if failures:
         notes.append("failed runs are left out of the tables; their raw output is in <op>.<config>.txt")
     title = f"tcpxr vs NCCL Socket, nccl-tests on {socket.gethostname()}, {stamp}"

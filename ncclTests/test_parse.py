@@ -163,6 +163,42 @@ class Transport(unittest.TestCase):
         self.assertTrue(ok, ev)
 
 
+class TcpxrStats(unittest.TestCase):
+    # Lines as tcpxr logs them through NCCL (the send line was printed by tcpxr-bench with
+    # NCCL_TCPXR_STATS=1 on 2026-11-23, given NCCL's log prefix; the receive line is a tcpx
+    # connection, whose transport does not time its I/O).
+    LOG = (
+        "vm:1:2 [0] NCCL INFO NET/tcpxr stats send: 1220 messages (0 inline), 1976.0 MB in 1.47 s; stripes "
+        "s0 494.4 MB in 943 chunks 28% busy, queued ahead avg 1.7 max 7, s1 493.9 MB in 942 chunks 25% busy, "
+        "queued ahead avg 1.4 max 7; window stalls 0\n"
+        "vm:1:2 [0] NCCL INFO some other line\n"
+        "vm:1:3 [1] NCCL INFO NET/tcpxr stats receive: 7 messages (3 inline), 12.5 MB in 0.20 s; stripes "
+        "s0 0.0 MB in 0 chunks, s1 12.5 MB in 4 chunks, queued ahead avg 2.0 max 3; window stalls 1\n"
+    )
+
+    def test_lines(self):
+        st = parse.tcpxr_stats(self.LOG)
+        self.assertEqual([c["dir"] for c in st], ["send", "receive"])
+        self.assertEqual((st[0]["messages"], st[0]["inline"], st[0]["mb"], st[0]["seconds"]), (1220, 0, 1976.0, 1.47))
+        self.assertEqual(st[0]["stripes"][1], {"mb": 493.9, "chunks": 942, "busy": 25, "queued_avg": 1.4,
+                                               "queued_max": 7})
+        self.assertEqual(st[1]["stripes"][0], {"mb": 0.0, "chunks": 0, "busy": None, "queued_avg": None,
+                                               "queued_max": None})
+        self.assertEqual(st[1]["stalls"], 1)
+
+    def test_summary(self):
+        summary = parse.stats_summary(parse.tcpxr_stats(self.LOG))
+        self.assertEqual(summary["send"], {"comms": 1, "mb": 1976.0, "busy_pct": 26.5,
+                                           "queued_avg": round((1.7 * 943 + 1.4 * 942) / 1885, 2),
+                                           "queued_max": 7, "stalls": 0})
+        self.assertEqual(summary["receive"]["busy_pct"], None)
+        self.assertEqual(summary["receive"]["queued_avg"], 2.0)
+        self.assertIn("receive: 1 conns, 12.5 MB, stripes ? busy, queued ahead 2.0 (max 3), window stalls 1",
+                      parse.stats_line(summary))
+        self.assertEqual(parse.stats_summary([]), {})
+        self.assertEqual(parse.stats_line({}), "")
+
+
 if __name__ == "__main__":
     unittest.main()
 

@@ -38,6 +38,10 @@ log = os.environ["NCCL_DEBUG_FILE"].replace("%h", socket.gethostname()).replace(
 with open(log, "w") as fh:
     if os.environ.get("NCCL_NET_PLUGIN", "").endswith("libnccl-net-tcpxr.so"):
         fh.write("h:1:1 [0] NCCL INFO NET/Plugin: Loaded net plugin tcpxr (v11)\n")
+        if os.environ.get("NCCL_TCPXR_STATS") == "1":
+            fh.write("h:1:3 [0] NCCL INFO NET/tcpxr stats send: 10 messages (2 inline), 8.0 MB in 1.00 s; stripes "
+                     "s0 4.0 MB in 8 chunks 40% busy, queued ahead avg 1.5 max 3, s1 4.0 MB in 8 chunks 20% busy, "
+                     "queued ahead avg 0.5 max 2; window stalls 4\n")
     fh.write(f"h:1:1 [0] NCCL INFO NCCL version 2.28.3+cuda13.0\nh:1:1 [0] NCCL INFO Using network {net}\n")
     fh.write(f"h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] [send] via NET/{net}/0{gdr}\n")
 sys.exit(7 if bad else 0)
@@ -158,6 +162,13 @@ class EndToEnd(unittest.TestCase):
         self.assertIn("8 B time (us): socket 22.90", md)
         self.assertIn("NCCL 2.28.3+cuda13.0", md)
         self.assertRegex(md, r"CPU cores busy, .*all_reduce socket [0-9.]+, ")
+        # tcpxr rows carry tcpxr's own counters (the configs turn NCCL_TCPXR_STATS on); Socket rows none.
+        self.assertTrue(all(c["env"].get("NCCL_TCPXR_STATS") == ("1" if c["env"]["NCCL_NET"] == "tcpxr" else None)
+                            for c in calls))
+        line = "send: 1 conns, 8.0 MB, stripes 30.0% busy, queued ahead 1.0 (max 3), window stalls 4"
+        self.assertIn(f"tcpxr stats: {line}", text)
+        self.assertIn(f"all_reduce tcpxr-host: {line}", md)
+        self.assertNotIn("all_reduce socket: send", md)
 
     def test_wrong_and_exit_status_fail(self):
         rc, text = self.run_main("wrong", "--configs", "socket,tcpxr-host", "--ops", "all_reduce")
