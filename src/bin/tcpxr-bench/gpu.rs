@@ -1,7 +1,8 @@
 //! `tcpxr-bench gpu`: the unpack kernel against cudaMemcpy device-to-device on the same bytes,
 //! batched against per-chunk launches and against the naive per-chunk way of the prototype
 //! (stream create, descriptor malloc + copy, launch, synchronise, free, destroy), the latency from
-//! launch to a completed event, and exact placement of random fragment lists.
+//! launch to a completed event, and exact placement of random fragment lists; last, the same
+//! fragments placed by the copy engines (a probe: no multiprocessor taken from the application).
 use cudarc::driver::sys;
 use nccl_net_tcpxr::gpu::unpack::{Job, Unpacker, MAX_JOBS};
 
@@ -323,7 +324,132 @@ pub fn run(args: &[String]) -> i32 {
     if !random_lists_are_exact(&gpu, &mut unpacker, &mut rng) {
         return 7;
     }
+    copy_engine_probe(&timer, stream, src, dst, total, memcpy_ms, &src_host, &mut rng);
     0
+}
+
+/// cuMemcpyBatchAsync (CUDA 12.8+) as the driver exports it: `_v2` (CUDA 13) has no failIdx.
+type BatchV2 = unsafe extern "C" fn(
+    *mut sys::CUdeviceptr,
+    *mut sys::CUdeviceptr,
+    *mut usize,
+    usize,
+    *mut sys::CUmemcpyAttributes,
+    *mut usize,
+    usize,
+    sys::CUstream,
+) -> sys::CUresult;
+type BatchV1 = unsafe extern "C" fn(
+    *mut sys::CUdeviceptr,
+    *mut sys::CUdeviceptr,
+    *mut usize,
+    usize,
+    *mut sys::CUmemcpyAttributes,
+    *mut usize,
+    usize,
+    *mut usize,
+    sys::CUstream,
+) -> sys::CUresult;
+
+/// The same 4 KiB fragments placed by the copy engines instead of the kernel: one batched copy
+/// call per 512 KiB chunk, asking the driver to prefer overlap with compute. A probe for placing
+/// TCPX's pages without taking multiprocessors from the application (docs/BENCHMARKS.md section
+/// 10); it reports and returns when the driver has no batched copies.
+#[allow(clippy::too_many_arguments)]
+fn copy_engine_probe(
+    timer: &Timer,
+    stream: sys::CUstream,
+    src: u64,
+    dst: u64,
+    total: usize,
+    memcpy_ms: f64,
+    src_host: &[u8],
+    rng: &mut Rng,
+) {
+    // SAFETY: loading the driver library tcpxr already uses; symbols are looked up, not assumed.
+    let lib = match unsafe { libloading::Library::new("libcuda.so.1") } {
+        Ok(l) => l,
+        Err(e) => {
+            println!("GPU copy-engine placement: libcuda.so.1 not loadable: {e}");
+            return;
+        }
+    };
+    // SAFETY: the signatures of cuda.h for these two symbols.
+    let v2 = unsafe { lib.get::<BatchV2>(b"cuMemcpyBatchAsync_v2") }.ok().map(|f| *f);
+    let v1 = unsafe { lib.get::<BatchV1>(b"cuMemcpyBatchAsync") }.ok().map(|f| *f);
+    if v2.is_none() && v1.is_none() {
+        println!("GPU copy-engine placement: this driver has no cuMemcpyBatchAsync (CUDA 12.8+)");
+        return;
+    }
+    let frag = 4096usize;
+    let per_chunk = (512usize << 10) / frag;
+    let recs = fragments(total, frag, frag + 64, 63, rng);
+    let mut dsts: Vec<sys::CUdeviceptr> = recs.iter().map(|r| dst + r.2).collect();
+    let mut srcs: Vec<sys::CUdeviceptr> = recs.iter().map(|r| src + r.0 as u64).collect();
+    let mut sizes: Vec<usize> = recs.iter().map(|r| r.1 as usize).collect();
+    let device = sys::CUmemLocation {
+        type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+        id: 0,
+    };
+    let mut attrs = [sys::CUmemcpyAttributes {
+        srcAccessOrder: sys::CUmemcpySrcAccessOrder::CU_MEMCPY_SRC_ACCESS_ORDER_STREAM,
+        srcLocHint: device,
+        dstLocHint: device,
+        flags: sys::CUmemcpyFlags::CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE as u32,
+    }];
+    let mut attr_idx = [0usize];
+    let mut failed = None;
+    let ms = timer.time(stream, || {
+        for c in (0..recs.len()).step_by(per_chunk) {
+            let n = per_chunk.min(recs.len() - c);
+            // SAFETY: n entries from c on in each array; every range lies in src or dst.
+            let r = unsafe {
+                match (v2, v1) {
+                    (Some(f), _) => f(
+                        dsts.as_mut_ptr().add(c),
+                        srcs.as_mut_ptr().add(c),
+                        sizes.as_mut_ptr().add(c),
+                        n,
+                        attrs.as_mut_ptr(),
+                        attr_idx.as_mut_ptr(),
+                        1,
+                        stream,
+                    ),
+                    (None, Some(f)) => {
+                        let mut fail_idx = 0usize;
+                        f(
+                            dsts.as_mut_ptr().add(c),
+                            srcs.as_mut_ptr().add(c),
+                            sizes.as_mut_ptr().add(c),
+                            n,
+                            attrs.as_mut_ptr(),
+                            attr_idx.as_mut_ptr(),
+                            1,
+                            &mut fail_idx,
+                            stream,
+                        )
+                    }
+                    (None, None) => unreachable!(),
+                }
+            };
+            if r != sys::CUresult::CUDA_SUCCESS && failed.is_none() {
+                failed = Some(r);
+            }
+        }
+    });
+    if let Some(r) = failed {
+        println!("GPU copy-engine placement: cuMemcpyBatchAsync failed: {r:?}");
+        return;
+    }
+    let mut got = vec![0u8; total];
+    dtoh(&mut got, dst);
+    let correct = got == expected(src_host, &recs, total, &[]);
+    println!(
+        "GPU copy-engine placement (cuMemcpyBatchAsync{}, one call per 512 KiB chunk, 4 KiB fragments at random alignment): {ms:.3} ms = {:.1} GB/s = {:.0}% of memcpy, correct: {correct}",
+        if v2.is_some() { "_v2" } else { "" },
+        total as f64 / (ms / 1e3) / 1e9,
+        100.0 * memcpy_ms / ms
+    );
 }
 
 /// Random fragment lists with every length from 1 byte up and every alignment, host-mapped
