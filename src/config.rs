@@ -61,6 +61,15 @@ const INLINE_BYTES: Param = Param {
     accepted: "0-1048576 (K/M suffixes allowed)",
     doc: "Messages up to this size travel on the control connection and use no stripe.",
 };
+const INLINE_IDLE_BYTES: Param = Param {
+    name: "NCCL_TCPXR_INLINE_IDLE_BYTES",
+    default: "524288",
+    accepted: "0-1048576 (K/M suffixes allowed)",
+    doc: "Messages up to this size also travel on the control connection when at most one other \
+          message is in flight on the connection: one socket write from NCCL's thread instead of a \
+          hand-off to the stripes' threads, which is what small collectives wait on. A receiver that \
+          offers GPU buffers accepts only NCCL_TCPXR_INLINE_BYTES.",
+};
 const SOCKET_SNDBUF: Param = Param {
     name: "NCCL_TCPXR_SOCKET_SNDBUF",
     default: "0",
@@ -128,6 +137,7 @@ pub static PARAMS: &[Param] = &[
     SEND_WINDOW,
     RECV_WINDOW,
     INLINE_BYTES,
+    INLINE_IDLE_BYTES,
     SOCKET_SNDBUF,
     SOCKET_RCVBUF,
     SPEED_MBPS,
@@ -226,6 +236,7 @@ pub struct Config {
     pub send_window: usize,
     pub recv_window: usize,
     pub inline_bytes: usize,
+    pub inline_idle_bytes: usize,
     /// 0 = kernel autotuning.
     pub sndbuf: usize,
     /// 0 = kernel autotuning.
@@ -376,6 +387,10 @@ impl Config {
                 &INLINE_BYTES,
                 byte_range(0, crate::engine::wire::MAX_INLINE_BYTES as u64),
             )?,
+            inline_idle_bytes: r.usize(
+                &INLINE_IDLE_BYTES,
+                byte_range(0, crate::engine::wire::MAX_INLINE_BYTES as u64),
+            )?,
             sndbuf: r.usize(&SOCKET_SNDBUF, bufsize)?,
             rcvbuf: r.usize(&SOCKET_RCVBUF, bufsize)?,
             // The range check above keeps it far below u32::MAX.
@@ -405,6 +420,7 @@ impl Config {
             send_window,
             recv_window,
             inline_bytes,
+            inline_idle_bytes,
             sndbuf,
             rcvbuf,
             speed_mbps,
@@ -422,6 +438,7 @@ impl Config {
             (SEND_WINDOW.name, send_window.to_string()),
             (RECV_WINDOW.name, recv_window.to_string()),
             (INLINE_BYTES.name, inline_bytes.to_string()),
+            (INLINE_IDLE_BYTES.name, inline_idle_bytes.to_string()),
             (SOCKET_SNDBUF.name, sndbuf.to_string()),
             (SOCKET_RCVBUF.name, rcvbuf.to_string()),
             (SPEED_MBPS.name, speed_mbps.to_string()),
@@ -522,6 +539,7 @@ mod tests {
                 send_window: 12,
                 recv_window: 16,
                 inline_bytes: 16384,
+                inline_idle_bytes: 524288,
                 sndbuf: 0,
                 rcvbuf: 0,
                 speed_mbps: 0,
@@ -622,6 +640,12 @@ mod tests {
         assert_eq!(one(n, "0").unwrap().inline_bytes, 0);
         assert_eq!(one(n, "1048576").unwrap().inline_bytes, 1 << 20);
         rejected(n, "1048577", "0-1048576");
+        let n = "NCCL_TCPXR_INLINE_IDLE_BYTES";
+        assert_eq!(one(n, "0").unwrap().inline_idle_bytes, 0);
+        assert_eq!(one(n, "256K").unwrap().inline_idle_bytes, 256 << 10);
+        assert_eq!(one(n, "1M").unwrap().inline_idle_bytes, 1 << 20);
+        rejected(n, "1048577", "0-1048576");
+        rejected(n, "-1", "0-1048576");
     }
 
     #[test]

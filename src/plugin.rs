@@ -227,6 +227,14 @@ fn tuning(p: &Plugin, max_requests: usize) -> Tuning {
         send_window: p.send_window,
         recv_window: p.recv_window,
         inline_bytes: config.inline_bytes,
+        inline_idle_bytes: config.inline_idle_bytes,
+        // Inline payloads bound for GPU memory land in pinned slots of this size, one per request:
+        // a receiver that offers GPU buffers keeps them at the always-inline size.
+        inline_accept: if GPU_BUFFERS.load(Ordering::Acquire) {
+            config.inline_bytes
+        } else {
+            config.inline_bytes.max(config.inline_idle_bytes)
+        },
         max_requests,
         handshake_timeout: Duration::from_millis(config.handshake_timeout_ms),
         stats: config.stats,

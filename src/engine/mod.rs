@@ -37,7 +37,13 @@ pub enum CommTag {
 pub struct Tuning {
     pub send_window: usize,
     pub recv_window: usize,
+    /// Sending: messages up to this size always travel inline on the control connection.
     pub inline_bytes: usize,
+    /// Sending: messages up to this size also travel inline when at most one other message is in
+    /// flight on the comm (see send.rs, `goes_inline`).
+    pub inline_idle_bytes: usize,
+    /// Receiving: the largest inline payload this side takes (announced in the listen handle).
+    pub inline_accept: usize,
     /// Requests NCCL may keep outstanding on this comm (8 for the v5/v6 tables, 32 after).
     pub max_requests: usize,
     pub handshake_timeout: std::time::Duration,

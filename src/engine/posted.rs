@@ -58,6 +58,11 @@ impl<M> Posted<M> {
         Some(self.requests.ptr(slot))
     }
 
+    /// Messages posted and not yet reported done.
+    pub fn outstanding(&self) -> usize {
+        self.entries.iter().filter(|e| !e.reported).count()
+    }
+
     /// How many request slots there are.
     pub fn capacity(&self) -> usize {
         self.slot_seq.len()
@@ -114,12 +119,19 @@ mod tests {
     fn slots_name_messages_until_reported_and_retire_in_order() {
         let mut p: Posted<&str> = Posted::new(2, Kind::Send);
         let a = p.post("a").unwrap();
+        assert_eq!(p.outstanding(), 1);
         let b = p.post("b").unwrap();
+        assert_eq!(p.outstanding(), 2);
         assert!(p.post("c").is_none(), "two slots, two messages");
         assert_ne!(a, b);
         assert_eq!((p.seq_of(0).unwrap(), p.seq_of(1).unwrap()), (0, 1));
         // The newer finishes first: its slot comes back, the older keeps its place.
         p.complete(1);
+        assert_eq!(
+            p.outstanding(),
+            1,
+            "reported, though not yet retired behind the older one"
+        );
         assert!(p.seq_of(1).is_err());
         assert_eq!(*p.get_mut(0), "a");
         p.post("c").unwrap();

@@ -72,7 +72,7 @@ impl RecvComm {
         let state = State {
             ctrl,
             stage: None,
-            inline_limit: t.inline_bytes,
+            inline_limit: t.inline_accept,
             inline_landing: None,
             striper: Striper::new(
                 stripes

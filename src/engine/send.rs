@@ -38,6 +38,7 @@ struct State {
     ctrl: Ctrl,
     striper: Striper<SendLane>,
     inline_bytes: usize,
+    inline_idle_bytes: usize,
     posted: Posted<Msg>,
     /// First message whose chunks are not all handed to the stripes.
     issue_seq: u64,
@@ -66,6 +67,7 @@ impl SendComm {
                 chunk_bytes,
             ),
             inline_bytes: t.inline_bytes,
+            inline_idle_bytes: t.inline_idle_bytes,
             posted: Posted::new(t.max_requests, Kind::Send),
             issue_seq: 0,
             error: None,
@@ -138,7 +140,8 @@ impl SendComm {
         let reg = st.registry.check(reg, data as usize, size)?;
         let seq = st.posted.next_seq();
         // The CPU cannot read GPU memory: a GPU payload always goes through staging and stripes.
-        let inline = size <= st.inline_bytes && (gpu.is_none() || size == 0);
+        let inline = (gpu.is_none() || size == 0)
+            && goes_inline(size, st.posted.outstanding(), st.inline_bytes, st.inline_idle_bytes);
         let msg = Msg {
             ptr: data as usize,
             size,
@@ -197,6 +200,16 @@ impl Drop for SendComm {
     }
 }
 
+/// Whether a host-memory message of `size` bytes travels inline on the control connection, with
+/// `outstanding` other messages of the comm not yet reported done. Up to `always` bytes it does.
+/// Up to `idle` bytes it does too while the comm is not streaming (at most one other message out):
+/// one socket write from NCCL's thread then beats handing the chunk to a stripe's thread and
+/// waking it, which is what a small collective waits on (docs/BENCHMARKS.md section 8). A comm
+/// with more messages out is moving bulk data, which the stripes carry in parallel.
+pub(crate) fn goes_inline(size: usize, outstanding: usize, always: usize, idle: usize) -> bool {
+    size <= always || (size <= idle && outstanding <= 1)
+}
+
 impl State {
     fn progress(&mut self) -> Result<()> {
         if let Some(e) = &self.error {
@@ -222,5 +235,29 @@ impl State {
             self.issue_seq += 1;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::goes_inline;
+
+    #[test]
+    fn small_messages_go_inline_always_and_mid_sized_ones_only_while_the_comm_is_not_streaming() {
+        let (always, idle) = (16 << 10, 512 << 10);
+        for outstanding in [0, 1, 2, 31] {
+            assert!(goes_inline(0, outstanding, always, idle));
+            assert!(goes_inline(16 << 10, outstanding, always, idle));
+        }
+        assert!(goes_inline((16 << 10) + 1, 0, always, idle));
+        assert!(goes_inline(512 << 10, 1, always, idle));
+        assert!(
+            !goes_inline(512 << 10, 2, always, idle),
+            "a third message in flight: streaming"
+        );
+        assert!(!goes_inline((512 << 10) + 1, 0, always, idle));
+        // Idle inlining off, or capped below the always size by the receiver: the always rule stands.
+        assert!(!goes_inline(64 << 10, 0, always, 0));
+        assert!(goes_inline(8 << 10, 0, always, 0));
     }
 }

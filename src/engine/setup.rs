@@ -66,7 +66,7 @@ impl ListenComm {
             stripes: stripes as u16,
             chunk_bytes: chunk_bytes as u32,
             // Config validation keeps it within MAX_INLINE_BYTES.
-            inline_bytes: tuning.inline_bytes as u32,
+            inline_bytes: tuning.inline_accept as u32,
             nonce: nonce(),
         };
         let mut inner = Vec::with_capacity(stripes);
@@ -143,7 +143,7 @@ impl ListenComm {
         );
         // The receiver holds to the inline limit it announced in the handle.
         let tuning = Tuning {
-            inline_bytes: st.handle.inline_bytes as usize,
+            inline_accept: st.handle.inline_bytes as usize,
             ..*tuning
         };
         Ok(Some(RecvComm::new(
@@ -287,6 +287,7 @@ impl Connecting {
         // Never inline more than the receiver said it takes.
         let tuning = Tuning {
             inline_bytes: tuning.inline_bytes.min(self.handle.inline_bytes as usize),
+            inline_idle_bytes: tuning.inline_idle_bytes.min(self.handle.inline_bytes as usize),
             ..*tuning
         };
         Ok(Some(SendComm::new(

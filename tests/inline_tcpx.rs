@@ -1,0 +1,58 @@
+//! Which messages travel inline on the control connection and which over the stripes, seen from
+//! the inner transport: the TCPX emulator counts every send posted to it, and an inline message
+//! posts none. A lone mid-sized message goes inline (NCCL_TCPXR_INLINE_IDLE_BYTES); once more
+//! than one other message is in flight the comm is streaming and they go over the stripes.
+mod common;
+use common::*;
+use std::ffi::c_void;
+
+#[used]
+#[link_section = ".init_array"]
+static OVER_TCPX: extern "C" fn() = over_tcpx;
+extern "C" fn over_tcpx() {
+    select_tcpx(&[("NCCL_TCPXR_STRIPES", "2")]);
+}
+
+#[test]
+fn lone_mid_sized_messages_go_inline_and_a_stream_of_them_over_the_stripes() {
+    let net = v12();
+    let pair = Pair::new(&net);
+    let n = 256 << 10; // above NCCL_TCPXR_INLINE_BYTES (16 KiB), within the idle limit (512 KiB)
+                       // One at a time: each is alone on the comm.
+    for i in 0..10 {
+        let mut data = pattern(n, 900 + i);
+        assert!(pair.transfer(&mut data, n) == data, "lone message {i} differs");
+    }
+    // Eight posted before any is tested: the first two find at most one other in flight, the
+    // other six find a stream.
+    let mut sends: Vec<Vec<u8>> = (0..8).map(|i| pattern(n, 950 + i)).collect();
+    let mut recvs: Vec<Vec<u8>> = (0..8).map(|_| vec![0u8; n]).collect();
+    let (mut rq, mut sq) = ([null(); 8], [null(); 8]);
+    for i in 0..8 {
+        assert_eq!(
+            net.irecv(pair.recv, recvs[i].as_mut_ptr() as *mut c_void, n, null(), &mut rq[i]),
+            OK
+        );
+    }
+    for i in 0..8 {
+        assert_eq!(
+            net.isend(pair.send, sends[i].as_mut_ptr() as *mut c_void, n, null(), &mut sq[i]),
+            OK
+        );
+        assert!(!sq[i].is_null() && !rq[i].is_null());
+    }
+    for i in 0..8 {
+        let (r, s) = wait_both(&net, rq[i], sq[i]);
+        assert_eq!((r as usize, s as usize), (n, n));
+        assert!(recvs[i] == sends[i], "streamed message {i} differs");
+    }
+    drop(pair);
+    let comms = assert_tcpx_rules_kept(12);
+    let posted: u64 = comms.iter().filter(|c| c.kind == "send").map(|c| c.get("posts")).sum();
+    let bytes: u64 = comms.iter().filter(|c| c.kind == "send").map(|c| c.get("bytes")).sum();
+    assert_eq!(
+        (posted, bytes),
+        (6, 6 * n as u64),
+        "only the six streamed messages reach the stripes, one chunk each: {comms:?}"
+    );
+}
