@@ -1,16 +1,36 @@
 //! The control connection of a comm: tcpxr's own TCP socket, driven without blocking from NCCL's
-//! thread. Outgoing bytes queue and drain as the socket allows; incoming bytes are read on demand,
-//! through a small read-ahead buffer so that a message header and its inline payload (the whole
-//! of a small message) cost one recv instead of two.
+//! thread. Outgoing bytes queue and drain as the socket allows: headers are copied into the queue,
+//! large inline payloads are queued by reference and written from NCCL's buffer with the rest in
+//! one gathered write. Incoming bytes are read on demand, through a small read-ahead buffer so that
+//! a message header and its inline payload (the whole of a small message) cost one recv instead of
+//! two.
 use crate::error::{Error, Result};
 use crate::transport::socket::stripe::{stripe_error, Direction};
-use std::io::{ErrorKind, Read, Write};
+use std::collections::VecDeque;
+use std::io::{ErrorKind, IoSlice, Read, Write};
 use std::net::TcpStream;
+
+/// A run of queued bytes: `Copied(n)`, the next n bytes of `out`; or memory the caller keeps.
+enum Seg {
+    Copied(usize),
+    Borrowed(*const u8, usize),
+}
+
+/// Segments gathered into one write at most (well under the kernel's IOV_MAX of 1024).
+const GATHER: usize = 64;
+/// Written copied bytes kept at the front of `out` before it is compacted.
+const COMPACT_AT: usize = 64 << 10;
+/// Inline payloads from this size on are queued by reference rather than copied.
+pub const BORROW_FROM: usize = 4096;
 
 pub struct Ctrl {
     stream: TcpStream,
+    /// Copied bytes not yet written start at `out[out_pos]`; `segs` says how they interleave with
+    /// borrowed ones, and `seg_done` how much of the first segment is already written.
     out: Vec<u8>,
     out_pos: usize,
+    segs: VecDeque<Seg>,
+    seg_done: usize,
     /// Bytes ever queued / ever written, so callers can ask "is my message out yet?".
     queued: u64,
     written: u64,
@@ -19,6 +39,10 @@ pub struct Ctrl {
     in_pos: usize,
     in_len: usize,
 }
+
+// SAFETY: the borrowed segments point at NCCL's send buffers, which NCCL keeps alive and
+// unchanged until the send is reported done; the Ctrl is only ever used under its comm's mutex.
+unsafe impl Send for Ctrl {}
 
 /// Read-ahead buffer size: a header plus a default-sized inline payload (16 KiB) in one recv;
 /// larger reads go straight to their destination.
@@ -34,6 +58,8 @@ impl Ctrl {
             stream,
             out: Vec::new(),
             out_pos: 0,
+            segs: VecDeque::new(),
+            seg_done: 0,
             queued: 0,
             written: 0,
             inbuf: vec![0u8; READ_AHEAD].into_boxed_slice(),
@@ -42,10 +68,31 @@ impl Ctrl {
         })
     }
 
-    /// Queues bytes; returns the stream offset at which they end.
+    /// Queues a copy of `bytes`; returns the stream offset at which they end.
     pub fn queue(&mut self, bytes: &[u8]) -> u64 {
+        if bytes.is_empty() {
+            return self.queued;
+        }
         self.out.extend_from_slice(bytes);
+        match self.segs.back_mut() {
+            Some(Seg::Copied(n)) => *n += bytes.len(),
+            _ => self.segs.push_back(Seg::Copied(bytes.len())),
+        }
         self.queued += bytes.len() as u64;
+        self.queued
+    }
+
+    /// Queues `len` bytes at `ptr` without copying them; returns the stream offset at which they
+    /// end.
+    ///
+    /// # Safety
+    /// `ptr .. ptr + len` must stay readable and unchanged until `written()` reaches that offset
+    /// (or this Ctrl is dropped).
+    pub unsafe fn queue_borrowed(&mut self, ptr: *const u8, len: usize) -> u64 {
+        if len > 0 {
+            self.segs.push_back(Seg::Borrowed(ptr, len));
+            self.queued += len as u64;
+        }
         self.queued
     }
 
@@ -54,17 +101,29 @@ impl Ctrl {
     }
 
     pub fn idle(&self) -> bool {
-        self.out_pos == self.out.len()
+        self.segs.is_empty()
     }
 
-    /// Writes as much of the queue as the socket takes now.
+    /// Writes as much of the queue as the socket takes now, in gathered writes.
     pub fn flush(&mut self) -> Result<()> {
-        while self.out_pos < self.out.len() {
-            match (&self.stream).write(&self.out[self.out_pos..]) {
-                Ok(n) => {
-                    self.out_pos += n;
-                    self.written += n as u64;
+        while !self.segs.is_empty() {
+            let mut slices: Vec<IoSlice<'_>> = Vec::with_capacity(self.segs.len().min(GATHER));
+            let mut at = self.out_pos;
+            for (i, seg) in self.segs.iter().take(GATHER).enumerate() {
+                let skip = if i == 0 { self.seg_done } else { 0 };
+                match *seg {
+                    Seg::Copied(n) => {
+                        slices.push(IoSlice::new(&self.out[at..at + n - skip]));
+                        at += n - skip;
+                    }
+                    // SAFETY: queue_borrowed's caller keeps the range readable until it is written.
+                    Seg::Borrowed(p, n) => slices.push(IoSlice::new(unsafe {
+                        std::slice::from_raw_parts(p.add(skip), n - skip)
+                    })),
                 }
+            }
+            match (&self.stream).write_vectored(&slices) {
+                Ok(n) => self.advance(n),
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(()),
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(e) => return Err(control_error(Direction::Send, e)),
@@ -73,6 +132,32 @@ impl Ctrl {
         self.out.clear();
         self.out_pos = 0;
         Ok(())
+    }
+
+    /// Retires `n` written bytes from the front of the queue.
+    fn advance(&mut self, mut n: usize) {
+        self.written += n as u64;
+        while n > 0 {
+            let Some(seg) = self.segs.front() else { break };
+            let len = match *seg {
+                Seg::Copied(len) | Seg::Borrowed(_, len) => len,
+            };
+            let take = n.min(len - self.seg_done);
+            if matches!(seg, Seg::Copied(_)) {
+                self.out_pos += take;
+            }
+            self.seg_done += take;
+            n -= take;
+            if self.seg_done == len {
+                self.segs.pop_front();
+                self.seg_done = 0;
+            }
+        }
+        // A queue that never quite drains must not keep every byte it ever wrote.
+        if self.out_pos >= COMPACT_AT && self.out_pos * 2 >= self.out.len() {
+            self.out.drain(..self.out_pos);
+            self.out_pos = 0;
+        }
     }
 
     /// One non-blocking recv into `buf`; Ok(0) means nothing yet. A closed connection is an error.
@@ -150,6 +235,75 @@ mod tests {
                 buf.len()
             );
         }
+    }
+
+    #[test]
+    fn copied_and_borrowed_bytes_go_out_in_order_through_partial_gathered_writes() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut c = Ctrl::new(TcpStream::connect(l.local_addr().unwrap()).unwrap()).unwrap();
+        let (mut reader, _) = l.accept().unwrap();
+        // Payloads larger than the socket buffers, so that writes stop part-way through segments.
+        let payloads: Vec<Vec<u8>> = (0..12)
+            .map(|i| {
+                (0..(1usize << 20) + i * 4099)
+                    .map(|k| ((k * 7 + i) % 253) as u8)
+                    .collect()
+            })
+            .collect();
+        let mut expected = Vec::new();
+        let mut end = 0;
+        for (i, p) in payloads.iter().enumerate() {
+            let header = [i as u8; 16];
+            expected.extend_from_slice(&header);
+            assert_eq!(c.queue(&header), end + 16);
+            end += 16;
+            expected.extend_from_slice(p);
+            // SAFETY: `payloads` outlives every flush below.
+            assert_eq!(unsafe { c.queue_borrowed(p.as_ptr(), p.len()) }, end + p.len() as u64);
+            end += p.len() as u64;
+            expected.extend_from_slice(b"tail");
+            assert_eq!(c.queue(b"tail"), end + 4);
+            end += 4;
+        }
+        let total = expected.len();
+        let drain = std::thread::spawn(move || {
+            let mut got = vec![0u8; total];
+            reader.read_exact(&mut got).unwrap();
+            got
+        });
+        let start = std::time::Instant::now();
+        while !c.idle() {
+            c.flush().unwrap();
+            assert!(start.elapsed().as_secs() < 10, "queue did not drain");
+        }
+        assert_eq!(c.written(), end);
+        assert!(
+            drain.join().unwrap() == expected,
+            "bytes arrived out of order or changed"
+        );
+        assert!(
+            c.out.is_empty() && c.out_pos == 0,
+            "a drained queue keeps no copied bytes"
+        );
+    }
+
+    #[test]
+    fn written_copied_bytes_are_let_go_even_while_the_queue_never_drains() {
+        let (mut c, _peer) = pair();
+        let big = vec![7u8; 1 << 20];
+        c.queue(&vec![1u8; 100 << 10]);
+        // SAFETY: only the bookkeeping runs here; nothing is written from `big`.
+        unsafe { c.queue_borrowed(big.as_ptr(), big.len()) };
+        c.queue(b"x");
+        // The copied 100 KiB and part of the borrowed payload went out: the copied bytes are
+        // dropped although the queue is not empty.
+        c.advance((100 << 10) + 10);
+        assert_eq!((c.out_pos, c.out.len(), c.seg_done), (0, 1, 10));
+        c.advance((1 << 20) - 10);
+        assert_eq!(c.segs.len(), 1, "only the trailing copied byte is left");
+        c.advance(1);
+        assert!(c.idle());
+        assert_eq!(c.written(), (100 << 10) + (1 << 20) + 1);
     }
 
     #[test]

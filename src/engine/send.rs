@@ -3,7 +3,7 @@
 //! `isend` queues the message header (and, for small messages, the payload) on the control
 //! connection and hands the payload's chunks to the stripes; `test` drives progress and reports a
 //! message done when its header is written and every chunk has completed.
-use super::ctrl::Ctrl;
+use super::ctrl::{Ctrl, BORROW_FROM};
 use super::lanes::{SendCtx, SendLane};
 use super::memory::{Registration, Registry};
 use super::posted::Posted;
@@ -160,7 +160,11 @@ impl SendComm {
             inline,
         };
         let mut ctrl_end = st.ctrl.queue(&header.encode());
-        if inline && size > 0 {
+        if inline && size >= BORROW_FROM {
+            // SAFETY: the caller keeps data..data+size readable and unchanged until test reports
+            // this message done, which is not before the control connection has written it.
+            ctrl_end = st.ctrl.queue_borrowed(data, size);
+        } else if inline && size > 0 {
             // SAFETY: the caller guarantees data..data+size is readable.
             ctrl_end = st.ctrl.queue(std::slice::from_raw_parts(data, size));
         }
