@@ -237,6 +237,7 @@ fn tuning(p: &Plugin, max_requests: usize) -> Tuning {
         },
         max_requests,
         handshake_timeout: Duration::from_millis(config.handshake_timeout_ms),
+        peer_timeout_ms: config.peer_timeout_ms,
         stats: config.stats,
     }
 }

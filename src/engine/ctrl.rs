@@ -49,11 +49,17 @@ unsafe impl Send for Ctrl {}
 const READ_AHEAD: usize = 32 << 10;
 
 impl Ctrl {
-    pub fn new(stream: TcpStream) -> Result<Self> {
+    /// Takes over a connected socket. `peer_timeout_ms`: a peer that stops answering (no data
+    /// acknowledged, no keepalive answered) makes the connection fail within about that time, so a
+    /// receive waiting for a header, or an inline payload that cannot be written, ends as
+    /// ncclRemoteError instead of waiting forever.
+    pub fn new(stream: TcpStream, peer_timeout_ms: u64) -> Result<Self> {
         stream
             .set_nonblocking(true)
             .map_err(|e| Error::os("set_nonblocking", e))?;
         stream.set_nodelay(true).map_err(|e| Error::os("TCP_NODELAY", e))?;
+        crate::transport::socket::sys::set_peer_timeout(&stream, peer_timeout_ms)
+            .map_err(|e| Error::os("control connection peer timeout", e))?;
         Ok(Ctrl {
             stream,
             out: Vec::new(),
@@ -222,7 +228,7 @@ mod tests {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let writer = TcpStream::connect(l.local_addr().unwrap()).unwrap();
         let (reader, _) = l.accept().unwrap();
-        (Ctrl::new(reader).unwrap(), writer)
+        (Ctrl::new(reader, 5000).unwrap(), writer)
     }
 
     fn read_all(c: &mut Ctrl, buf: &mut [u8]) {
@@ -240,7 +246,7 @@ mod tests {
     #[test]
     fn copied_and_borrowed_bytes_go_out_in_order_through_partial_gathered_writes() {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        let mut c = Ctrl::new(TcpStream::connect(l.local_addr().unwrap()).unwrap()).unwrap();
+        let mut c = Ctrl::new(TcpStream::connect(l.local_addr().unwrap()).unwrap(), 5000).unwrap();
         let (mut reader, _) = l.accept().unwrap();
         // Payloads larger than the socket buffers, so that writes stop part-way through segments.
         let payloads: Vec<Vec<u8>> = (0..12)
@@ -285,6 +291,36 @@ mod tests {
             c.out.is_empty() && c.out_pos == 0,
             "a drained queue keeps no copied bytes"
         );
+    }
+
+    #[test]
+    fn the_control_connection_gives_up_on_a_silent_peer_like_the_stripes_do() {
+        use std::os::fd::AsRawFd;
+        let (c, _peer) = {
+            let l = TcpListener::bind("127.0.0.1:0").unwrap();
+            let w = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+            let (r, _) = l.accept().unwrap();
+            (Ctrl::new(r, 3000).unwrap(), w)
+        };
+        let get = |level, name| {
+            let mut v: libc::c_int = -1;
+            let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+            // SAFETY: a live socket and an int-sized out-buffer.
+            let r = unsafe {
+                libc::getsockopt(
+                    c.stream.as_raw_fd(),
+                    level,
+                    name,
+                    &mut v as *mut libc::c_int as *mut libc::c_void,
+                    &mut len,
+                )
+            };
+            assert_eq!(r, 0);
+            v
+        };
+        assert_eq!(get(libc::IPPROTO_TCP, libc::TCP_USER_TIMEOUT), 3000);
+        assert_eq!(get(libc::SOL_SOCKET, libc::SO_KEEPALIVE), 1);
+        assert_eq!(get(libc::IPPROTO_TCP, libc::TCP_KEEPIDLE), 3);
     }
 
     #[test]

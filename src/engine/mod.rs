@@ -47,6 +47,9 @@ pub struct Tuning {
     /// Requests NCCL may keep outstanding on this comm (8 for the v5/v6 tables, 32 after).
     pub max_requests: usize,
     pub handshake_timeout: std::time::Duration,
+    /// Keepalive and TCP_USER_TIMEOUT budget of the control connection (NCCL_TCPXR_PEER_TIMEOUT_MS),
+    /// as the socket transport's stripes have it.
+    pub peer_timeout_ms: u64,
     /// Log this comm's counters when it closes (NCCL_TCPXR_STATS).
     pub stats: bool,
 }

@@ -115,7 +115,7 @@ impl ListenComm {
             let Some((stream, _)) = got else {
                 return Ok(None);
             };
-            let mut ctrl = Ctrl::new(stream)?;
+            let mut ctrl = Ctrl::new(stream, tuning.peer_timeout_ms)?;
             ctrl.queue(&wire::welcome(
                 st.handle.stripes,
                 st.handle.chunk_bytes,
@@ -238,7 +238,7 @@ impl Connecting {
             let Phase::Connecting(stream) = std::mem::replace(&mut self.phase, Phase::Welcome) else {
                 unreachable!()
             };
-            let mut ctrl = Ctrl::new(stream)?;
+            let mut ctrl = Ctrl::new(stream, tuning.peer_timeout_ms)?;
             ctrl.queue(&wire::hello(self.handle.nonce));
             self.ctrl = Some(ctrl);
         }
