@@ -66,6 +66,33 @@ fn a_send_smaller_than_the_posted_receive_reports_its_real_size_and_leaves_the_r
 }
 
 #[test]
+fn a_send_larger_than_the_posted_receive_fails_that_receive_and_writes_nothing() {
+    let net = v12();
+    // 100 KiB travels inline (a lone mid-sized message), 3 MiB over the stripes.
+    for (i, n) in [100usize << 10, 3 << 20].into_iter().enumerate() {
+        let pair = Pair::new(&net);
+        let posted = 1000;
+        let mut out = vec![0xEEu8; 4096];
+        let mut data = pattern(n, 30 + i as u64);
+        let (mut rq, mut sq) = (null(), null());
+        assert_eq!(
+            net.irecv(pair.recv, out.as_mut_ptr() as *mut c_void, posted, null(), &mut rq),
+            OK
+        );
+        assert_eq!(
+            net.isend(pair.send, data.as_mut_ptr() as *mut c_void, n, null(), &mut sq),
+            OK
+        );
+        let (r, waited) = wait_result(&net, rq, std::time::Duration::from_secs(5));
+        assert_eq!(r, R::ncclInvalidUsage, "{n} bytes into {posted}: after {waited:?}");
+        assert!(
+            out.iter().all(|b| *b == 0xEE),
+            "{n} bytes into {posted}: the buffer was written"
+        );
+    }
+}
+
+#[test]
 fn eight_requests_in_flight_complete_when_tested_out_of_order() {
     for net in [&v12() as &dyn Net, &v5()] {
         let pair = Pair::new(net);
