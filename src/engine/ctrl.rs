@@ -113,22 +113,23 @@ impl Ctrl {
     /// Writes as much of the queue as the socket takes now, in gathered writes.
     pub fn flush(&mut self) -> Result<()> {
         while !self.segs.is_empty() {
-            let mut slices: Vec<IoSlice<'_>> = Vec::with_capacity(self.segs.len().min(GATHER));
+            // On the stack: flush runs on every progress pass.
+            let mut slices = [IoSlice::new(&[]); GATHER];
+            let mut count = 0;
             let mut at = self.out_pos;
             for (i, seg) in self.segs.iter().take(GATHER).enumerate() {
                 let skip = if i == 0 { self.seg_done } else { 0 };
-                match *seg {
+                slices[i] = match *seg {
                     Seg::Copied(n) => {
-                        slices.push(IoSlice::new(&self.out[at..at + n - skip]));
                         at += n - skip;
+                        IoSlice::new(&self.out[at - (n - skip)..at])
                     }
                     // SAFETY: queue_borrowed's caller keeps the range readable until it is written.
-                    Seg::Borrowed(p, n) => slices.push(IoSlice::new(unsafe {
-                        std::slice::from_raw_parts(p.add(skip), n - skip)
-                    })),
-                }
+                    Seg::Borrowed(p, n) => IoSlice::new(unsafe { std::slice::from_raw_parts(p.add(skip), n - skip) }),
+                };
+                count = i + 1;
             }
-            match (&self.stream).write_vectored(&slices) {
+            match (&self.stream).write_vectored(&slices[..count]) {
                 Ok(n) => self.advance(n),
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(()),
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}

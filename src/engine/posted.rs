@@ -58,9 +58,9 @@ impl<M> Posted<M> {
         Some(self.requests.ptr(slot))
     }
 
-    /// Messages posted and not yet reported done.
+    /// Messages posted and not yet reported done (each holds a request slot until then).
     pub fn outstanding(&self) -> usize {
-        self.entries.iter().filter(|e| !e.reported).count()
+        self.requests.in_use()
     }
 
     /// How many request slots there are.
