@@ -12,7 +12,7 @@
 //! One process and one context, as under NCCL, so tcpxr's kernels and the GEMM share the GPU's
 //! multiprocessors instead of time-slicing between processes. NCCL's own kernels are not here:
 //! this isolates tcpxr's share (ncclTests/interference.py measures the whole of NCCL).
-use super::{check, connect_pair, init, opt, parse_size, NET};
+use super::{check, connect_pair, init, opt, parse_size, run_side, Slot, NET};
 use cudarc::driver::sys;
 use nccl_net_tcpxr::abi::{NCCL_PTR_CUDA, NCCL_PTR_HOST};
 use nccl_net_tcpxr::gpu::Gpu;
@@ -220,99 +220,35 @@ impl Gemm {
 
 /// One endpoint's buffers: `depth` message slots, in device or host memory, registered.
 struct Slots {
-    ptrs: Vec<u64>,
-    mhandles: Vec<usize>,
+    slots: Vec<Slot>,
     _host: Vec<Vec<u8>>,
 }
 
 impl Slots {
     fn new(comm: *mut c_void, gpu: bool, n: usize, depth: usize, fill: Option<&[u8]>) -> Slots {
         let mut host = vec![];
-        let ptrs: Vec<u64> = (0..depth)
+        let kind = if gpu { NCCL_PTR_CUDA } else { NCCL_PTR_HOST };
+        let slots = (0..depth)
             .map(|_| {
-                if gpu {
+                let p = if gpu {
                     let p = dev_alloc(n);
                     upload(p, fill.unwrap_or(&vec![0u8; n]));
                     p
                 } else {
                     host.push(fill.map(<[u8]>::to_vec).unwrap_or_else(|| vec![0u8; n]));
                     host.last_mut().unwrap().as_mut_ptr() as u64
-                }
-            })
-            .collect();
-        let kind = if gpu { NCCL_PTR_CUDA } else { NCCL_PTR_HOST };
-        let mhandles = ptrs
-            .iter()
-            .map(|&p| {
+                };
                 let mut mh = std::ptr::null_mut();
                 // SAFETY: a live buffer of n bytes, registered with its own comm.
                 check(
                     unsafe { NET.regMr.unwrap()(comm, p as *mut c_void, n, kind, &mut mh) },
                     "regMr",
                 );
-                mh as usize
+                (p as usize, mh as usize)
             })
             .collect();
-        Slots {
-            ptrs,
-            mhandles,
-            _host: host,
-        }
+        Slots { slots, _host: host }
     }
-}
-
-/// Moves `iters` messages of `n` bytes through `comm`, up to one per slot in flight, the oldest
-/// tested first (as NCCL's proxy does). Returns the seconds it took.
-fn flow(send: bool, comm: usize, slots: &Slots, n: usize, iters: usize, moved: &AtomicU64) -> f64 {
-    let comm = comm as *mut c_void;
-    let depth = slots.ptrs.len();
-    let mut reqs = vec![std::ptr::null_mut(); depth];
-    let (mut posted, mut done) = (0usize, 0usize);
-    let start = Instant::now();
-    while done < iters {
-        while posted < iters && posted - done < depth {
-            let k = posted % depth;
-            let data = slots.ptrs[k] as *mut c_void;
-            let mh = slots.mhandles[k] as *mut c_void;
-            let mut req = std::ptr::null_mut();
-            // SAFETY: registered buffers that outlive their requests; sizes fit them.
-            let r = unsafe {
-                if send {
-                    NET.isend.unwrap()(comm, data, n, 0, mh, std::ptr::null_mut(), &mut req)
-                } else {
-                    let (mut d, mut sz, mut tg) = ([data], [n], [0 as c_int]);
-                    let (mut m, mut ph) = ([mh], [std::ptr::null_mut()]);
-                    NET.irecv.unwrap()(
-                        comm,
-                        1,
-                        d.as_mut_ptr(),
-                        sz.as_mut_ptr(),
-                        tg.as_mut_ptr(),
-                        m.as_mut_ptr(),
-                        ph.as_mut_ptr(),
-                        &mut req,
-                    )
-                }
-            };
-            check(r, if send { "isend" } else { "irecv" });
-            if req.is_null() {
-                break;
-            }
-            reqs[k] = req;
-            posted += 1;
-        }
-        let k = done % depth;
-        let (mut flag, mut size) = (0, 0);
-        // SAFETY: a live request.
-        check(unsafe { NET.test.unwrap()(reqs[k], &mut flag, &mut size) }, "test");
-        if flag != 0 {
-            done += 1;
-            if !send {
-                moved.fetch_add(n as u64, Ordering::Relaxed);
-            }
-        }
-    }
-    start.elapsed().as_secs_f64()
 }
 
 /// A connected pair with its slots, moving messages on two threads of their own.
@@ -328,13 +264,12 @@ struct Traffic {
 impl Traffic {
     /// Moves `iters` messages; returns GB/s.
     fn run(&self, iters: usize) -> f64 {
-        let moved = Arc::new(AtomicU64::new(0));
-        let (recv, rx, n, m, g) = (self.recv, self.rx.clone(), self.n, moved.clone(), self.gpu.clone());
+        let (recv, rx, n, g) = (self.recv, self.rx.clone(), self.n, self.gpu.clone());
         let receiver = std::thread::spawn(move || {
             g.bind().expect("GPU 0");
-            flow(false, recv, &rx, n, iters, &m)
+            run_side(false, recv as *mut c_void, &rx.slots, n, iters)
         });
-        let sent = flow(true, self.send, &self.tx, self.n, iters, &moved);
+        let sent = run_side(true, self.send as *mut c_void, &self.tx.slots, self.n, iters);
         let recvd = receiver.join().unwrap();
         (self.n * iters) as f64 / sent.max(recvd) / 1e9
     }
@@ -470,7 +405,7 @@ pub fn run(args: &[String]) -> i32 {
             // SAFETY: comms with no request outstanding; their registrations go with them.
             unsafe {
                 for (comm, slots) in [(s, &traffic.tx), (r, &traffic.rx)] {
-                    for &mh in &slots.mhandles {
+                    for &(_, mh) in &slots.slots {
                         check(NET.deregMr.unwrap()(comm, mh as *mut c_void), "deregMr");
                     }
                 }
@@ -485,12 +420,12 @@ pub fn run(args: &[String]) -> i32 {
 }
 
 fn received_correctly(t: &Traffic, gpu: bool, pattern: &[u8]) -> bool {
-    t.rx.ptrs.iter().all(|&p| {
+    t.rx.slots.iter().all(|&(p, _)| {
         let mut got = vec![0u8; pattern.len()];
         if gpu {
             // SAFETY: p is a device buffer of pattern.len() bytes.
             ok(
-                unsafe { sys::cuMemcpyDtoH_v2(got.as_mut_ptr() as *mut c_void, p, got.len()) },
+                unsafe { sys::cuMemcpyDtoH_v2(got.as_mut_ptr() as *mut c_void, p as u64, got.len()) },
                 "cuMemcpyDtoH",
             );
         } else {
@@ -503,9 +438,9 @@ fn received_correctly(t: &Traffic, gpu: bool, pattern: &[u8]) -> bool {
 
 fn free_slots(t: &Traffic, gpu: bool) {
     if gpu {
-        for &p in t.tx.ptrs.iter().chain(&t.rx.ptrs) {
+        for &(p, _) in t.tx.slots.iter().chain(&t.rx.slots) {
             // SAFETY: allocated by cuMemAlloc, freed once, no transfer outstanding.
-            unsafe { sys::cuMemFree_v2(p) };
+            unsafe { sys::cuMemFree_v2(p as u64) };
         }
     }
 }

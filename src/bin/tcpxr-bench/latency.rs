@@ -3,39 +3,23 @@
 //! (half a round trip) as median and 99th percentile, beside the same ping-pong over plain TCP
 //! (two connections, non-blocking sockets polled in a loop as NCCL's proxy polls test()): the
 //! difference is what tcpxr adds per message.
-use super::{check, connect_pair, init, opt, NET};
-use std::ffi::{c_int, c_void};
+use super::{check, connect_pair, init, opt, post, NET};
+use std::ffi::c_void;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::time::Instant;
 
 /// Posts one message on `comm` (send or receive) and polls test() until it is done.
 fn one(send: bool, comm: usize, buf: &mut [u8]) {
-    let comm = comm as *mut c_void;
-    let data = buf.as_mut_ptr() as *mut c_void;
-    let n = buf.len();
     let mut req: *mut c_void = std::ptr::null_mut();
     while req.is_null() {
-        // SAFETY: tcpxr's table with a live comm and buffer; the request is tested to completion below.
-        let r = unsafe {
-            if send {
-                NET.isend.unwrap()(comm, data, n, 0, std::ptr::null_mut(), std::ptr::null_mut(), &mut req)
-            } else {
-                let (mut d, mut sz, mut tg) = ([data], [n], [0 as c_int]);
-                let (mut mh, mut ph) = ([std::ptr::null_mut()], [std::ptr::null_mut()]);
-                NET.irecv.unwrap()(
-                    comm,
-                    1,
-                    d.as_mut_ptr(),
-                    sz.as_mut_ptr(),
-                    tg.as_mut_ptr(),
-                    mh.as_mut_ptr(),
-                    ph.as_mut_ptr(),
-                    &mut req,
-                )
-            }
-        };
-        check(r, if send { "isend" } else { "irecv" });
+        req = post(
+            send,
+            comm as *mut c_void,
+            buf.as_mut_ptr() as *mut c_void,
+            buf.len(),
+            std::ptr::null_mut(),
+        );
     }
     let (mut done, mut size) = (0, 0);
     while done == 0 {

@@ -256,48 +256,60 @@ pub(crate) fn init() {
     unsafe { check(NET.init.unwrap()(&mut ctx, 0, std::ptr::null_mut(), None, None), "init") };
 }
 
-/// Runs `iters` messages of `n` bytes with up to `depth` in flight; returns the seconds taken.
-/// With `verify`, the receive buffers are checked against the pattern afterwards.
-fn run_side(send: bool, comm: *mut c_void, bufs: &mut [Vec<u8>], n: usize, iters: usize) -> f64 {
-    let depth = bufs.len();
+/// Posts one send or receive of `n` bytes at `data` on `comm`, with registration `mh` (or NULL);
+/// returns the request, or NULL when the comm has no free request slot (NCCL then retries).
+pub(crate) fn post(send: bool, comm: *mut c_void, data: *mut c_void, n: usize, mh: *mut c_void) -> *mut c_void {
+    let mut req = std::ptr::null_mut();
+    // SAFETY: tcpxr's table with a live comm; callers keep `data` alive until the request is done.
+    let r = unsafe {
+        if send {
+            NET.isend.unwrap()(comm, data, n, 0, mh, std::ptr::null_mut(), &mut req)
+        } else {
+            let (mut d, mut sz, mut tg) = ([data], [n], [0 as c_int]);
+            let (mut m, mut ph) = ([mh], [std::ptr::null_mut()]);
+            NET.irecv.unwrap()(
+                comm,
+                1,
+                d.as_mut_ptr(),
+                sz.as_mut_ptr(),
+                tg.as_mut_ptr(),
+                m.as_mut_ptr(),
+                ph.as_mut_ptr(),
+                &mut req,
+            )
+        }
+    };
+    check(r, if send { "isend" } else { "irecv" });
+    req
+}
+
+/// A message slot: buffer address and its registration (0 for none), as plain numbers so that
+/// slot lists move between threads.
+pub(crate) type Slot = (usize, usize);
+
+/// Runs `iters` messages of `n` bytes, one per slot in flight, the oldest tested first (as NCCL's
+/// proxy does); returns the seconds taken.
+pub(crate) fn run_side(send: bool, comm: *mut c_void, slots: &[Slot], n: usize, iters: usize) -> f64 {
+    let depth = slots.len();
     let mut reqs: Vec<*mut c_void> = vec![std::ptr::null_mut(); depth];
     let (mut posted, mut done) = (0usize, 0usize);
     let start = Instant::now();
     while done < iters {
         while posted < iters && posted - done < depth {
-            let slot = posted % depth;
-            let mut req = std::ptr::null_mut();
-            let data = bufs[slot].as_mut_ptr() as *mut c_void;
-            // SAFETY: buffers outlive their requests; sizes fit the buffers.
-            let r = unsafe {
-                if send {
-                    NET.isend.unwrap()(comm, data, n, 0, std::ptr::null_mut(), std::ptr::null_mut(), &mut req)
-                } else {
-                    let (mut d, mut sz, mut tg) = ([data], [n], [0 as c_int]);
-                    let (mut mh, mut ph) = ([std::ptr::null_mut()], [std::ptr::null_mut()]);
-                    NET.irecv.unwrap()(
-                        comm,
-                        1,
-                        d.as_mut_ptr(),
-                        sz.as_mut_ptr(),
-                        tg.as_mut_ptr(),
-                        mh.as_mut_ptr(),
-                        ph.as_mut_ptr(),
-                        &mut req,
-                    )
-                }
-            };
-            check(r, if send { "isend" } else { "irecv" });
+            let (data, mh) = slots[posted % depth];
+            let req = post(send, comm, data as *mut c_void, n, mh as *mut c_void);
             if req.is_null() {
                 break;
             }
-            reqs[slot] = req;
+            reqs[posted % depth] = req;
             posted += 1;
         }
-        let slot = done % depth;
         let (mut flag, mut size) = (0, 0);
-        // SAFETY: reqs[slot] is a live request.
-        check(unsafe { NET.test.unwrap()(reqs[slot], &mut flag, &mut size) }, "test");
+        // SAFETY: reqs[done % depth] is a live request.
+        check(
+            unsafe { NET.test.unwrap()(reqs[done % depth], &mut flag, &mut size) },
+            "test",
+        );
         if flag != 0 {
             if size as usize != n {
                 eprintln!("tcpxr-bench: test reported {size} bytes, expected {n}");
@@ -307,6 +319,11 @@ fn run_side(send: bool, comm: *mut c_void, bufs: &mut [Vec<u8>], n: usize, iters
         }
     }
     start.elapsed().as_secs_f64()
+}
+
+/// Unregistered host buffers as slots; the buffers must outlive every use of the slots.
+fn slots_of(bufs: &mut [Vec<u8>]) -> Vec<Slot> {
+    bufs.iter_mut().map(|b| (b.as_mut_ptr() as usize, 0)).collect()
 }
 
 fn pattern(n: usize, seed: usize) -> Vec<u8> {
@@ -325,38 +342,24 @@ fn worker(args: &[String]) -> i32 {
         let sends: Vec<Vec<u8>> = (0..depth).map(|i| pattern(n, i)).collect();
         let mut recvs: Vec<Vec<u8>> = (0..depth).map(|_| vec![0u8; n]).collect();
         let mut sbufs = sends.clone();
-        let rptr = recvs.as_mut_ptr() as usize;
-        let rlen = recvs.len();
-        let t = std::thread::spawn(move || {
-            // SAFETY: the main thread does not touch `recvs` until this thread is joined.
-            let bufs = unsafe { std::slice::from_raw_parts_mut(rptr as *mut Vec<u8>, rlen) };
-            run_side(false, recv_comm as *mut c_void, bufs, n, depth)
-        });
-        run_side(true, send_comm as *mut c_void, &mut sbufs, n, depth);
-        t.join().unwrap();
+        let (sslots, rslots) = (slots_of(&mut sbufs), slots_of(&mut recvs));
+        // Both sides move `iters` messages at once; returns the slower side's seconds.
+        let both = |iters: usize| {
+            let rs = rslots.clone();
+            let t = std::thread::spawn(move || run_side(false, recv_comm as *mut c_void, &rs, n, iters));
+            let sent = run_side(true, send_comm as *mut c_void, &sslots, n, iters);
+            sent.max(t.join().unwrap())
+        };
+        both(depth);
         if recvs != sends {
             eprintln!("tcpxr-bench: received data differs from what was sent at {n} bytes");
             return 4;
         }
         // Timed: enough iterations for about `seconds`, estimated from the warm-up.
-        let probe = {
-            let t = std::thread::spawn(move || {
-                let bufs = unsafe { std::slice::from_raw_parts_mut(rptr as *mut Vec<u8>, rlen) };
-                run_side(false, recv_comm as *mut c_void, bufs, n, depth * 2)
-            });
-            let el = run_side(true, send_comm as *mut c_void, &mut sbufs, n, depth * 2);
-            t.join().unwrap();
-            el / (depth * 2) as f64
-        };
+        let probe = both(depth * 2) / (depth * 2) as f64;
         let iters = ((seconds / probe.max(1e-7)) as usize).clamp(depth, 200_000);
         let cpu_before = cpu_seconds();
-        let t = std::thread::spawn(move || {
-            let bufs = unsafe { std::slice::from_raw_parts_mut(rptr as *mut Vec<u8>, rlen) };
-            run_side(false, recv_comm as *mut c_void, bufs, n, iters)
-        });
-        let sent = run_side(true, send_comm as *mut c_void, &mut sbufs, n, iters);
-        let recvd = t.join().unwrap();
-        let secs = sent.max(recvd);
+        let secs = both(iters);
         let gbps = (n * iters) as f64 / secs / 1e9;
         let cores = (cpu_seconds() - cpu_before) / secs;
         println!("RESULT {n} {gbps:.4} {iters} {secs:.6} {cores:.3}");
@@ -471,7 +474,7 @@ fn peer(args: &[String]) -> i32 {
         flag.store(true, std::sync::atomic::Ordering::Release);
     });
     while !stdin_closed.load(std::sync::atomic::Ordering::Acquire) {
-        run_side(role == "send", comm, std::slice::from_mut(&mut buf), size, 1);
+        run_side(role == "send", comm, &slots_of(std::slice::from_mut(&mut buf)), size, 1);
     }
     0
 }
