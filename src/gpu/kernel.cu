@@ -20,8 +20,11 @@ struct TcpxrJob {
   unsigned int count;          // records in this job
 };
 
-// Must stay within the 4 KiB kernel parameter limit: 8 + 120 * 32 = 3848 bytes.
+// Must stay within the 4 KiB kernel parameter limit: 8 + 120 * 32 = 3848 bytes. (Overridable
+// only for the kernel experiments in docs/bench; unpack.rs's MAX_JOBS must match what tcpxr uses.)
+#ifndef TCPXR_MAX_JOBS
 #define TCPXR_MAX_JOBS 120
+#endif
 
 struct TcpxrBatch {
   int njobs;

@@ -1,120 +1,9 @@
-// Rejected variant (run 14): tcpxr's kernel.cu of commit 84fd035 with a persistent grid of warps
-// taking TCPXR_GROUP records per pass. Measured slower than the tiled kernel; kept as the record.
-// tcpxr's unpack kernel: scatter received fragments from a bounce buffer into their destinations.
-//
-// A launch covers a batch of jobs (one job = the fragments of one received chunk). The jobs travel
-// in the launch's parameter block (constant memory: nothing to copy, nothing to fetch over PCIe).
-// Each job points at its fragment records (NCCL's loadMeta layout: src_off u32, len u32, dst_off
-// u64), usually in host memory mapped into the device, so no descriptor is copied per chunk. A block
-// stages a tile of records with one coalesced 16-byte load per thread (ld.global.cv: the host
-// rewrites them between launches); each warp then copies one of them with 16-byte accesses: plain
-// when source and destination share their alignment modulo 16, else each destination vector
-// funnel-shifted out of the two aligned source vectors it straddles; exact byte heads and tails,
-// so any alignment and any length down to 1 byte is placed exactly.
-// Each lane keeps up to eight loads in flight before it stores, so a warp is not one DRAM latency per
-// 512 bytes.
+// The rejected variant of run 14: a persistent grid of warps, each taking TCPXR_GROUP records per
+// pass and fetching its next group's records while it copies the current one. Measured slower than
+// tcpxr's tiled kernel (docs/BENCHMARKS.md section 2b). It reuses the job layout and the per-warp
+// copy of src/gpu/kernel.cu, which unpack_variants.cu includes first; only its own kernel and its
+// record lookup are here.
 
-struct TcpxrJob {
-  unsigned long long records;  // device address of this job's loadMeta records
-  unsigned long long bounce;   // base that src_off is relative to
-  unsigned long long dst;      // base that dst_off is relative to
-  unsigned int first;          // index of this job's first record in the batch
-  unsigned int count;          // records in this job
-};
-
-// Must stay within the 4 KiB kernel parameter limit: 8 + 120 * 32 = 3848 bytes.
-#define TCPXR_MAX_JOBS 120
-
-struct TcpxrBatch {
-  int njobs;
-  unsigned int total;  // records in all jobs
-  TcpxrJob jobs[TCPXR_MAX_JOBS];
-};
-
-__device__ __forceinline__ void tcpxr_copy_bytes(char* dst, const char* src, unsigned int n, int lane) {
-  for (unsigned int i = lane; i < n; i += 32) dst[i] = src[i];
-}
-
-// The 16 bytes starting q words and sh bits into the 32 bytes a:b (q < 4, sh < 32; q is the same
-// for the whole warp, so the switch does not diverge).
-__device__ __forceinline__ uint4 tcpxr_shift16(const uint4 a, const uint4 b, unsigned int q, unsigned int sh) {
-  unsigned int w0, w1, w2, w3, w4;
-  switch (q) {
-    case 0: w0 = a.x; w1 = a.y; w2 = a.z; w3 = a.w; w4 = b.x; break;
-    case 1: w0 = a.y; w1 = a.z; w2 = a.w; w3 = b.x; w4 = b.y; break;
-    case 2: w0 = a.z; w1 = a.w; w2 = b.x; w3 = b.y; w4 = b.z; break;
-    default: w0 = a.w; w1 = b.x; w2 = b.y; w3 = b.z; w4 = b.w; break;
-  }
-  uint4 o;
-  o.x = __funnelshift_r(w0, w1, sh);
-  o.y = __funnelshift_r(w1, w2, sh);
-  o.z = __funnelshift_r(w2, w3, sh);
-  o.w = __funnelshift_r(w3, w4, sh);
-  return o;
-}
-
-__device__ void tcpxr_copy_warp(char* dst, const char* src, unsigned int len, int lane) {
-  const unsigned long long d = (unsigned long long)dst, s = (unsigned long long)src;
-  const unsigned int rel = (unsigned int)((d ^ s) & 15);
-  if (rel == 0) {
-    unsigned int head = (unsigned int)((16 - (d & 15)) & 15);
-    if (head > len) head = len;
-    tcpxr_copy_bytes(dst, src, head, lane);
-    const unsigned int n16 = (len - head) >> 4;
-    const uint4* s16 = (const uint4*)(src + head);
-    uint4* d16 = (uint4*)(dst + head);
-    unsigned int i = lane;
-    // A whole 4 KiB page is eight 16-byte loads per lane: issue them all, then store.
-    for (; i + 224 < n16; i += 256) {
-      uint4 v[8];
-#pragma unroll
-      for (int k = 0; k < 8; k++) v[k] = s16[i + 32 * k];
-#pragma unroll
-      for (int k = 0; k < 8; k++) d16[i + 32 * k] = v[k];
-    }
-    for (; i + 96 < n16; i += 128) {
-      const uint4 a = s16[i], b = s16[i + 32], c = s16[i + 64], e = s16[i + 96];
-      d16[i] = a;
-      d16[i + 32] = b;
-      d16[i + 64] = c;
-      d16[i + 96] = e;
-    }
-    for (; i < n16; i += 32) d16[i] = s16[i];
-    const unsigned int done = head + (n16 << 4);
-    tcpxr_copy_bytes(dst + done, src + done, len - done, lane);
-  } else {
-    // Source and destination disagree modulo 16. Align the destination to 16 bytes; then each
-    // 16-byte destination vector is built from the two aligned 16-byte source vectors it
-    // straddles (q whole words and 8 * (r & 3) bits in). The second vector always holds at least
-    // one byte of the record and is aligned, so no load leaves the source's pages.
-    unsigned int head = (unsigned int)((16 - (d & 15)) & 15);
-    if (head > len) head = len;
-    tcpxr_copy_bytes(dst, src, head, lane);
-    const char* s2 = src + head;
-    uint4* d16 = (uint4*)(dst + head);
-    const unsigned int n16 = (len - head) >> 4;
-    const unsigned int r = (unsigned int)((unsigned long long)s2 & 15);
-    const unsigned int q = r >> 2, sh = (r & 3) * 8;
-    const uint4* sv = (const uint4*)((unsigned long long)s2 & ~15ull);
-    unsigned int i = lane;
-    for (; i + 96 < n16; i += 128) {
-      uint4 a[4], b[4];
-#pragma unroll
-      for (int k = 0; k < 4; k++) {
-        a[k] = sv[i + 32 * k];
-        b[k] = sv[i + 32 * k + 1];
-      }
-#pragma unroll
-      for (int k = 0; k < 4; k++) d16[i + 32 * k] = tcpxr_shift16(a[k], b[k], q, sh);
-    }
-    for (; i < n16; i += 32) d16[i] = tcpxr_shift16(sv[i], sv[i + 1], q, sh);
-    const unsigned int done = head + (n16 << 4);
-    tcpxr_copy_bytes(dst + done, src + done, len - done, lane);
-  }
-}
-
-// Warps per block.
-#define TCPXR_WARPS 8
 // Records a warp takes per pass: lanes 0..GROUP-1 read them with one coalesced load from the
 // host-mapped ring, and the warp then copies them one after the other.
 #ifndef TCPXR_GROUP
@@ -140,7 +29,7 @@ __device__ __forceinline__ void tcpxr_record(const TcpxrJob* jobs, int njobs, un
 
 // A persistent grid: each warp takes groups of TCPXR_GROUP records, group g, g + all warps, ...
 // and fetches its next group's records while it copies the current one.
-extern "C" __global__ void __launch_bounds__(TCPXR_WARPS * 32) tcpxr_unpack(const TcpxrBatch batch) {
+extern "C" __global__ void __launch_bounds__(TCPXR_WARPS * 32) tcpxr_unpack_persistent(const TcpxrBatch batch) {
   __shared__ TcpxrJob jobs[TCPXR_MAX_JOBS];
   for (int i = threadIdx.x; i < batch.njobs; i += blockDim.x) jobs[i] = batch.jobs[i];
   __syncthreads();

@@ -6,33 +6,18 @@
 #include <vector>
 #include <algorithm>
 #include <cuda_runtime.h>
+// tcpxr's own kernel (tcpxr_unpack, the tiled one) and the rejected persistent variant.
+#include "../../../../src/gpu/kernel.cu"
+#include "kernel_persistent.cu"
 #ifdef OLD
-#include "kernel_tiled.cu"
 #define VARIANT "old kernel (tile 8)"
 #else
-#include "kernel_persistent.cu"
 #define STR2(x) #x
 #define STR(x) STR2(x)
 #define VARIANT "new kernel G=" STR(TCPXR_GROUP)
 #endif
 
 #define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); exit(1);} } while (0)
-
-// Record r of the batch -> (src, dst, len), jobs in shared memory.
-__device__ __forceinline__ void rec_of(const TcpxrJob* jobs, int njobs, unsigned int total, unsigned int r,
-                                       unsigned long long& src, unsigned long long& dst, unsigned int& len) {
-  len = 0; src = 0; dst = 0;
-  if (r >= total) return;
-  int lo = 0, hi = njobs - 1;
-  while (lo < hi) {
-    const int mid = (lo + hi + 1) >> 1;
-    if (jobs[mid].first <= r) lo = mid; else hi = mid - 1;
-  }
-  const ulonglong2 m = __ldcv((const ulonglong2*)jobs[lo].records + (r - jobs[lo].first));
-  len = (unsigned int)(m.x >> 32);
-  src = jobs[lo].bounce + (unsigned int)(m.x & 0xffffffffull);
-  dst = jobs[lo].dst + m.y;
-}
 
 // Two records at once when both are whole aligned pages: 16 loads in flight per lane.
 __device__ __forceinline__ bool page16(unsigned long long s, unsigned long long d, unsigned int l) {
@@ -48,11 +33,11 @@ __global__ void __launch_bounds__(BLOCK) unpack_warp2(const TcpxrBatch batch) {
   const unsigned int ngroups = (batch.total + G - 1) / G;
   unsigned int g = blockIdx.x * (BLOCK / 32) + (threadIdx.x >> 5);
   unsigned long long s, d; unsigned int l;
-  rec_of(jobs, batch.njobs, batch.total, lane < G ? g * G + lane : 0xffffffffu, s, d, l);
+  tcpxr_record(jobs, batch.njobs, batch.total, lane < G ? g * G + lane : 0xffffffffu, s, d, l);
   while (g < ngroups) {
     const unsigned int gn = g + W;
     unsigned long long sn, dn; unsigned int ln;
-    rec_of(jobs, batch.njobs, batch.total, (lane < G && gn < ngroups) ? gn * G + lane : 0xffffffffu, sn, dn, ln);
+    tcpxr_record(jobs, batch.njobs, batch.total, (lane < G && gn < ngroups) ? gn * G + lane : 0xffffffffu, sn, dn, ln);
 #pragma unroll 1
     for (int k = 0; k < G; k += 2) {
       const unsigned long long s0 = __shfl_sync(0xffffffffu, s, k), d0 = __shfl_sync(0xffffffffu, d, k);
@@ -163,10 +148,10 @@ int main(int argc, char** argv) {
         check(name, ms);
       }
 #else
-      int per_sm = 0; CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, tcpxr_unpack, 256, 0));
+      int per_sm = 0; CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, tcpxr_unpack_persistent, 256, 0));
       for (int div : {1, 2, 4}) {
         const unsigned resident = std::max(1u, (unsigned)(sms * per_sm / div));
-        ms = timeit([&] { run_batches([&](const TcpxrBatch& b) { unsigned groups = (b.total + TCPXR_GROUP - 1) / TCPXR_GROUP; unsigned grid = std::min((groups + 7) / 8, resident); tcpxr_unpack<<<grid, 256, 0, st>>>(b); }); });
+        ms = timeit([&] { run_batches([&](const TcpxrBatch& b) { unsigned groups = (b.total + TCPXR_GROUP - 1) / TCPXR_GROUP; unsigned grid = std::min((groups + 7) / 8, resident); tcpxr_unpack_persistent<<<grid, 256, 0, st>>>(b); }); });
         char name[96]; snprintf(name, sizeof name, "%s occ %d/%d", VARIANT, per_sm, div);
         check(name, ms);
       }
