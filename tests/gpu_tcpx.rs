@@ -82,3 +82,45 @@ fn gpu_buffers_cross_tcpx_stripes_and_are_placed_from_tcpx_records_or_skipped() 
         "no send went from GPU memory directly: {comms:?}"
     );
 }
+
+/// NCCL calls connect and accept from a thread with its GPU's context current; tcpxr must not
+/// depend on it. A pair made on a thread without any CUDA context still receives GPU buffers
+/// straight from TCPX's pages (the unpack ring's device address is found in the context that
+/// owns it). Before, such a comm fell back to host bounce memory, which TCPX with its pool in GPU
+/// memory cannot fill, and every receive failed with ncclInternalError.
+#[test]
+fn gpu_buffers_go_direct_on_a_pair_made_without_a_current_context_or_skipped() {
+    let Some(gpu) = gpu_or_skip("gpu_buffers_go_direct_on_a_pair_made_without_a_current_context") else {
+        return;
+    };
+    let net = v12();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            // A fresh thread: no CUDA context is current on it.
+            let pair = Pair::new(&net);
+            gpu.bind().expect("GPU 0's context, for the buffers");
+            let n = (3 << 20) + 5;
+            let (sdev, rdev) = (DevBuf::new(n), DevBuf::new(n));
+            let data = pattern(n, 4242);
+            sdev.upload(&data);
+            let cuda = nccl_net_tcpxr::abi::NCCL_PTR_CUDA;
+            let reg = |comm, p: u64| {
+                let mut mh = std::ptr::null_mut();
+                // SAFETY: the table's regMr with a live device pointer.
+                assert_eq!(
+                    unsafe { net.0.regMr.unwrap()(comm, p as *mut c_void, n, cuda, &mut mh) },
+                    OK
+                );
+                mh
+            };
+            let (rmh, smh) = (reg(pair.recv, rdev.0), reg(pair.send, sdev.0));
+            let (mut rq, mut sq) = (null(), null());
+            assert_eq!(net.irecv(pair.recv, rdev.0 as *mut c_void, n, rmh, &mut rq), OK);
+            assert_eq!(net.isend(pair.send, sdev.0 as *mut c_void, n, smh, &mut sq), OK);
+            assert_eq!(wait_both(&net, rq, sq), (n as _, n as _));
+            assert!(rdev.download(n) == data, "content differs");
+            assert_eq!(net.dereg_mr(pair.recv, rmh), OK);
+            assert_eq!(net.dereg_mr(pair.send, smh), OK);
+        });
+    });
+}

@@ -59,14 +59,49 @@ pub fn is_device_memory(ptr: *const u8) -> bool {
 
 /// The device address of pinned host memory mapped into the GPUs (such as TCPX's unpack ring), or
 /// None when the driver does not know `ptr` as such.
+///
+/// The lookup needs a current context. NCCL calls accept from a thread that has its GPU's, but
+/// a caller without one (a direct integration, a bench's helper thread) must not silently lose the
+/// direct GPU path: then the lookup is made in the context that allocated `ptr`, and the thread
+/// is left without a context again.
 pub fn device_address(ptr: *const u8) -> Option<u64> {
     if ptr.is_null() || !available() {
         return None;
     }
-    let mut dev: sys::CUdeviceptr = 0;
-    // SAFETY: valid out-pointer; an unknown pointer is an error return.
-    let r = unsafe { sys::cuMemHostGetDevicePointer_v2(&mut dev, ptr as *mut c_void, 0) };
-    (r == sys::CUresult::CUDA_SUCCESS).then_some(dev)
+    let lookup = || {
+        let mut dev: sys::CUdeviceptr = 0;
+        // SAFETY: valid out-pointer; an unknown pointer is an error return.
+        let r = unsafe { sys::cuMemHostGetDevicePointer_v2(&mut dev, ptr as *mut c_void, 0) };
+        (r, dev)
+    };
+    match lookup() {
+        (sys::CUresult::CUDA_SUCCESS, dev) => Some(dev),
+        (sys::CUresult::CUDA_ERROR_INVALID_CONTEXT, _) => {
+            let mut owner: sys::CUcontext = std::ptr::null_mut();
+            // SAFETY: CONTEXT writes one CUcontext; the query needs no current context.
+            let r = unsafe {
+                sys::cuPointerGetAttribute(
+                    &mut owner as *mut sys::CUcontext as *mut c_void,
+                    sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_CONTEXT,
+                    ptr as sys::CUdeviceptr,
+                )
+            };
+            if r != sys::CUresult::CUDA_SUCCESS || owner.is_null() {
+                return None;
+            }
+            // SAFETY: the owning context is alive (it holds `ptr`); the thread had none current,
+            // and gets none back.
+            unsafe {
+                if sys::cuCtxSetCurrent(owner) != sys::CUresult::CUDA_SUCCESS {
+                    return None;
+                }
+                let (r, dev) = lookup();
+                sys::cuCtxSetCurrent(std::ptr::null_mut());
+                (r == sys::CUresult::CUDA_SUCCESS).then_some(dev)
+            }
+        }
+        _ => None,
+    }
 }
 
 /// Copies `out.len()` bytes at `src` (device or host memory) into `out`, and waits for the copy.
