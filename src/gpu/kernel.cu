@@ -20,10 +20,13 @@ struct TcpxrJob {
   unsigned int count;          // records in this job
 };
 
-// Must stay within the 4 KiB kernel parameter limit: 8 + 120 * 32 = 3848 bytes. (Overridable
-// only for the kernel experiments in docs/bench; unpack.rs's MAX_JOBS must match what tcpxr uses.)
+// Jobs per launch: 8 + 64 * 32 = 2056 bytes of parameters, within the 4 KiB limit. 64 rather than
+// the 120 that would fit: a burst cut into launches of at most 32 MiB runs as two concurrent
+// kernels on the two unpack streams, 4-6 points nearer cudaMemcpy at 64 MiB and level at 256 MiB
+// (run 17, docs/BENCHMARKS.md section 2c). (Overridable only for the kernel experiments in
+// docs/bench; unpack.rs's MAX_JOBS must match what tcpxr uses.)
 #ifndef TCPXR_MAX_JOBS
-#define TCPXR_MAX_JOBS 120
+#define TCPXR_MAX_JOBS 64
 #endif
 
 struct TcpxrBatch {
@@ -114,11 +117,21 @@ __device__ void tcpxr_copy_warp(char* dst, const char* src, unsigned int len, in
   }
 }
 
+// Warps per block and records each warp copies per tile (overridable for the kernel experiments
+// only, like TCPXR_MAX_JOBS; unpack.rs's TILE must match what tcpxr uses).
+#ifndef TCPXR_WARPS
 #define TCPXR_WARPS 8
+#endif
+#ifndef TCPXR_RECORDS_PER_WARP
 #define TCPXR_RECORDS_PER_WARP 1
+#endif
 #define TCPXR_TILE (TCPXR_WARPS * TCPXR_RECORDS_PER_WARP)
+// Blocks per SM the compiler must fit (registers), for the kernel experiments; 1 = no constraint.
+#ifndef TCPXR_MIN_BLOCKS
+#define TCPXR_MIN_BLOCKS 1
+#endif
 
-extern "C" __global__ void __launch_bounds__(TCPXR_WARPS * 32) tcpxr_unpack(const TcpxrBatch batch) {
+extern "C" __global__ void __launch_bounds__(TCPXR_WARPS * 32, TCPXR_MIN_BLOCKS) tcpxr_unpack(const TcpxrBatch batch) {
   __shared__ TcpxrJob jobs[TCPXR_MAX_JOBS];
   __shared__ unsigned long long tile_src[TCPXR_TILE], tile_dst[TCPXR_TILE];
   __shared__ unsigned int tile_len[TCPXR_TILE];

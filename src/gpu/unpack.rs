@@ -25,8 +25,9 @@ pub struct Job {
     pub count: u32,
 }
 
-/// Jobs one launch can carry (TCPXR_MAX_JOBS in kernel.cu; bounded by the 4 KiB parameter block).
-pub const MAX_JOBS: usize = 120;
+/// Jobs one launch can carry (TCPXR_MAX_JOBS in kernel.cu, which says why 64; the 4 KiB parameter
+/// block would hold 120).
+pub const MAX_JOBS: usize = 64;
 const THREADS: u32 = 256;
 /// Records a block stages per round (TCPXR_TILE in kernel.cu: 8 warps x 1 record).
 const TILE: u32 = 8;

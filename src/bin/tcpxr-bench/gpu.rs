@@ -181,7 +181,6 @@ pub fn run(args: &[String]) -> i32 {
     ] {
         let recs = fragments(total, frag, stride, misalign, &mut rng);
         write_records(&records, &recs);
-        // Batched: every chunk of the 64 MiB in one launch.
         // Batched: every chunk of the buffer, as few launches as the batch limit allows.
         let batched = |u: &mut Unpacker| {
             for c in 0..nchunks {
