@@ -340,6 +340,16 @@ pub fn run(args: &[String]) -> i32 {
     let period: f64 = opt(args, "--period").and_then(|s| s.parse().ok()).unwrap_or(0.3);
     let cycles: usize = opt(args, "--cycles").and_then(|s| s.parse().ok()).unwrap_or(4);
     let n: i32 = opt(args, "--gemm").and_then(|s| s.parse().ok()).unwrap_or(8192);
+    // Which buffers to measure: host (the control) and GPU by default.
+    let kinds: Vec<bool> = match opt(args, "--buffers").unwrap_or("host,gpu") {
+        "host" => vec![false],
+        "gpu" => vec![true],
+        "host,gpu" | "gpu,host" => vec![false, true],
+        other => {
+            eprintln!("tcpxr-bench interference: --buffers {other}: accepted host, gpu, host,gpu");
+            return 2;
+        }
+    };
     let depth = 8;
     let gpu = match Gpu::get(0) {
         Ok(g) => g,
@@ -361,10 +371,14 @@ pub fn run(args: &[String]) -> i32 {
          through tcpxr's table, {depth} messages in flight, {cycles} periods of about {period} s on, {period} s off"
     );
     println!(
+        "transport: NCCL_TCPXR_TRANSPORT={}",
+        std::env::var("NCCL_TCPXR_TRANSPORT").unwrap_or_else(|_| "(unset: the default)".into())
+    );
+    println!(
         "{:>8} {:>8} {:>11} {:>11} {:>7} {:>9} {:>11} {:>11}",
         "buffers", "size", "GEMM off", "GEMM on", "ratio", "batches", "GB/s alone", "GB/s beside"
     );
-    for gpu_bufs in [false, true] {
+    for &gpu_bufs in &kinds {
         for &size in &sizes {
             let (s, r) = connect_pair();
             let pattern: Vec<u8> = (0..size).map(|i| (i * 31 + (i >> 12)) as u8).collect();

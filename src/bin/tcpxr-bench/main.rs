@@ -46,7 +46,7 @@ const HELP: &str = "tcpxr-bench: two endpoints over loopback through tcpxr's NCC
   tcpxr-bench gpu [--mib 64]
       the unpack kernel on GPU 0: against cudaMemcpy D2D, batched vs per-chunk vs naive, latency;
       last, the same fragments placed by the copy engines (cuMemcpyBatchAsync, CUDA 12.8+)
-  tcpxr-bench interference [--sizes 512K,4M] [--period 0.3] [--cycles 4] [--gemm 8192]
+  tcpxr-bench interference [--sizes 512K,4M] [--period 0.3] [--cycles 4] [--gemm 8192] [--buffers host,gpu]
       a bf16 GEMM on GPU 0 (cuBLAS) running throughout while tcpxr traffic GPU 0 -> GPU 0 in this
       process is switched on and off in turns; host buffers (the control) and GPU buffers (staging
       copies and unpack kernels)
