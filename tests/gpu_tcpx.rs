@@ -19,6 +19,17 @@ extern "C" fn over_tcpx() {
     select_tcpx(&[("TCPX_EMU_MODE", &mode)]);
 }
 
+/// Registers `len` bytes at `p` of memory `kind` with `comm` through the table's regMr.
+fn reg_mr(net: &V12, comm: *mut c_void, p: u64, len: usize, kind: std::ffi::c_int) -> *mut c_void {
+    let mut mh = std::ptr::null_mut();
+    // SAFETY: the table's regMr with a live pointer of at least `len` bytes.
+    assert_eq!(
+        unsafe { net.0.regMr.unwrap()(comm, p as *mut c_void, len, kind, &mut mh) },
+        OK
+    );
+    mh
+}
+
 #[test]
 fn gpu_buffers_cross_tcpx_stripes_and_are_placed_from_tcpx_records_or_skipped() {
     let Some(_gpu) = gpu_or_skip("gpu_buffers_cross_tcpx_stripes_...") else {
@@ -29,15 +40,7 @@ fn gpu_buffers_cross_tcpx_stripes_and_are_placed_from_tcpx_records_or_skipped() 
     let max = 64 << 20;
     let (sdev, rdev) = (DevBuf::new(max), DevBuf::new(max));
     let mut shost = vec![0u8; max];
-    let reg = |comm, p: u64, kind| {
-        let mut mh = std::ptr::null_mut();
-        // SAFETY: the table's regMr with a live pointer.
-        assert_eq!(
-            unsafe { net.0.regMr.unwrap()(comm, p as *mut c_void, max, kind, &mut mh) },
-            OK
-        );
-        mh
-    };
+    let reg = |comm, p: u64, kind| reg_mr(&net, comm, p, max, kind);
     let (host, cuda) = (nccl_net_tcpxr::abi::NCCL_PTR_HOST, nccl_net_tcpxr::abi::NCCL_PTR_CUDA);
     let rmh = reg(pair.recv, rdev.0, cuda);
     let smh_dev = reg(pair.send, sdev.0, cuda);
@@ -104,16 +107,10 @@ fn gpu_buffers_go_direct_on_a_pair_made_without_a_current_context_or_skipped() {
             let data = pattern(n, 4242);
             sdev.upload(&data);
             let cuda = nccl_net_tcpxr::abi::NCCL_PTR_CUDA;
-            let reg = |comm, p: u64| {
-                let mut mh = std::ptr::null_mut();
-                // SAFETY: the table's regMr with a live device pointer.
-                assert_eq!(
-                    unsafe { net.0.regMr.unwrap()(comm, p as *mut c_void, n, cuda, &mut mh) },
-                    OK
-                );
-                mh
-            };
-            let (rmh, smh) = (reg(pair.recv, rdev.0), reg(pair.send, sdev.0));
+            let (rmh, smh) = (
+                reg_mr(&net, pair.recv, rdev.0, n, cuda),
+                reg_mr(&net, pair.send, sdev.0, n, cuda),
+            );
             let (mut rq, mut sq) = (null(), null());
             assert_eq!(net.irecv(pair.recv, rdev.0 as *mut c_void, n, rmh, &mut rq), OK);
             assert_eq!(net.isend(pair.send, sdev.0 as *mut c_void, n, smh, &mut sq), OK);

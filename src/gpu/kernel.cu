@@ -22,8 +22,8 @@ struct TcpxrJob {
 
 // Jobs per launch: 8 + 64 * 32 = 2056 bytes of parameters, within the 4 KiB limit. 64 rather than
 // the 120 that would fit: a burst cut into launches of at most 32 MiB runs as two concurrent
-// kernels on the two unpack streams, 4-6 points nearer cudaMemcpy at 64 MiB and level at 256 MiB
-// (run 17, docs/BENCHMARKS.md section 2c). (Overridable only for the kernel experiments in
+// kernels on the two unpack streams: 3-6 points nearer cudaMemcpy at 64 MiB, 1-3 points further at
+// 256 MiB (runs 17-20, docs/BENCHMARKS.md section 2c). (Overridable only for the kernel experiments in
 // docs/bench; unpack.rs's MAX_JOBS must match what tcpxr uses.)
 #ifndef TCPXR_MAX_JOBS
 #define TCPXR_MAX_JOBS 64
