@@ -1,7 +1,10 @@
 // tcpxr's unpack kernel: scatter received fragments from a bounce buffer into their destinations.
 //
 // A launch covers a batch of jobs (one job = the fragments of one received chunk). The jobs travel
-// in the launch's parameter block (constant memory: nothing to copy, nothing to fetch over PCIe).
+// in the launch's parameter block (constant memory: nothing to copy, nothing to fetch over PCIe),
+// and the kernel searches them where they are (__grid_constant__), rather than copying them into
+// shared memory first: most blocks copy one tile and exit, and the copy and its barrier cost them
+// 2-3 points of cudaMemcpy at 64 MiB (run 23, docs/BENCHMARKS.md section 2d).
 // Each job points at its fragment records (NCCL's loadMeta layout: src_off u32, len u32, dst_off
 // u64), usually in host memory mapped into the device, so no descriptor is copied per chunk. A block
 // stages a tile of records with one coalesced 16-byte load per thread (ld.global.cv: the host
@@ -131,21 +134,31 @@ __device__ void tcpxr_copy_warp(char* dst, const char* src, unsigned int len, in
 #define TCPXR_MIN_BLOCKS 1
 #endif
 
-extern "C" __global__ void __launch_bounds__(TCPXR_WARPS * 32, TCPXR_MIN_BLOCKS) tcpxr_unpack(const TcpxrBatch batch) {
-  __shared__ TcpxrJob jobs[TCPXR_MAX_JOBS];
+// __grid_constant__ (compute capability 7.0, CUDA 11.7) says the search reads the parameter block
+// in place. NVRTC 13.0 builds byte-identical code with or without it (63 registers, no local
+// memory: docs/bench/2026-11-23/kernel-experiments/nvrtc_grid_constant.cpp, run 27); a compiler
+// that copied the parameters into local memory instead would be slower, still exact.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700 && \
+    (__CUDACC_VER_MAJOR__ > 11 || (__CUDACC_VER_MAJOR__ == 11 && __CUDACC_VER_MINOR__ >= 7))
+#define TCPXR_GRID_CONSTANT __grid_constant__
+#else
+#define TCPXR_GRID_CONSTANT
+#endif
+
+extern "C" __global__ void __launch_bounds__(TCPXR_WARPS * 32, TCPXR_MIN_BLOCKS)
+    tcpxr_unpack(const TCPXR_GRID_CONSTANT TcpxrBatch batch) {
   __shared__ unsigned long long tile_src[TCPXR_TILE], tile_dst[TCPXR_TILE];
   __shared__ unsigned int tile_len[TCPXR_TILE];
-  for (int i = threadIdx.x; i < batch.njobs; i += blockDim.x) jobs[i] = batch.jobs[i];
   const int lane = threadIdx.x & 31;
   const int warp = threadIdx.x >> 5;
   const unsigned int tiles = (batch.total + TCPXR_TILE - 1) / TCPXR_TILE;
   for (unsigned int t = blockIdx.x; t < tiles; t += gridDim.x) {
-    __syncthreads();  // jobs are loaded; the previous tile is fully copied
     if (threadIdx.x < TCPXR_TILE) {
       const unsigned int r = t * TCPXR_TILE + threadIdx.x;
       unsigned int len = 0;
       unsigned long long src = 0, dst = 0;
       if (r < batch.total) {
+        const TcpxrJob* jobs = batch.jobs;
         int lo = 0, hi = batch.njobs - 1;
         while (lo < hi) {  // the last job whose first record is <= r
           const int mid = (lo + hi + 1) >> 1;
@@ -165,5 +178,6 @@ extern "C" __global__ void __launch_bounds__(TCPXR_WARPS * 32, TCPXR_MIN_BLOCKS)
       const int i = warp * TCPXR_RECORDS_PER_WARP + k;
       tcpxr_copy_warp((char*)tile_dst[i], (const char*)tile_src[i], tile_len[i], lane);
     }
+    if (t + gridDim.x < tiles) __syncthreads();  // the tile is copied before the next overwrites it
   }
 }

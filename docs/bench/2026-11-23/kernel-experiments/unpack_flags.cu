@@ -1,0 +1,341 @@
+// Runs 22-23: changes to tcpxr's unpack kernel, alone and together, on the bytes of
+// `tcpxr-bench gpu` (docs/BENCHMARKS.md section 2d). Not part of tcpxr; built with nvcc on the GPU
+// machine, see README.md beside this file. `./flags MiB rounds 22|23` runs one run's rows.
+//
+// The kernel below is src/gpu/kernel.cu's tcpxr_unpack with each change behind a flag:
+// - NOSMEM: the block does not copy the launch's jobs into shared memory; the record lookup
+//   searches them where they are, in the parameter block (__grid_constant__), which saves a 2 KiB
+//   fill and a barrier per block (most blocks copy one tile and exit).
+// - SHFL: when source and destination disagree modulo 16, each lane loads one aligned source vector
+//   (eight for a page) and takes its neighbour's from the next lane with a shuffle, instead of
+//   loading both vectors it straddles: half the load instructions.
+// - STREAM: loads and stores marked streaming (ld.global.cs / st.global.cs): read once, written once.
+// - L2HINT: loads through the non-coherent path with no L1 allocation and a 256-byte L2 prefetch.
+// - PREFETCH: the grid is capped at the occupancy, and each block fetches its next tile's records
+//   while it copies the current one.
+// - DEPTH4: four 16-byte loads in flight per lane instead of eight (fewer registers, so more
+//   blocks per SM; MINB, the second template argument, is the blocks per SM the compiler must fit).
+// Run 23 adds rows with the records in device memory (`devrec`: what the PCIe read of the records
+// costs) and a plain grid-stride copy kernel (what any copy by SMs reaches).
+// Layouts: 4 KiB fragments from shuffled places 4160 B apart, aligned or 0-63 B off, written
+// contiguously (as tcpxr-bench gpu), and `contig`: in order and adjacent, so the copy is one plain
+// contiguous copy cut into pages (what the scatter costs). Records host-mapped, as TCPX publishes
+// them; jobs of 512 KiB, 64 per launch, launches alternating over two streams.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+#include <algorithm>
+#include <cuda_runtime.h>
+#include "../../../../src/gpu/kernel.cu"
+
+#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); exit(1);} } while (0)
+
+enum { NOSMEM = 1, SHFL = 2, STREAM = 4, L2HINT = 8, PREFETCH = 16, DEPTH4 = 32 };
+
+template <int F>
+__device__ __forceinline__ uint4 ld16(const uint4* p) {
+  if constexpr ((F & L2HINT) != 0) {
+    uint4 v;
+    asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    return v;
+  } else if constexpr ((F & STREAM) != 0) {
+    return __ldcs(p);
+  } else {
+    return *p;
+  }
+}
+template <int F>
+__device__ __forceinline__ void st16(uint4* p, const uint4 v) {
+  if constexpr ((F & STREAM) != 0) __stcs(p, v); else *p = v;
+}
+__device__ __forceinline__ uint4 shfl16(const uint4 v, int from) {
+  uint4 o;
+  o.x = __shfl_sync(0xffffffffu, v.x, from);
+  o.y = __shfl_sync(0xffffffffu, v.y, from);
+  o.z = __shfl_sync(0xffffffffu, v.z, from);
+  o.w = __shfl_sync(0xffffffffu, v.w, from);
+  return o;
+}
+
+template <int F>
+__device__ void copy_warp_x(char* dst, const char* src, unsigned int len, int lane) {
+  const unsigned long long d = (unsigned long long)dst, s = (unsigned long long)src;
+  unsigned int head = (unsigned int)((16 - (d & 15)) & 15);
+  if (head > len) head = len;
+  tcpxr_copy_bytes(dst, src, head, lane);
+  const unsigned int n16 = (len - head) >> 4;
+  uint4* d16 = (uint4*)(dst + head);
+  if (((d ^ s) & 15) == 0) {
+    const uint4* s16 = (const uint4*)(src + head);
+    unsigned int i = lane;
+    if constexpr ((F & DEPTH4) == 0)
+    for (; i + 224 < n16; i += 256) {
+      uint4 v[8];
+#pragma unroll
+      for (int k = 0; k < 8; k++) v[k] = ld16<F>(s16 + i + 32 * k);
+#pragma unroll
+      for (int k = 0; k < 8; k++) st16<F>(d16 + i + 32 * k, v[k]);
+    }
+    for (; i + 96 < n16; i += 128) {
+      uint4 v[4];
+#pragma unroll
+      for (int k = 0; k < 4; k++) v[k] = ld16<F>(s16 + i + 32 * k);
+#pragma unroll
+      for (int k = 0; k < 4; k++) st16<F>(d16 + i + 32 * k, v[k]);
+    }
+    for (; i < n16; i += 32) st16<F>(d16 + i, ld16<F>(s16 + i));
+  } else {
+    const char* s2 = src + head;
+    const unsigned int r = (unsigned int)((unsigned long long)s2 & 15);
+    const unsigned int q = r >> 2, sh = (r & 3) * 8;
+    const uint4* sv = (const uint4*)((unsigned long long)s2 & ~15ull);
+    unsigned int base = 0;
+    if constexpr ((F & SHFL) != 0) {
+      // Warp-uniform bounds (the shuffles need every lane). Lane 31's second vector is lane 0's
+      // next one; for the last group lane 0 loads it (sv[base + 32 * D]: read by the plain path too).
+      constexpr int D = (F & DEPTH4) ? 4 : 8;
+      for (; base + 32 * D <= n16; base += 32 * D) {
+        uint4 a[D];
+#pragma unroll
+        for (int k = 0; k < D; k++) a[k] = ld16<F>(sv + base + lane + 32 * k);
+        uint4 extra = make_uint4(0, 0, 0, 0);
+        if (lane == 0) extra = ld16<F>(sv + base + 32 * D);
+#pragma unroll
+        for (int k = 0; k < D; k++) {
+          const uint4 give = lane == 0 ? (k < D - 1 ? a[k + 1] : extra) : a[k];
+          const uint4 b = shfl16(give, (lane + 1) & 31);
+          st16<F>(d16 + base + lane + 32 * k, tcpxr_shift16(a[k], b, q, sh));
+        }
+      }
+    }
+    unsigned int i = base + lane;
+    for (; i + 96 < n16; i += 128) {
+      uint4 a[4], b[4];
+#pragma unroll
+      for (int k = 0; k < 4; k++) {
+        a[k] = ld16<F>(sv + i + 32 * k);
+        b[k] = ld16<F>(sv + i + 32 * k + 1);
+      }
+#pragma unroll
+      for (int k = 0; k < 4; k++) st16<F>(d16 + i + 32 * k, tcpxr_shift16(a[k], b[k], q, sh));
+    }
+    for (; i < n16; i += 32) st16<F>(d16 + i, tcpxr_shift16(ld16<F>(sv + i), ld16<F>(sv + i + 1), q, sh));
+  }
+  const unsigned int done = head + (n16 << 4);
+  tcpxr_copy_bytes(dst + done, src + done, len - done, lane);
+}
+
+template <int F, int MINB = 1>
+__global__ void __launch_bounds__(TCPXR_WARPS * 32, MINB) unpack_x(const __grid_constant__ TcpxrBatch batch) {
+  __shared__ TcpxrJob sjobs[(F & NOSMEM) ? 1 : TCPXR_MAX_JOBS];
+  __shared__ unsigned long long tile_src[TCPXR_TILE], tile_dst[TCPXR_TILE];
+  __shared__ unsigned int tile_len[TCPXR_TILE];
+  const TcpxrJob* jobs = batch.jobs;
+  if constexpr ((F & NOSMEM) == 0) {
+    for (int i = threadIdx.x; i < batch.njobs; i += blockDim.x) sjobs[i] = batch.jobs[i];
+    jobs = sjobs;
+    __syncthreads();
+  }
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const unsigned int tiles = (batch.total + TCPXR_TILE - 1) / TCPXR_TILE;
+  unsigned int len = 0;
+  unsigned long long src = 0, dst = 0;
+  auto fetch = [&](unsigned int t) {
+    if (threadIdx.x >= TCPXR_TILE) return;
+    const unsigned int r = t * TCPXR_TILE + threadIdx.x;
+    len = 0;
+    if (r >= batch.total) return;
+    int lo = 0, hi = batch.njobs - 1;
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) >> 1;
+      if (jobs[mid].first <= r) lo = mid; else hi = mid - 1;
+    }
+    const ulonglong2 m = __ldcv((const ulonglong2*)jobs[lo].records + (r - jobs[lo].first));
+    len = (unsigned int)(m.x >> 32);
+    src = jobs[lo].bounce + (unsigned int)(m.x & 0xffffffffull);
+    dst = jobs[lo].dst + m.y;
+  };
+  unsigned int t = blockIdx.x;
+  if constexpr ((F & PREFETCH) != 0) fetch(t);
+  for (; t < tiles; t += gridDim.x) {
+    if constexpr ((F & PREFETCH) == 0) fetch(t);
+    if (threadIdx.x < TCPXR_TILE) {
+      tile_src[threadIdx.x] = src;
+      tile_dst[threadIdx.x] = dst;
+      tile_len[threadIdx.x] = len;
+    }
+    __syncthreads();
+    if constexpr ((F & PREFETCH) != 0) fetch(t + gridDim.x);
+    for (int k = 0; k < TCPXR_RECORDS_PER_WARP; k++) {
+      const int i = warp * TCPXR_RECORDS_PER_WARP + k;
+      copy_warp_x<F>((char*)tile_dst[i], (const char*)tile_src[i], tile_len[i], lane);
+    }
+    if (t + gridDim.x < tiles) __syncthreads();  // the tile is copied before it is overwritten
+  }
+}
+
+// A plain copy: each block moves 32 KiB per step, eight 16-byte loads in flight per thread.
+__global__ void __launch_bounds__(256, 1) plain_copy(const uint4* s, uint4* d, unsigned long long n16) {
+  for (unsigned long long i = blockIdx.x * 2048ull + threadIdx.x; i < n16; i += gridDim.x * 2048ull) {
+    uint4 v[8];
+#pragma unroll
+    for (int k = 0; k < 8; k++)
+      if (i + 256 * k < n16) v[k] = s[i + 256 * k];
+#pragma unroll
+    for (int k = 0; k < 8; k++)
+      if (i + 256 * k < n16) d[i + 256 * k] = v[k];
+  }
+}
+
+__global__ void gate(volatile int* flag) {
+  while (*flag == 0) {
+  }
+}
+
+static unsigned long long rng_state = 0x12345678;
+static unsigned long long rnd() { rng_state ^= rng_state << 13; rng_state ^= rng_state >> 7; rng_state ^= rng_state << 17; return rng_state; }
+
+// persistent: grid = occupancy / divisor (0: one block per tile, at most 16 per SM);
+// devrec: records in device memory; fn == nullptr: the plain copy kernel.
+struct Variant { const char* name; const void* fn; int persistent; bool devrec; };
+
+int main(int argc, char** argv) {
+  const size_t mib = argc > 1 ? atoi(argv[1]) : 64;
+  const int rounds = argc > 2 ? atoi(argv[2]) : 2;
+  const int run = argc > 3 ? atoi(argv[3]) : 23;
+  setvbuf(stdout, nullptr, _IOLBF, 0);
+  const size_t total = mib << 20, frag = 4096, stride = frag + 64, chunk = 512 << 10, jobs_per_launch = 64;
+  const size_t nfrag = total / frag, per_chunk = chunk / frag, nchunks = nfrag / per_chunk;
+  const size_t src_len = nfrag * stride + 4096;
+  int sms; CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  int lo_prio, hi_prio; CK(cudaDeviceGetStreamPriorityRange(&lo_prio, &hi_prio));
+  cudaStream_t st[2];
+  for (auto& s : st) CK(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, hi_prio));
+  cudaEvent_t e0, e1, fork, join;
+  CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
+  CK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming)); CK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
+  int* flag; CK(cudaHostAlloc(&flag, 4, cudaHostAllocMapped));
+  int* flag_dev; CK(cudaHostGetDevicePointer(&flag_dev, flag, 0));
+  std::vector<unsigned char> hsrc(src_len);
+  for (size_t i = 0; i < src_len; i++) hsrc[i] = (unsigned char)(i * 7 + i / 4093);
+  unsigned char *src, *dst;
+  CK(cudaMalloc(&src, src_len)); CK(cudaMalloc(&dst, total));
+  CK(cudaMemcpy(src, hsrc.data(), src_len, cudaMemcpyHostToDevice));
+  ulonglong2* hrec; CK(cudaHostAlloc(&hrec, nfrag * 16, cudaHostAllocMapped));
+  ulonglong2* hrec_dev; CK(cudaHostGetDevicePointer(&hrec_dev, hrec, 0));
+  ulonglong2* drec; CK(cudaMalloc(&drec, nfrag * 16));
+  // Best of 10 (after 2 warm-ups); queued = behind a gate released once everything is issued.
+  auto timeit = [&](bool queued, auto f) {
+    float best = 1e9;
+    for (int it = 0; it < 12; it++) {
+      if (queued) { *(volatile int*)flag = 0; gate<<<1, 1, 0, st[0]>>>(flag_dev); }
+      CK(cudaEventRecord(e0, st[0]));
+      CK(cudaEventRecord(fork, st[0])); CK(cudaStreamWaitEvent(st[1], fork, 0));
+      f();
+      CK(cudaEventRecord(join, st[1])); CK(cudaStreamWaitEvent(st[0], join, 0));
+      CK(cudaEventRecord(e1, st[0]));
+      if (queued) *(volatile int*)flag = 1;
+      CK(cudaEventSynchronize(e1));
+      float ms; CK(cudaEventElapsedTime(&ms, e0, e1)); if (it >= 2) best = std::min(best, ms);
+    }
+    CK(cudaGetLastError());
+    return best;
+  };
+  auto gbs = [&](float ms) { return total / (ms / 1e3) / 1e9; };
+  const Variant run22[] = {
+      {"tcpxr_unpack (kernel.cu)", (const void*)tcpxr_unpack, 0, false},
+      {"flags none", (const void*)unpack_x<0>, 0, false},
+      {"NOSMEM", (const void*)unpack_x<NOSMEM>, 0, false},
+      {"SHFL", (const void*)unpack_x<SHFL>, 0, false},
+      {"STREAM", (const void*)unpack_x<STREAM>, 0, false},
+      {"L2HINT", (const void*)unpack_x<L2HINT>, 0, false},
+      {"PREFETCH", (const void*)unpack_x<PREFETCH>, 1, false},
+      {"NOSMEM|SHFL", (const void*)unpack_x<NOSMEM | SHFL>, 0, false},
+      {"NOSMEM|SHFL|STREAM", (const void*)unpack_x<NOSMEM | SHFL | STREAM>, 0, false},
+      {"NOSMEM|SHFL|L2HINT", (const void*)unpack_x<NOSMEM | SHFL | L2HINT>, 0, false},
+      {"NOSMEM|SHFL|PREFETCH", (const void*)unpack_x<NOSMEM | SHFL | PREFETCH>, 1, false},
+      {"NOSMEM|SHFL|L2HINT|PREFETCH", (const void*)unpack_x<NOSMEM | SHFL | L2HINT | PREFETCH>, 1, false},
+  };
+  const Variant run23[] = {
+      {"tcpxr_unpack (kernel.cu)", (const void*)tcpxr_unpack, 0, false},
+      {"NOSMEM", (const void*)unpack_x<NOSMEM>, 0, false},
+      {"NOSMEM devrec", (const void*)unpack_x<NOSMEM>, 0, true},
+      {"NOSMEM|SHFL min 4", (const void*)unpack_x<NOSMEM | SHFL, 4>, 0, false},
+      {"NOSMEM|PREFETCH min 4, occ/1", (const void*)unpack_x<NOSMEM | PREFETCH, 4>, 1, false},
+      {"NOSMEM|PREFETCH min 4, occ/2", (const void*)unpack_x<NOSMEM | PREFETCH, 4>, 2, false},
+      {"NOSMEM|DEPTH4 min 6", (const void*)unpack_x<NOSMEM | DEPTH4, 6>, 0, false},
+      {"NOSMEM|DEPTH4 min 8", (const void*)unpack_x<NOSMEM | DEPTH4, 8>, 0, false},
+      {"NOSMEM|SHFL|DEPTH4 min 6", (const void*)unpack_x<NOSMEM | SHFL | DEPTH4, 6>, 0, false},
+      {"NOSMEM|SHFL|DEPTH4 min 8", (const void*)unpack_x<NOSMEM | SHFL | DEPTH4, 8>, 0, false},
+      {"plain copy kernel (contig)", nullptr, 0, false},
+  };
+  const Variant* variants = run == 22 ? run22 : run23;
+  const int nvariants = run == 22 ? sizeof run22 / sizeof run22[0] : sizeof run23 / sizeof run23[0];
+  for (const Variant& v : std::vector<Variant>(variants, variants + nvariants)) {
+    if (!v.fn) continue;
+    cudaFuncAttributes a; CK(cudaFuncGetAttributes(&a, v.fn));
+    int occ = 0; CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, v.fn, TCPXR_WARPS * 32, 0));
+    printf("%-30s %3d registers, %4zu B local, %4zu B smem, %d blocks per SM\n", v.name, a.numRegs, a.localSizeBytes,
+           a.sharedSizeBytes, occ);
+  }
+  std::vector<unsigned char> want(total), got(total);
+  for (int round = 0; round < rounds; round++) {
+    float memcpy_ms[2];
+    for (int q = 0; q < 2; q++)
+      memcpy_ms[q] = timeit(q, [&] { CK(cudaMemcpyAsync(dst, src, total, cudaMemcpyDeviceToDevice, st[0])); });
+    printf("== round %d, %zu MiB, %d SMs, %dx%d kernel, %zu jobs/launch: memcpy D2D %.1f GB/s (host) %.1f GB/s (queued)\n",
+           round, mib, sms, TCPXR_WARPS, TCPXR_RECORDS_PER_WARP, jobs_per_launch, gbs(memcpy_ms[0]), gbs(memcpy_ms[1]));
+    for (int layout = 0; layout < 3; layout++) {  // aligned, misaligned 0-63 B, contig
+      std::vector<size_t> order(nfrag);
+      for (size_t i = 0; i < nfrag; i++) order[i] = i;
+      if (layout < 2)
+        for (size_t i = nfrag - 1; i > 0; i--) std::swap(order[i], order[rnd() % (i + 1)]);
+      for (size_t i = 0; i < nfrag; i++) {
+        const unsigned long long so = layout == 2 ? i * frag : order[i] * stride + (layout == 1 ? rnd() % 64 : 0);
+        hrec[i].x = so | ((unsigned long long)frag << 32);
+        hrec[i].y = i * frag;
+        memcpy(&want[i * frag], &hsrc[so], frag);
+      }
+      CK(cudaMemcpy(drec, hrec, nfrag * 16, cudaMemcpyHostToDevice));
+      const char* lname = layout == 0 ? "aligned" : layout == 1 ? "misaligned" : "contig";
+      for (const Variant& v : std::vector<Variant>(variants, variants + nvariants)) {
+        if (!v.fn && layout != 2) continue;
+        int occ = 0;
+        if (v.fn) CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, v.fn, TCPXR_WARPS * 32, 0));
+        const ulonglong2* recs = v.devrec ? drec : hrec_dev;
+        float ms[2];
+        for (int q = 0; q < 2; q++) {
+          ms[q] = timeit(q, [&] {
+            if (!v.fn) {
+              plain_copy<<<sms * 4, 256, 0, st[0]>>>((const uint4*)src, (uint4*)dst, total / 16);
+              return;
+            }
+            TcpxrBatch b; b.njobs = 0; b.total = 0;
+            int k = 0;
+            for (size_t c = 0; c < nchunks; c++) {
+              TcpxrJob& j = b.jobs[b.njobs++];
+              j.records = (unsigned long long)(recs + c * per_chunk); j.bounce = (unsigned long long)src;
+              j.dst = (unsigned long long)dst; j.first = b.total; j.count = per_chunk; b.total += per_chunk;
+              if (b.njobs == (int)jobs_per_launch || c + 1 == nchunks) {
+                const unsigned cap = v.persistent ? (unsigned)(sms * occ / v.persistent) : (unsigned)sms * 16;
+                const unsigned grid = std::min((b.total + TCPXR_TILE - 1) / TCPXR_TILE, cap);
+                void* args[] = {&b};
+                CK(cudaLaunchKernel(v.fn, grid, TCPXR_WARPS * 32, args, 0, st[k & 1]));
+                k++;
+                b.njobs = 0; b.total = 0;
+              }
+            }
+          });
+        }
+        CK(cudaMemcpy(got.data(), dst, total, cudaMemcpyDeviceToHost));
+        const bool ok = got == want;
+        CK(cudaMemset(dst, 0, total));
+        printf("  %-30s %-10s host %7.1f GB/s %4.0f%%   queued %7.1f GB/s %4.0f%%   %s\n", v.name, lname, gbs(ms[0]),
+               100 * memcpy_ms[0] / ms[0], gbs(ms[1]), 100 * memcpy_ms[1] / ms[1], ok ? "ok" : "WRONG");
+      }
+    }
+  }
+  return 0;
+}
