@@ -204,6 +204,20 @@ impl Unpacker {
         Ok(())
     }
 
+    /// Makes both unpack streams wait for `event` before the launches that follow, so work held
+    /// behind `event` (a benchmark's gate) holds every launch, whichever stream runs it.
+    ///
+    /// # Safety
+    /// `event` must be a live event of this GPU's context.
+    pub unsafe fn start_after(&self, event: sys::CUevent) -> Result<()> {
+        let _current = self.gpu.enter()?;
+        for stream in [self.gpu.stream, self.gpu.unpack_alt] {
+            // SAFETY: the GPU's live streams; the caller vouches for the event.
+            check(unsafe { sys::cuStreamWaitEvent(stream, event, 0) }, "cuStreamWaitEvent")?;
+        }
+        Ok(())
+    }
+
     /// Whether a launched batch has finished on the GPU (never blocks).
     pub fn done(&mut self, b: Batch) -> Result<bool> {
         let s = &mut self.slots[b.slot];
