@@ -1,4 +1,4 @@
-// Runs 22-23: changes to tcpxr's unpack kernel, alone and together, on the bytes of
+// Runs 22-23, 29 and 30: changes to tcpxr's unpack kernel, alone and together, on the bytes of
 // `tcpxr-bench gpu` (docs/BENCHMARKS.md section 2d). Not part of tcpxr; built with nvcc on the GPU
 // machine, see README.md beside this file. `./flags MiB rounds 22|23` runs one run's rows.
 //
@@ -16,7 +16,13 @@
 // - DEPTH4: four 16-byte loads in flight per lane instead of eight (fewer registers, so more
 //   blocks per SM; MINB, the second template argument, is the blocks per SM the compiler must fit).
 // Run 23 adds rows with the records in device memory (`devrec`: what the PCIe read of the records
-// costs) and a plain grid-stride copy kernel (what any copy by SMs reaches).
+// costs) and a plain grid-stride copy kernel (what any copy by SMs reaches). Run 29 asks whether
+// that cost is the read's latency: device records with a delay added after each record load
+// (the third template argument, in SM cycles), a block that loads the records of all its tiles
+// at once (`unpack_allfetch`, grid at the occupancy), and the latency of one dependent 8-byte read
+// of host-mapped and of device memory (`chase`). Run 30: `unpack_async`, where each warp moves its
+// page into shared memory with cp.async (no registers held while the loads fly) and shifts it out
+// from there, so more blocks fit per SM and more bytes are in flight.
 // Layouts: 4 KiB fragments from shuffled places 4160 B apart, aligned or 0-63 B off, written
 // contiguously (as tcpxr-bench gpu), and `contig`: in order and adjacent, so the copy is one plain
 // contiguous copy cut into pages (what the scatter costs). Records host-mapped, as TCPX publishes
@@ -127,7 +133,7 @@ __device__ void copy_warp_x(char* dst, const char* src, unsigned int len, int la
   tcpxr_copy_bytes(dst + done, src + done, len - done, lane);
 }
 
-template <int F, int MINB = 1>
+template <int F, int MINB = 1, int DELAY = 0>
 __global__ void __launch_bounds__(TCPXR_WARPS * 32, MINB) unpack_x(const __grid_constant__ TcpxrBatch batch) {
   __shared__ TcpxrJob sjobs[(F & NOSMEM) ? 1 : TCPXR_MAX_JOBS];
   __shared__ unsigned long long tile_src[TCPXR_TILE], tile_dst[TCPXR_TILE];
@@ -153,6 +159,12 @@ __global__ void __launch_bounds__(TCPXR_WARPS * 32, MINB) unpack_x(const __grid_
       if (jobs[mid].first <= r) lo = mid; else hi = mid - 1;
     }
     const ulonglong2 m = __ldcv((const ulonglong2*)jobs[lo].records + (r - jobs[lo].first));
+    if constexpr (DELAY > 0) {  // the record has arrived (the asm consumes it); then wait
+      asm volatile("" ::"l"(m.x), "l"(m.y));
+      const long long t0 = clock64();
+      while (clock64() - t0 < DELAY) {
+      }
+    }
     len = (unsigned int)(m.x >> 32);
     src = jobs[lo].bounce + (unsigned int)(m.x & 0xffffffffull);
     dst = jobs[lo].dst + m.y;
@@ -174,6 +186,127 @@ __global__ void __launch_bounds__(TCPXR_WARPS * 32, MINB) unpack_x(const __grid_
     }
     if (t + gridDim.x < tiles) __syncthreads();  // the tile is copied before it is overwritten
   }
+}
+
+// Each block loads the records of up to K of its tiles (t, t + grid, ...) in one go, then its
+// warps copy them without another record load; the grid is meant to be at the occupancy.
+template <int K>
+__global__ void __launch_bounds__(TCPXR_WARPS * 32, 1) unpack_allfetch(const __grid_constant__ TcpxrBatch batch) {
+  __shared__ unsigned long long ssrc[TCPXR_TILE * K], sdst[TCPXR_TILE * K];
+  __shared__ unsigned int slen[TCPXR_TILE * K];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const unsigned int tiles = (batch.total + TCPXR_TILE - 1) / TCPXR_TILE;
+  for (unsigned int t0 = blockIdx.x; t0 < tiles; t0 += gridDim.x * K) {
+    if (threadIdx.x < TCPXR_TILE * K) {
+      const unsigned int t = t0 + (threadIdx.x / TCPXR_TILE) * gridDim.x;
+      const unsigned int r = t * TCPXR_TILE + threadIdx.x % TCPXR_TILE;
+      unsigned int len = 0;
+      unsigned long long src = 0, dst = 0;
+      if (t < tiles && r < batch.total) {
+        const TcpxrJob* jobs = batch.jobs;
+        int lo = 0, hi = batch.njobs - 1;
+        while (lo < hi) {
+          const int mid = (lo + hi + 1) >> 1;
+          if (jobs[mid].first <= r) lo = mid; else hi = mid - 1;
+        }
+        const ulonglong2 m = __ldcv((const ulonglong2*)jobs[lo].records + (r - jobs[lo].first));
+        len = (unsigned int)(m.x >> 32);
+        src = jobs[lo].bounce + (unsigned int)(m.x & 0xffffffffull);
+        dst = jobs[lo].dst + m.y;
+      }
+      ssrc[threadIdx.x] = src;
+      sdst[threadIdx.x] = dst;
+      slen[threadIdx.x] = len;
+    }
+    __syncthreads();
+    for (int k = 0; k < K; k++) {
+      const int i = k * TCPXR_TILE + warp;
+      tcpxr_copy_warp((char*)sdst[i], (const char*)ssrc[i], slen[i], lane);
+    }
+    if (t0 + gridDim.x * K < tiles) __syncthreads();
+  }
+}
+
+// A warp's page: global -> shared with cp.async.cg (16-byte aligned source vectors, the aligned
+// superset of the record's bytes), then shared -> registers -> global, funnel-shifted when source
+// and destination disagree modulo 16. `buf` holds ASYNC_VECS + 1 vectors.
+#define ASYNC_VECS 256
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+  const unsigned int a = (unsigned int)__cvta_generic_to_shared(smem);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(a), "l"(gmem) : "memory");
+}
+__device__ void copy_warp_async(char* dst, const char* src, unsigned int len, int lane, uint4* buf) {
+  const unsigned long long d = (unsigned long long)dst;
+  unsigned int head = (unsigned int)((16 - (d & 15)) & 15);
+  if (head > len) head = len;
+  tcpxr_copy_bytes(dst, src, head, lane);
+  const unsigned int n16 = (len - head) >> 4;
+  uint4* d16 = (uint4*)(dst + head);
+  const char* s2 = src + head;
+  const unsigned int r = (unsigned int)((unsigned long long)s2 & 15);
+  const unsigned int q = r >> 2, sh = (r & 3) * 8;
+  const uint4* sv = (const uint4*)((unsigned long long)s2 & ~15ull);
+  for (unsigned int base = 0; base < n16; base += ASYNC_VECS) {
+    const unsigned int cnt = min((unsigned int)ASYNC_VECS, n16 - base);
+    const unsigned int nsrc = cnt + (r != 0);  // sv[base + cnt] holds record bytes when r != 0
+    for (unsigned int j = lane; j < nsrc; j += 32) cp_async16(buf + j, sv + base + j);
+    asm volatile("cp.async.commit_group;" ::: "memory");
+    asm volatile("cp.async.wait_group 0;" ::: "memory");
+    __syncwarp();
+    if (r == 0) {
+      for (unsigned int j = lane; j < cnt; j += 32) d16[base + j] = buf[j];
+    } else {
+      for (unsigned int j = lane; j < cnt; j += 32) d16[base + j] = tcpxr_shift16(buf[j], buf[j + 1], q, sh);
+    }
+    __syncwarp();  // every lane has read buf before the next pass refills it
+  }
+  const unsigned int done = head + (n16 << 4);
+  tcpxr_copy_bytes(dst + done, src + done, len - done, lane);
+}
+
+template <int MINB>
+__global__ void __launch_bounds__(TCPXR_WARPS * 32, MINB) unpack_async(const __grid_constant__ TcpxrBatch batch) {
+  __shared__ uint4 pages[TCPXR_WARPS][ASYNC_VECS + 1];
+  __shared__ unsigned long long tile_src[TCPXR_TILE], tile_dst[TCPXR_TILE];
+  __shared__ unsigned int tile_len[TCPXR_TILE];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const unsigned int tiles = (batch.total + TCPXR_TILE - 1) / TCPXR_TILE;
+  for (unsigned int t = blockIdx.x; t < tiles; t += gridDim.x) {
+    if (threadIdx.x < TCPXR_TILE) {
+      const unsigned int r = t * TCPXR_TILE + threadIdx.x;
+      unsigned int len = 0;
+      unsigned long long src = 0, dst = 0;
+      if (r < batch.total) {
+        const TcpxrJob* jobs = batch.jobs;
+        int lo = 0, hi = batch.njobs - 1;
+        while (lo < hi) {
+          const int mid = (lo + hi + 1) >> 1;
+          if (jobs[mid].first <= r) lo = mid; else hi = mid - 1;
+        }
+        const ulonglong2 m = __ldcv((const ulonglong2*)jobs[lo].records + (r - jobs[lo].first));
+        len = (unsigned int)(m.x >> 32);
+        src = jobs[lo].bounce + (unsigned int)(m.x & 0xffffffffull);
+        dst = jobs[lo].dst + m.y;
+      }
+      tile_src[threadIdx.x] = src;
+      tile_dst[threadIdx.x] = dst;
+      tile_len[threadIdx.x] = len;
+    }
+    __syncthreads();
+    copy_warp_async((char*)tile_dst[warp], (const char*)tile_src[warp], tile_len[warp], lane, pages[warp]);
+    if (t + gridDim.x < tiles) __syncthreads();
+  }
+}
+
+// One thread follows a chain of n dependent 8-byte reads (each holds the next index); out[0]
+// gets the SM cycles per read.
+__global__ void chase(const unsigned long long* p, int n, unsigned long long* out) {
+  unsigned long long idx = 0;
+  const long long t0 = clock64();
+  for (int i = 0; i < n; i++) idx = __ldcv(p + idx);
+  const long long t1 = clock64();
+  out[0] = (unsigned long long)(t1 - t0) / n;
+  out[1] = idx;
 }
 
 // A plain copy: each block moves 32 KiB per step, eight 16-byte loads in flight per thread.
@@ -271,8 +404,53 @@ int main(int argc, char** argv) {
       {"NOSMEM|SHFL|DEPTH4 min 8", (const void*)unpack_x<NOSMEM | SHFL | DEPTH4, 8>, 0, false},
       {"plain copy kernel (contig)", nullptr, 0, false},
   };
-  const Variant* variants = run == 22 ? run22 : run23;
-  const int nvariants = run == 22 ? sizeof run22 / sizeof run22[0] : sizeof run23 / sizeof run23[0];
+  const Variant run29[] = {
+      {"kernel.cu", (const void*)tcpxr_unpack, 0, false},
+      {"kernel.cu devrec", (const void*)tcpxr_unpack, 0, true},
+      {"NOSMEM devrec +1000 cycles", (const void*)unpack_x<NOSMEM, 1, 1000>, 0, true},
+      {"NOSMEM devrec +2000 cycles", (const void*)unpack_x<NOSMEM, 1, 2000>, 0, true},
+      {"NOSMEM devrec +4000 cycles", (const void*)unpack_x<NOSMEM, 1, 4000>, 0, true},
+      {"allfetch K=4, occ/1", (const void*)unpack_allfetch<4>, 1, false},
+      {"allfetch K=4, occ/1 devrec", (const void*)unpack_allfetch<4>, 1, true},
+      {"allfetch K=4, occ/2", (const void*)unpack_allfetch<4>, 2, false},
+      {"allfetch K=2, occ/1", (const void*)unpack_allfetch<2>, 1, false},
+  };
+  const Variant run30[] = {
+      {"kernel.cu", (const void*)tcpxr_unpack, 0, false},
+      {"kernel.cu devrec", (const void*)tcpxr_unpack, 0, true},
+      {"async min 4", (const void*)unpack_async<4>, 0, false},
+      {"async min 5", (const void*)unpack_async<5>, 0, false},
+      {"async min 6", (const void*)unpack_async<6>, 0, false},
+      {"async min 6 devrec", (const void*)unpack_async<6>, 0, true},
+      {"plain copy kernel (contig)", nullptr, 0, false},
+  };
+  const Variant* variants = run == 22 ? run22 : run == 23 ? run23 : run == 29 ? run29 : run30;
+  const int nvariants = run == 22   ? sizeof run22 / sizeof run22[0]
+                        : run == 23 ? sizeof run23 / sizeof run23[0]
+                        : run == 29 ? sizeof run29 / sizeof run29[0]
+                                    : sizeof run30 / sizeof run30[0];
+  if (run == 29) {  // latency of one dependent read, host-mapped and device memory
+    const int n = 4096, hops = 2000;
+    std::vector<unsigned long long> chain(n);
+    for (int i = 0; i < n; i++) chain[i] = (unsigned long long)((i + 1553) % n);  // 12 KiB apart
+    unsigned long long *hchain, *hchain_dev, *dchain, *out;
+    CK(cudaHostAlloc(&hchain, n * 8, cudaHostAllocMapped));
+    CK(cudaHostGetDevicePointer(&hchain_dev, hchain, 0));
+    memcpy(hchain, chain.data(), n * 8);
+    CK(cudaMalloc(&dchain, n * 8)); CK(cudaMemcpy(dchain, chain.data(), n * 8, cudaMemcpyHostToDevice));
+    CK(cudaMallocManaged(&out, 16));
+    int khz; CK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0));
+    for (int where = 0; where < 2; where++) {
+      unsigned long long best = ~0ull;
+      for (int it = 0; it < 3; it++) {
+        chase<<<1, 1>>>(where ? dchain : hchain_dev, hops, out);
+        CK(cudaDeviceSynchronize());
+        best = std::min(best, out[0]);
+      }
+      printf("one dependent 8-byte read of %s memory: %llu cycles = %.0f ns (SM clock %d MHz)\n",
+             where ? "device" : "host-mapped", best, best * 1e6 / khz, khz / 1000);
+    }
+  }
   for (const Variant& v : std::vector<Variant>(variants, variants + nvariants)) {
     if (!v.fn) continue;
     cudaFuncAttributes a; CK(cudaFuncGetAttributes(&a, v.fn));
