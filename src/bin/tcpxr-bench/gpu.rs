@@ -1,6 +1,7 @@
 //! `tcpxr-bench gpu`: the unpack kernel against cudaMemcpy device-to-device on the same bytes
-//! (timed in turn, from the host and on the GPU alone), batched against per-chunk launches and against the naive per-chunk way of the prototype
-//! (stream create, descriptor malloc + copy, launch, synchronise, free, destroy), the latency from
+//! (timed in turn, from the host and on the GPU alone), batched against per-chunk launches and
+//! against the naive per-chunk way of the prototype (stream create, descriptor malloc + copy,
+//! launch, synchronise, free, destroy), the latency from
 //! launch to a completed event, and exact placement of random fragment lists; last, the same
 //! fragments placed by the copy engines (a probe: no multiprocessor taken from the application).
 use cudarc::driver::sys;
@@ -90,12 +91,21 @@ impl Timer {
     /// the start event so work on other streams can wait for it too. None where the GPU cannot
     /// wait on host memory.
     fn time_gpu_only(&self, stream: sys::CUstream, gate: &Mapped, f: impl FnOnce(sys::CUevent)) -> Option<f64> {
+        /// Opens the gate when dropped, so a panic in `f` cannot leave the streams held.
+        struct Open(*mut u32);
+        impl Drop for Open {
+            fn drop(&mut self) {
+                // SAFETY: the gate's 4 mapped bytes, alive for the whole timing.
+                unsafe { self.0.write_volatile(1) }
+            }
+        }
         let flag = gate.host as *mut u32;
         let mut ms = 0f32;
         // SAFETY: live events and stream; the gate is 4 mapped bytes, written here with volatile
-        // stores and read by the GPU; it is set before the wait, so nothing is left held.
+        // stores and read by the GPU.
         unsafe {
             flag.write_volatile(0);
+            let open = Open(flag);
             let wait = sys::cuStreamWaitValue32_v2(
                 stream,
                 gate.dev,
@@ -108,7 +118,7 @@ impl Timer {
             ok(sys::cuEventRecord(self.0, stream), "record");
             f(self.0);
             ok(sys::cuEventRecord(self.1, stream), "record");
-            flag.write_volatile(1);
+            drop(open);
             ok(sys::cuEventSynchronize(self.1), "sync");
             ok(sys::cuEventElapsedTime_v2(&mut ms, self.0, self.1), "elapsed");
         }
