@@ -134,6 +134,25 @@ __device__ void tcpxr_copy_warp(char* dst, const char* src, unsigned int len, in
 #define TCPXR_MIN_BLOCKS 1
 #endif
 
+// Record r of the batch, or a zero length past its end: the job holding it (the last whose first
+// record is <= r, by binary search over the jobs), then its 16 bytes from the job's records.
+__device__ __forceinline__ void tcpxr_record(const TcpxrJob* jobs, int njobs, unsigned int total, unsigned int r,
+                                             unsigned long long& src, unsigned long long& dst, unsigned int& len) {
+  src = 0;
+  dst = 0;
+  len = 0;
+  if (r >= total) return;
+  int lo = 0, hi = njobs - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) >> 1;
+    if (jobs[mid].first <= r) lo = mid; else hi = mid - 1;
+  }
+  const ulonglong2 m = __ldcv((const ulonglong2*)jobs[lo].records + (r - jobs[lo].first));
+  len = (unsigned int)(m.x >> 32);
+  src = jobs[lo].bounce + (unsigned int)(m.x & 0xffffffffull);
+  dst = jobs[lo].dst + m.y;
+}
+
 // __grid_constant__ (compute capability 7.0, CUDA 11.7) says the search reads the parameter block
 // in place. NVRTC 13.0 builds byte-identical code with or without it (63 registers, no local
 // memory: docs/bench/2026-11-23/kernel-experiments/nvrtc_grid_constant.cpp, run 27); a compiler
@@ -154,21 +173,9 @@ extern "C" __global__ void __launch_bounds__(TCPXR_WARPS * 32, TCPXR_MIN_BLOCKS)
   const unsigned int tiles = (batch.total + TCPXR_TILE - 1) / TCPXR_TILE;
   for (unsigned int t = blockIdx.x; t < tiles; t += gridDim.x) {
     if (threadIdx.x < TCPXR_TILE) {
-      const unsigned int r = t * TCPXR_TILE + threadIdx.x;
-      unsigned int len = 0;
-      unsigned long long src = 0, dst = 0;
-      if (r < batch.total) {
-        const TcpxrJob* jobs = batch.jobs;
-        int lo = 0, hi = batch.njobs - 1;
-        while (lo < hi) {  // the last job whose first record is <= r
-          const int mid = (lo + hi + 1) >> 1;
-          if (jobs[mid].first <= r) lo = mid; else hi = mid - 1;
-        }
-        const ulonglong2 m = __ldcv((const ulonglong2*)jobs[lo].records + (r - jobs[lo].first));
-        len = (unsigned int)(m.x >> 32);
-        src = jobs[lo].bounce + (unsigned int)(m.x & 0xffffffffull);
-        dst = jobs[lo].dst + m.y;
-      }
+      unsigned long long src, dst;
+      unsigned int len;
+      tcpxr_record(batch.jobs, batch.njobs, batch.total, t * TCPXR_TILE + threadIdx.x, src, dst, len);
       tile_src[threadIdx.x] = src;
       tile_dst[threadIdx.x] = dst;
       tile_len[threadIdx.x] = len;

@@ -1,31 +1,14 @@
 // The rejected variant of run 14: a persistent grid of warps, each taking TCPXR_GROUP records per
 // pass and fetching its next group's records while it copies the current one. Measured slower than
 // tcpxr's tiled kernel (docs/BENCHMARKS.md section 2b). It reuses the job layout and the per-warp
-// copy of src/gpu/kernel.cu, which unpack_variants.cu includes first; only its own kernel and its
-// record lookup are here.
+// copy and the record lookup (tcpxr_record) of src/gpu/kernel.cu, which unpack_variants.cu includes
+// first; only its own kernel is here.
 
 // Records a warp takes per pass: lanes 0..GROUP-1 read them with one coalesced load from the
 // host-mapped ring, and the warp then copies them one after the other.
 #ifndef TCPXR_GROUP
 #define TCPXR_GROUP 4
 #endif
-
-__device__ __forceinline__ void tcpxr_record(const TcpxrJob* jobs, int njobs, unsigned int total, unsigned int r,
-                                             unsigned long long& src, unsigned long long& dst, unsigned int& len) {
-  src = 0;
-  dst = 0;
-  len = 0;
-  if (r >= total) return;
-  int lo = 0, hi = njobs - 1;
-  while (lo < hi) {
-    const int mid = (lo + hi + 1) >> 1;
-    if (jobs[mid].first <= r) lo = mid; else hi = mid - 1;
-  }
-  const ulonglong2 m = __ldcv((const ulonglong2*)jobs[lo].records + (r - jobs[lo].first));
-  len = (unsigned int)(m.x >> 32);
-  src = jobs[lo].bounce + (unsigned int)(m.x & 0xffffffffull);
-  dst = jobs[lo].dst + m.y;
-}
 
 // A persistent grid: each warp takes groups of TCPXR_GROUP records, group g, g + all warps, ...
 // and fetches its next group's records while it copies the current one.

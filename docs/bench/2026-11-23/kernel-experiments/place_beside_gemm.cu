@@ -11,29 +11,20 @@
 // did: a launch per progress pass). A chunk's slot frees when its launch's event completes.
 // Sources in device memory (TCPX's pages) or pinned host memory (the socket transport's bounce).
 // Printed: the GEMM's time beside the receiver over its time alone, the rate placed, launches.
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <vector>
-#include <algorithm>
 #include <chrono>
-#include <cuda_runtime.h>
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
-#include "../../../../src/gpu/kernel.cu"
+#include "harness.h"
 
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); exit(1);} } while (0)
 #define CB(x) do { cublasStatus_t e = (x); if (e != CUBLAS_STATUS_SUCCESS) { printf("%s:%d cublas %d\n", __FILE__, __LINE__, (int)e); exit(1);} } while (0)
-
-static unsigned long long rng_state = 0x9e3779b9;
-static unsigned long long rnd() { rng_state ^= rng_state << 13; rng_state ^= rng_state >> 7; rng_state ^= rng_state << 17; return rng_state; }
 
 int main() {
   setvbuf(stdout, nullptr, _IOLBF, 0);
+  rng_state = 0x9e3779b9;  // this harness's shuffle, as in runs 17b and 21
   int sms; CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const int n = 8192, batch = 16;
-  const size_t frag = 4096, per_chunk = 128, chunk = per_chunk * frag, nchunks = 64, stride = frag + 64;
-  const size_t nfrag = per_chunk * nchunks, src_len = nfrag * stride + 4096;
+  Pages pg(32);  // 64 chunks of 128 fragments of 4 KiB
+  const size_t per_chunk = pg.per_chunk, chunk = pg.chunk, nchunks = pg.nchunks;
   int lo_prio, hi_prio; CK(cudaDeviceGetStreamPriorityRange(&lo_prio, &hi_prio));
   cudaStream_t gs, ps[2];
   CK(cudaStreamCreateWithFlags(&gs, cudaStreamNonBlocking));
@@ -44,15 +35,11 @@ int main() {
   CK(cudaMemset(a, 0x3c, (size_t)n * n * 2)); CK(cudaMemset(b, 0x3c, (size_t)n * n * 2));
   const float one = 1, zero = 0;
   auto gemm = [&] { CB(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, CUDA_R_16BF, n, b, CUDA_R_16BF, n, &zero, c, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT)); };
-  unsigned char *src, *dst, *hsrc;
-  CK(cudaMalloc(&src, src_len)); CK(cudaMalloc(&dst, nfrag * frag)); CK(cudaHostAlloc(&hsrc, src_len, cudaHostAllocMapped));
-  ulonglong2* hrec; CK(cudaHostAlloc(&hrec, nfrag * 16, cudaHostAllocMapped));
-  ulonglong2* hrec_dev; CK(cudaHostGetDevicePointer(&hrec_dev, hrec, 0));
+  unsigned char *src = pg.src, *dst = pg.dst, *hsrc;
+  CK(cudaHostAlloc(&hsrc, pg.src_len, cudaHostAllocMapped));
   unsigned char* hsrc_dev; CK(cudaHostGetDevicePointer(&hsrc_dev, hsrc, 0));
-  std::vector<size_t> order(nfrag);
-  for (size_t i = 0; i < nfrag; i++) order[i] = i;
-  for (size_t i = nfrag - 1; i > 0; i--) std::swap(order[i], order[rnd() % (i + 1)]);
-  for (size_t i = 0; i < nfrag; i++) { hrec[i].x = (order[i] * stride) | ((unsigned long long)frag << 32); hrec[i].y = i * frag; }
+  ulonglong2* hrec_dev = pg.hrec_dev;
+  pg.layout(0, nullptr);  // shuffled, aligned
   const int max_depth = 8, slots = 16;
   cudaEvent_t ev[max_depth]; for (auto& x : ev) CK(cudaEventCreateWithFlags(&x, cudaEventDisableTiming));
   cudaEvent_t g0, g1; CK(cudaEventCreate(&g0)); CK(cudaEventCreate(&g1));

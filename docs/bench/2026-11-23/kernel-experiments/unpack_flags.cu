@@ -27,15 +27,7 @@
 // contiguously (as tcpxr-bench gpu), and `contig`: in order and adjacent, so the copy is one plain
 // contiguous copy cut into pages (what the scatter costs). Records host-mapped, as TCPX publishes
 // them; jobs of 512 KiB, 64 per launch, launches alternating over two streams.
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <vector>
-#include <algorithm>
-#include <cuda_runtime.h>
-#include "../../../../src/gpu/kernel.cu"
-
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); exit(1);} } while (0)
+#include "harness.h"
 
 enum { NOSMEM = 1, SHFL = 2, STREAM = 4, L2HINT = 8, PREFETCH = 16, DEPTH4 = 32 };
 
@@ -150,24 +142,13 @@ __global__ void __launch_bounds__(TCPXR_WARPS * 32, MINB) unpack_x(const __grid_
   unsigned long long src = 0, dst = 0;
   auto fetch = [&](unsigned int t) {
     if (threadIdx.x >= TCPXR_TILE) return;
-    const unsigned int r = t * TCPXR_TILE + threadIdx.x;
-    len = 0;
-    if (r >= batch.total) return;
-    int lo = 0, hi = batch.njobs - 1;
-    while (lo < hi) {
-      const int mid = (lo + hi + 1) >> 1;
-      if (jobs[mid].first <= r) lo = mid; else hi = mid - 1;
-    }
-    const ulonglong2 m = __ldcv((const ulonglong2*)jobs[lo].records + (r - jobs[lo].first));
+    tcpxr_record(jobs, batch.njobs, batch.total, t * TCPXR_TILE + threadIdx.x, src, dst, len);
     if constexpr (DELAY > 0) {  // the record has arrived (the asm consumes it); then wait
-      asm volatile("" ::"l"(m.x), "l"(m.y));
+      asm volatile("" ::"l"(src), "l"(dst), "r"(len));
       const long long t0 = clock64();
       while (clock64() - t0 < DELAY) {
       }
     }
-    len = (unsigned int)(m.x >> 32);
-    src = jobs[lo].bounce + (unsigned int)(m.x & 0xffffffffull);
-    dst = jobs[lo].dst + m.y;
   };
   unsigned int t = blockIdx.x;
   if constexpr ((F & PREFETCH) != 0) fetch(t);
@@ -199,21 +180,10 @@ __global__ void __launch_bounds__(TCPXR_WARPS * 32, 1) unpack_allfetch(const __g
   for (unsigned int t0 = blockIdx.x; t0 < tiles; t0 += gridDim.x * K) {
     if (threadIdx.x < TCPXR_TILE * K) {
       const unsigned int t = t0 + (threadIdx.x / TCPXR_TILE) * gridDim.x;
-      const unsigned int r = t * TCPXR_TILE + threadIdx.x % TCPXR_TILE;
-      unsigned int len = 0;
       unsigned long long src = 0, dst = 0;
-      if (t < tiles && r < batch.total) {
-        const TcpxrJob* jobs = batch.jobs;
-        int lo = 0, hi = batch.njobs - 1;
-        while (lo < hi) {
-          const int mid = (lo + hi + 1) >> 1;
-          if (jobs[mid].first <= r) lo = mid; else hi = mid - 1;
-        }
-        const ulonglong2 m = __ldcv((const ulonglong2*)jobs[lo].records + (r - jobs[lo].first));
-        len = (unsigned int)(m.x >> 32);
-        src = jobs[lo].bounce + (unsigned int)(m.x & 0xffffffffull);
-        dst = jobs[lo].dst + m.y;
-      }
+      unsigned int len = 0;
+      if (t < tiles)
+        tcpxr_record(batch.jobs, batch.njobs, batch.total, t * TCPXR_TILE + threadIdx.x % TCPXR_TILE, src, dst, len);
       ssrc[threadIdx.x] = src;
       sdst[threadIdx.x] = dst;
       slen[threadIdx.x] = len;
@@ -273,21 +243,9 @@ __global__ void __launch_bounds__(TCPXR_WARPS * 32, MINB) unpack_async(const __g
   const unsigned int tiles = (batch.total + TCPXR_TILE - 1) / TCPXR_TILE;
   for (unsigned int t = blockIdx.x; t < tiles; t += gridDim.x) {
     if (threadIdx.x < TCPXR_TILE) {
-      const unsigned int r = t * TCPXR_TILE + threadIdx.x;
-      unsigned int len = 0;
-      unsigned long long src = 0, dst = 0;
-      if (r < batch.total) {
-        const TcpxrJob* jobs = batch.jobs;
-        int lo = 0, hi = batch.njobs - 1;
-        while (lo < hi) {
-          const int mid = (lo + hi + 1) >> 1;
-          if (jobs[mid].first <= r) lo = mid; else hi = mid - 1;
-        }
-        const ulonglong2 m = __ldcv((const ulonglong2*)jobs[lo].records + (r - jobs[lo].first));
-        len = (unsigned int)(m.x >> 32);
-        src = jobs[lo].bounce + (unsigned int)(m.x & 0xffffffffull);
-        dst = jobs[lo].dst + m.y;
-      }
+      unsigned long long src, dst;
+      unsigned int len;
+      tcpxr_record(batch.jobs, batch.njobs, batch.total, t * TCPXR_TILE + threadIdx.x, src, dst, len);
       tile_src[threadIdx.x] = src;
       tile_dst[threadIdx.x] = dst;
       tile_len[threadIdx.x] = len;
@@ -322,13 +280,6 @@ __global__ void __launch_bounds__(256, 1) plain_copy(const uint4* s, uint4* d, u
   }
 }
 
-__global__ void gate(volatile int* flag) {
-  while (*flag == 0) {
-  }
-}
-
-static unsigned long long rng_state = 0x12345678;
-static unsigned long long rnd() { rng_state ^= rng_state << 13; rng_state ^= rng_state >> 7; rng_state ^= rng_state << 17; return rng_state; }
 
 // persistent: grid = occupancy / divisor (0: one block per tile, at most 16 per SM);
 // devrec: records in device memory; fn == nullptr: the plain copy kernel.
@@ -339,43 +290,13 @@ int main(int argc, char** argv) {
   const int rounds = argc > 2 ? atoi(argv[2]) : 2;
   const int run = argc > 3 ? atoi(argv[3]) : 23;
   setvbuf(stdout, nullptr, _IOLBF, 0);
-  const size_t total = mib << 20, frag = 4096, stride = frag + 64, chunk = 512 << 10, jobs_per_launch = 64;
-  const size_t nfrag = total / frag, per_chunk = chunk / frag, nchunks = nfrag / per_chunk;
-  const size_t src_len = nfrag * stride + 4096;
+  const size_t jobs_per_launch = 64;
+  Pages pg(mib);
+  const size_t total = pg.total, per_chunk = pg.per_chunk, nchunks = pg.nchunks;
+  unsigned char *src = pg.src, *dst = pg.dst;
   int sms; CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  int lo_prio, hi_prio; CK(cudaDeviceGetStreamPriorityRange(&lo_prio, &hi_prio));
-  cudaStream_t st[2];
-  for (auto& s : st) CK(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, hi_prio));
-  cudaEvent_t e0, e1, fork, join;
-  CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
-  CK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming)); CK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
-  int* flag; CK(cudaHostAlloc(&flag, 4, cudaHostAllocMapped));
-  int* flag_dev; CK(cudaHostGetDevicePointer(&flag_dev, flag, 0));
-  std::vector<unsigned char> hsrc(src_len);
-  for (size_t i = 0; i < src_len; i++) hsrc[i] = (unsigned char)(i * 7 + i / 4093);
-  unsigned char *src, *dst;
-  CK(cudaMalloc(&src, src_len)); CK(cudaMalloc(&dst, total));
-  CK(cudaMemcpy(src, hsrc.data(), src_len, cudaMemcpyHostToDevice));
-  ulonglong2* hrec; CK(cudaHostAlloc(&hrec, nfrag * 16, cudaHostAllocMapped));
-  ulonglong2* hrec_dev; CK(cudaHostGetDevicePointer(&hrec_dev, hrec, 0));
-  ulonglong2* drec; CK(cudaMalloc(&drec, nfrag * 16));
-  // Best of 10 (after 2 warm-ups); queued = behind a gate released once everything is issued.
-  auto timeit = [&](bool queued, auto f) {
-    float best = 1e9;
-    for (int it = 0; it < 12; it++) {
-      if (queued) { *(volatile int*)flag = 0; gate<<<1, 1, 0, st[0]>>>(flag_dev); }
-      CK(cudaEventRecord(e0, st[0]));
-      CK(cudaEventRecord(fork, st[0])); CK(cudaStreamWaitEvent(st[1], fork, 0));
-      f();
-      CK(cudaEventRecord(join, st[1])); CK(cudaStreamWaitEvent(st[0], join, 0));
-      CK(cudaEventRecord(e1, st[0]));
-      if (queued) *(volatile int*)flag = 1;
-      CK(cudaEventSynchronize(e1));
-      float ms; CK(cudaEventElapsedTime(&ms, e0, e1)); if (it >= 2) best = std::min(best, ms);
-    }
-    CK(cudaGetLastError());
-    return best;
-  };
+  Timing timeit;
+  cudaStream_t* st = timeit.st;
   auto gbs = [&](float ms) { return total / (ms / 1e3) / 1e9; };
   const Variant run22[] = {
       {"tcpxr_unpack (kernel.cu)", (const void*)tcpxr_unpack, 0, false},
@@ -466,23 +387,13 @@ int main(int argc, char** argv) {
     printf("== round %d, %zu MiB, %d SMs, %dx%d kernel, %zu jobs/launch: memcpy D2D %.1f GB/s (host) %.1f GB/s (queued)\n",
            round, mib, sms, TCPXR_WARPS, TCPXR_RECORDS_PER_WARP, jobs_per_launch, gbs(memcpy_ms[0]), gbs(memcpy_ms[1]));
     for (int layout = 0; layout < 3; layout++) {  // aligned, misaligned 0-63 B, contig
-      std::vector<size_t> order(nfrag);
-      for (size_t i = 0; i < nfrag; i++) order[i] = i;
-      if (layout < 2)
-        for (size_t i = nfrag - 1; i > 0; i--) std::swap(order[i], order[rnd() % (i + 1)]);
-      for (size_t i = 0; i < nfrag; i++) {
-        const unsigned long long so = layout == 2 ? i * frag : order[i] * stride + (layout == 1 ? rnd() % 64 : 0);
-        hrec[i].x = so | ((unsigned long long)frag << 32);
-        hrec[i].y = i * frag;
-        memcpy(&want[i * frag], &hsrc[so], frag);
-      }
-      CK(cudaMemcpy(drec, hrec, nfrag * 16, cudaMemcpyHostToDevice));
+      pg.layout(layout, &want);
       const char* lname = layout == 0 ? "aligned" : layout == 1 ? "misaligned" : "contig";
       for (const Variant& v : std::vector<Variant>(variants, variants + nvariants)) {
         if (!v.fn && layout != 2) continue;
         int occ = 0;
         if (v.fn) CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, v.fn, TCPXR_WARPS * 32, 0));
-        const ulonglong2* recs = v.devrec ? drec : hrec_dev;
+        const ulonglong2* recs = v.devrec ? pg.drec : pg.hrec_dev;
         float ms[2];
         for (int q = 0; q < 2; q++) {
           ms[q] = timeit(q, [&] {

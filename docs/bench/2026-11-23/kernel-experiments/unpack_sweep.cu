@@ -12,37 +12,10 @@
 //   the GPU's time alone (steady streaming, where launches are issued while earlier ones run);
 // - the same kernel with its next tile's records fetched while it copies the current one
 //   (`prefetch`), its grid at the occupancy (each block then loops over tiles) or at 16 per SM.
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <vector>
-#include <algorithm>
-#include <cuda_runtime.h>
-#include "../../../../src/gpu/kernel.cu"
+#include "harness.h"
 
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); exit(1);} } while (0)
 #define STR2(x) #x
 #define STR(x) STR2(x)
-
-__global__ void gate(volatile int* flag) {
-  while (*flag == 0) {
-  }
-}
-
-// The record of tile slot `i` (< TCPXR_TILE) of tile t, or a zero length past the end.
-__device__ __forceinline__ void pf_fetch(const TcpxrJob* jobs, int njobs, unsigned int total, unsigned int r,
-                                         ulonglong2& m, int& job) {
-  m = make_ulonglong2(0, 0);
-  job = -1;
-  if (r >= total) return;
-  int lo = 0, hi = njobs - 1;
-  while (lo < hi) {
-    const int mid = (lo + hi + 1) >> 1;
-    if (jobs[mid].first <= r) lo = mid; else hi = mid - 1;
-  }
-  job = lo;
-  m = __ldcv((const ulonglong2*)jobs[lo].records + (r - jobs[lo].first));
-}
 
 // tcpxr_unpack with the next tile's records in flight while the block copies the current tile.
 __global__ void __launch_bounds__(TCPXR_WARPS * 32, TCPXR_MIN_BLOCKS) unpack_prefetch(const TcpxrBatch batch) {
@@ -53,19 +26,19 @@ __global__ void __launch_bounds__(TCPXR_WARPS * 32, TCPXR_MIN_BLOCKS) unpack_pre
   __syncthreads();
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const unsigned int tiles = (batch.total + TCPXR_TILE - 1) / TCPXR_TILE;
-  ulonglong2 m;
-  int job = -1;
+  unsigned long long src, dst;
+  unsigned int len;
   unsigned int t = blockIdx.x;
-  if (threadIdx.x < TCPXR_TILE) pf_fetch(jobs, batch.njobs, batch.total, t * TCPXR_TILE + threadIdx.x, m, job);
+  if (threadIdx.x < TCPXR_TILE) tcpxr_record(jobs, batch.njobs, batch.total, t * TCPXR_TILE + threadIdx.x, src, dst, len);
   for (; t < tiles; t += gridDim.x) {
     if (threadIdx.x < TCPXR_TILE) {
-      tile_len[threadIdx.x] = job < 0 ? 0 : (unsigned int)(m.x >> 32);
-      tile_src[threadIdx.x] = job < 0 ? 0 : jobs[job].bounce + (unsigned int)(m.x & 0xffffffffull);
-      tile_dst[threadIdx.x] = job < 0 ? 0 : jobs[job].dst + m.y;
+      tile_len[threadIdx.x] = len;
+      tile_src[threadIdx.x] = src;
+      tile_dst[threadIdx.x] = dst;
     }
     __syncthreads();
     if (threadIdx.x < TCPXR_TILE)
-      pf_fetch(jobs, batch.njobs, batch.total, (t + gridDim.x) * TCPXR_TILE + threadIdx.x, m, job);
+      tcpxr_record(jobs, batch.njobs, batch.total, (t + gridDim.x) * TCPXR_TILE + threadIdx.x, src, dst, len);
     for (int k = 0; k < TCPXR_RECORDS_PER_WARP; k++) {
       const int i = warp * TCPXR_RECORDS_PER_WARP + k;
       tcpxr_copy_warp((char*)tile_dst[i], (const char*)tile_src[i], tile_len[i], lane);
@@ -74,51 +47,17 @@ __global__ void __launch_bounds__(TCPXR_WARPS * 32, TCPXR_MIN_BLOCKS) unpack_pre
   }
 }
 
-static unsigned long long rng_state = 0x12345678;
-static unsigned long long rnd() { rng_state ^= rng_state << 13; rng_state ^= rng_state >> 7; rng_state ^= rng_state << 17; return rng_state; }
-
 int main(int argc, char** argv) {
   const size_t mib = argc > 1 ? atoi(argv[1]) : 64;
   setvbuf(stdout, nullptr, _IOLBF, 0);
-  const size_t total = mib << 20, frag = 4096, stride = frag + 64, chunk = 512 << 10;
-  const size_t nfrag = total / frag, per_chunk = chunk / frag, nchunks = nfrag / per_chunk;
-  const size_t src_len = nfrag * stride + 4096;
+  Pages pg(mib);
+  const size_t total = pg.total, per_chunk = pg.per_chunk, nchunks = pg.nchunks;
+  unsigned char *src = pg.src, *dst = pg.dst, *hsrc_pinned;
+  CK(cudaHostAlloc(&hsrc_pinned, pg.src_len, cudaHostAllocMapped));
+  memcpy(hsrc_pinned, pg.hsrc.data(), pg.src_len);
   int sms; CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  int lo_prio, hi_prio; CK(cudaDeviceGetStreamPriorityRange(&lo_prio, &hi_prio));
-  cudaStream_t st[2];
-  for (auto& s : st) CK(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, hi_prio));
-  cudaEvent_t e0, e1, fork, join;
-  CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
-  CK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming)); CK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
-  int* flag; CK(cudaHostAlloc(&flag, 4, cudaHostAllocMapped));
-  int* flag_dev; CK(cudaHostGetDevicePointer(&flag_dev, flag, 0));
-  std::vector<unsigned char> hsrc(src_len);
-  for (size_t i = 0; i < src_len; i++) hsrc[i] = (unsigned char)(i * 7 + i / 4093);
-  unsigned char *src, *dst, *hsrc_pinned;
-  CK(cudaMalloc(&src, src_len)); CK(cudaMalloc(&dst, total));
-  CK(cudaHostAlloc(&hsrc_pinned, src_len, cudaHostAllocMapped));
-  memcpy(hsrc_pinned, hsrc.data(), src_len);
-  CK(cudaMemcpy(src, hsrc.data(), src_len, cudaMemcpyHostToDevice));
-  ulonglong2* hrec; CK(cudaHostAlloc(&hrec, nfrag * 16, cudaHostAllocMapped));
-  ulonglong2* hrec_dev; CK(cudaHostGetDevicePointer(&hrec_dev, hrec, 0));
-  ulonglong2* drec; CK(cudaMalloc(&drec, nfrag * 16));
-  // Times f: queued = behind a gate released once f has issued everything.
-  auto timeit = [&](bool queued, auto f) {
-    float best = 1e9;
-    for (int it = 0; it < 12; it++) {
-      if (queued) { *(volatile int*)flag = 0; gate<<<1, 1, 0, st[0]>>>(flag_dev); }
-      CK(cudaEventRecord(e0, st[0]));
-      CK(cudaEventRecord(fork, st[0])); CK(cudaStreamWaitEvent(st[1], fork, 0));
-      f();
-      CK(cudaEventRecord(join, st[1])); CK(cudaStreamWaitEvent(st[0], join, 0));
-      CK(cudaEventRecord(e1, st[0]));
-      if (queued) *(volatile int*)flag = 1;
-      CK(cudaEventSynchronize(e1));
-      float ms; CK(cudaEventElapsedTime(&ms, e0, e1)); if (it >= 2) best = std::min(best, ms);
-    }
-    CK(cudaGetLastError());
-    return best;
-  };
+  Timing timeit;
+  cudaStream_t* st = timeit.st;
   auto gbs = [&](float ms) { return total / (ms / 1e3) / 1e9; };
   float memcpy_ms[2];
   for (int q = 0; q < 2; q++) memcpy_ms[q] = timeit(q, [&] { CK(cudaMemcpyAsync(dst, src, total, cudaMemcpyDeviceToDevice, st[0])); });
@@ -128,17 +67,8 @@ int main(int argc, char** argv) {
   printf("%zu MiB, %d SMs, kernel %d warps x %d records per warp: memcpy D2D %.1f GB/s (host) %.1f GB/s (queued); memcpy H2D pinned %.1f GB/s\n",
          mib, sms, TCPXR_WARPS, TCPXR_RECORDS_PER_WARP, gbs(memcpy_ms[0]), gbs(memcpy_ms[1]), gbs(h2d_ms));
   std::vector<unsigned char> want(total), got(total);
-  for (int mis : {0, 63}) {
-    std::vector<size_t> order(nfrag);
-    for (size_t i = 0; i < nfrag; i++) order[i] = i;
-    for (size_t i = nfrag - 1; i > 0; i--) std::swap(order[i], order[rnd() % (i + 1)]);
-    for (size_t i = 0; i < nfrag; i++) {
-      const unsigned long long so = order[i] * stride + (mis ? rnd() % (mis + 1) : 0);
-      hrec[i].x = so | ((unsigned long long)frag << 32);
-      hrec[i].y = i * frag;
-      memcpy(&want[i * frag], &hsrc[so], frag);
-    }
-    CK(cudaMemcpy(drec, hrec, nfrag * 16, cudaMemcpyHostToDevice));
+  for (int mis : {0, 1}) {  // aligned, then 0-63 B off
+    pg.layout(mis, &want);
     auto check = [&](const char* name, const char* where, int q, float ms) {
       CK(cudaMemcpy(got.data(), dst, total, cudaMemcpyDeviceToHost));
       const bool ok = got == want;
@@ -147,7 +77,7 @@ int main(int argc, char** argv) {
       CK(cudaMemset(dst, 0, total));
     };
     for (int where = 0; where < 2; where++) {
-      ulonglong2* recs = where ? drec : hrec_dev;
+      ulonglong2* recs = where ? pg.drec : pg.hrec_dev;
       int occ = 0; CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, unpack_prefetch, TCPXR_WARPS * 32, 0));
       for (int variant = 0; variant < 3; variant++)
       for (int jobs : {120, 64}) {

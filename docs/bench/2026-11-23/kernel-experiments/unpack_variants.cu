@@ -1,13 +1,7 @@
 // Unpack kernel variants against cudaMemcpy D2D (runs 14 and 15, docs/BENCHMARKS.md section 2).
 // Not part of tcpxr; built with nvcc on the GPU machine, see README.md beside this file.
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <vector>
-#include <algorithm>
-#include <cuda_runtime.h>
 // tcpxr's own kernel (tcpxr_unpack, the tiled one) and the rejected persistent variant.
-#include "../../../../src/gpu/kernel.cu"
+#include "harness.h"
 #include "kernel_persistent.cu"
 #ifdef OLD
 #define VARIANT "old kernel (tile 8)"
@@ -16,8 +10,6 @@
 #define STR(x) STR2(x)
 #define VARIANT "new kernel G=" STR(TCPXR_GROUP)
 #endif
-
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); exit(1);} } while (0)
 
 // Two records at once when both are whole aligned pages: 16 loads in flight per lane.
 __device__ __forceinline__ bool page16(unsigned long long s, unsigned long long d, unsigned int l) {
@@ -71,24 +63,14 @@ __global__ void plain_copy(const uint4* __restrict__ s, uint4* __restrict__ d, s
   for (; i < n; i += stride) d[i] = s[i];
 }
 
-static unsigned long long rng_state = 0x12345678;
-static unsigned long long rnd() { rng_state ^= rng_state << 13; rng_state ^= rng_state >> 7; rng_state ^= rng_state << 17; return rng_state; }
-
 int main(int argc, char** argv) {
   const size_t mib = argc > 1 ? atoi(argv[1]) : 64;
-  const size_t total = mib << 20, frag = 4096, stride = frag + 64, chunk = 512 << 10;
-  const size_t nfrag = total / frag, per_chunk = chunk / frag, nchunks = nfrag / per_chunk;
-  const size_t src_len = nfrag * stride + 4096;
+  Pages pg(mib);
+  const size_t total = pg.total, per_chunk = pg.per_chunk, nchunks = pg.nchunks;
+  unsigned char *src = pg.src, *dst = pg.dst;
   int sms; CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   cudaStream_t st; CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
   cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
-  std::vector<unsigned char> hsrc(src_len);
-  for (size_t i = 0; i < src_len; i++) hsrc[i] = (unsigned char)(i * 7 + i / 4093);
-  unsigned char *src, *dst; CK(cudaMalloc(&src, src_len)); CK(cudaMalloc(&dst, total));
-  CK(cudaMemcpy(src, hsrc.data(), src_len, cudaMemcpyHostToDevice));
-  ulonglong2* hrec; CK(cudaHostAlloc(&hrec, nfrag * 16, cudaHostAllocMapped));
-  ulonglong2* hrec_dev; CK(cudaHostGetDevicePointer(&hrec_dev, hrec, 0));
-  ulonglong2* drec; CK(cudaMalloc(&drec, nfrag * 16));
   auto timeit = [&](auto f) {
     float best = 1e9;
     for (int it = 0; it < 12; it++) {
@@ -103,19 +85,10 @@ int main(int argc, char** argv) {
   auto gbs = [&](float ms) { return total / (ms / 1e3) / 1e9; };
   printf("%zu MiB, %d SMs: memcpy D2D %.1f GB/s; plain copy kernel %.1f GB/s (%.0f%%)\n", mib, sms, gbs(memcpy_ms), gbs(plain_ms), 100 * memcpy_ms / plain_ms);
   std::vector<unsigned char> want(total), got(total);
-  for (int mis : {0, 63}) {
-    std::vector<size_t> order(nfrag);
-    for (size_t i = 0; i < nfrag; i++) order[i] = i;
-    for (size_t i = nfrag - 1; i > 0; i--) std::swap(order[i], order[rnd() % (i + 1)]);
-    for (size_t i = 0; i < nfrag; i++) {
-      const unsigned long long so = order[i] * stride + (mis ? rnd() % (mis + 1) : 0);
-      hrec[i].x = so | ((unsigned long long)frag << 32);
-      hrec[i].y = i * frag;
-      memcpy(&want[i * frag], &hsrc[so], frag);
-    }
-    CK(cudaMemcpy(drec, hrec, nfrag * 16, cudaMemcpyHostToDevice));
+  for (int mis : {0, 1}) {  // aligned, then 0-63 B off
+    pg.layout(mis, &want);
     for (int where = 0; where < 2; where++) {
-      ulonglong2* recs = where ? drec : hrec_dev;
+      ulonglong2* recs = where ? pg.drec : pg.hrec_dev;
       auto run_batches = [&](auto launch) {
         TcpxrBatch b; b.njobs = 0; b.total = 0;
         for (size_t c = 0; c < nchunks; c++) {
