@@ -34,6 +34,8 @@ single host (2 GPUs, MPI=0 build, one process):
   %(prog)s --nccl-tests ~/nccl-tests/build --plugin-dir target/release
 single host, two processes (MPI=1 build):
   %(prog)s --nccl-tests ~/nccl-tests/build --plugin-dir target/release --mpirun
+one GPU, two processes sharing it (MPI=1 build; a correctness check, not a speed figure):
+  %(prog)s --nccl-tests ~/nccl-tests/build --plugin-dir target/release --one-gpu
 several hosts (MPI=1 build, one rank per GPU; the plugin path must exist on every host):
   %(prog)s --nccl-tests ~/nccl-tests/build --plugin-dir /opt/tcpxr --hostfile hosts --np 16 \\
       --configs socket,tcpxr-gpu --env NCCL_SOCKET_IFNAME=eth1,eth2,eth3,eth4
@@ -58,6 +60,9 @@ def parse_args(argv=None):
     p.add_argument("--mpirun", action="store_true",
                    help="two processes via mpirun with -g 1 (needs an MPI=1 build) instead of one process with -g 2")
     p.add_argument("--hostfile", help="several hosts: mpirun --hostfile FILE (implies --mpirun; needs --np)")
+    p.add_argument("--one-gpu", action="store_true",
+                   help="two processes via mpirun on GPU 0, each told it is its own host (NCCL_HOSTID), so NCCL "
+                        "accepts them and routes their traffic over the network (needs an MPI=1 build)")
     p.add_argument("--np", type=int, help="number of ranks = GPUs in all (with --hostfile)")
     p.add_argument("--mpirun-args", default="", help="extra mpirun arguments, one shell-quoted string")
     p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
@@ -73,8 +78,11 @@ def parse_args(argv=None):
         a.extra_env = dict(kv.split("=", 1) for kv in a.env)
     except ValueError as e:
         p.error(str(e))
-    if a.hostfile:
+    if a.one_gpu and a.hostfile:
+        p.error("--one-gpu runs on one host: leave out --hostfile")
+    if a.hostfile or a.one_gpu:
         a.mpirun = True
+    if a.hostfile:
         if not a.np:
             p.error("--hostfile needs --np (total number of ranks, one per GPU)")
     a.nranks = a.np if a.hostfile else 2
@@ -84,6 +92,18 @@ def parse_args(argv=None):
 def test_flags(a):
     return ["-b", str(a.min_bytes), "-e", str(a.max_bytes), "-f", "2",
             "-n", str(a.iters), "-w", str(a.warmup), "-c", "1"]
+
+
+# --one-gpu: NCCL refuses two ranks of one host on one GPU ("Duplicate GPU detected"), but it
+# compares GPUs only within a host, and NCCL_HOSTID names the host. Each rank gets its own name
+# from its MPI rank (OpenMPI, else MPICH/PMI), and NCCL_TESTS_DEVICE keeps nccl-tests on GPU 0.
+ONE_GPU_ENV = {"NCCL_TESTS_DEVICE": "0"}
+ONE_GPU_HOSTID = 'NCCL_HOSTID="tcpxr-one-gpu-rank${OMPI_COMM_WORLD_RANK:-${PMI_RANK:?no MPI rank}}" exec "$@"'
+
+
+def rank_wrapper(a):
+    """What runs each rank's binary under mpirun: nothing, or the per-rank NCCL_HOSTID of --one-gpu."""
+    return ["sh", "-c", ONE_GPU_HOSTID, "sh"] if a.one_gpu else []
 
 
 def command(a, binary, env_keys):
@@ -96,7 +116,7 @@ def command(a, binary, env_keys):
     cmd += shlex.split(a.mpirun_args)
     for key in sorted(env_keys):
         cmd += ["-x", key]
-    return cmd + [binary] + test_flags(a) + ["-g", "1"]
+    return cmd + rank_wrapper(a) + [binary] + test_flags(a) + ["-g", "1"]
 
 
 def expected_sizes(a):
@@ -160,6 +180,8 @@ def run_one(a, op, config, out_dir, base_env):
         os.remove(old)
     over = configs.overrides(config, a.plugin_dir, log_prefix, single_host=not a.hostfile,
                              base_env=base_env, extra=a.extra_env)
+    if a.one_gpu:
+        over.update(ONE_GPU_ENV)
     env = dict(base_env, **over)
     forwarded = set(over) | set(configs.inherited_nccl_vars([config], a.plugin_dir, base_env))
     forwarded |= {"LD_LIBRARY_PATH"} & set(env)
@@ -229,6 +251,7 @@ def main(argv=None):
         print("note: from your environment, applied to every config: "
               + " ".join(f"{k}={v}" for k, v in inherited.items()))
     mode = (f"mpirun -np {a.nranks} --hostfile {a.hostfile}, -g 1" if a.hostfile
+            else "mpirun -np 2 on GPU 0, one NCCL_HOSTID per rank, -g 1" if a.one_gpu
             else "mpirun -np 2, -g 1" if a.mpirun else "one process, -g 2")
     print(f"output: {out_dir}\nflags: {' '.join(test_flags(a))} ({mode})")
 
@@ -260,6 +283,9 @@ def main(argv=None):
         f"nccl-tests flags: {' '.join(test_flags(a))} ({mode})",
         "env of every run: " + " ".join(f"{k}={v}" for k, v in forcing.items()),
     ] + [f"{c}: {configs.DESCRIPTIONS[c]}" for c in runnable]
+    if a.one_gpu:
+        notes.append("--one-gpu: both ranks share GPU 0 and take turns on it (time-slicing), so these figures "
+                     "check correctness; they are not speeds of two GPUs")
     if inherited:
         notes.append("inherited: " + " ".join(f"{k}={v}" for k, v in inherited.items()))
     notes.append("CPU cores busy, averaged over each whole run (the nccl-tests process: its own polling "

@@ -94,6 +94,13 @@ class TorchBenchPlan(unittest.TestCase):
             limit = 2 ** 120 if world & (world - 1) == 0 else 2 ** 24
             self.assertLess(top, limit)
 
+    def test_one_gpu(self):
+        """--one-gpu: every rank its own NCCL host name, so NCCL's duplicate-GPU check passes."""
+        names = {torch_bench.one_gpu_env(r)["NCCL_HOSTID"] for r in range(torch_bench.WORLD)}
+        self.assertEqual(len(names), torch_bench.WORLD)
+        self.assertTrue(torch_bench.parse_args(["--plugin-dir", "p", "--one-gpu"]).one_gpu)
+        self.assertFalse(torch_bench.parse_args(["--plugin-dir", "p"]).one_gpu)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -7,6 +7,8 @@ import io
 import json
 import os
 import stat
+import subprocess
+import sys
 import tempfile
 import unittest
 from unittest import mock
@@ -107,9 +109,42 @@ class Command(unittest.TestCase):
         self.assertEqual(cmd[-2:], ["-g", "1"])
         self.assertEqual(a.nranks, 16)
 
+    def test_one_gpu_command(self):
+        a = run_nccl_tests.parse_args(["--nccl-tests", "b", "--plugin-dir", "p", "--one-gpu"])
+        self.assertTrue(a.mpirun)
+        self.assertEqual(a.nranks, 2)
+        cmd = run_nccl_tests.command(a, "b/all_reduce_perf", {"NCCL_NET"})
+        self.assertEqual(cmd[:6], ["mpirun", "--allow-run-as-root", "--bind-to", "none", "-np", "2"])
+        wrapper = run_nccl_tests.rank_wrapper(a)
+        at = cmd.index("b/all_reduce_perf")
+        self.assertEqual(cmd[at - len(wrapper):at], wrapper)
+        self.assertEqual(cmd[-2:], ["-g", "1"])
+
+    def test_one_gpu_wrapper_names_a_host_per_rank(self):
+        """The wrapper really runs: each MPI rank's binary sees its own NCCL_HOSTID, and the
+        arguments arrive untouched."""
+        a = run_nccl_tests.parse_args(["--nccl-tests", "b", "--plugin-dir", "p", "--one-gpu"])
+        probe = [sys.executable, "-c", "import os, sys; print(os.environ['NCCL_HOSTID'], sys.argv[1:])", "-b", "8 9"]
+        seen = []
+        for rank_var, rank in (("OMPI_COMM_WORLD_RANK", "0"), ("OMPI_COMM_WORLD_RANK", "1"), ("PMI_RANK", "1")):
+            env = {k: v for k, v in os.environ.items() if k not in ("OMPI_COMM_WORLD_RANK", "PMI_RANK")}
+            env[rank_var] = rank
+            out = subprocess.run(run_nccl_tests.rank_wrapper(a) + probe, env=env, capture_output=True, text=True,
+                                 check=True).stdout
+            seen.append(out.strip())
+        self.assertEqual(seen, ["tcpxr-one-gpu-rank0 ['-b', '8 9']", "tcpxr-one-gpu-rank1 ['-b', '8 9']",
+                                "tcpxr-one-gpu-rank1 ['-b', '8 9']"])
+        env = {k: v for k, v in os.environ.items() if k not in ("OMPI_COMM_WORLD_RANK", "PMI_RANK")}
+        lost = subprocess.run(run_nccl_tests.rank_wrapper(a) + probe, env=env, capture_output=True, text=True)
+        self.assertNotEqual(lost.returncode, 0)   # outside MPI: refuses, rather than one name for all ranks
+        self.assertIn("no MPI rank", lost.stderr)
+        self.assertEqual(run_nccl_tests.rank_wrapper(run_nccl_tests.parse_args(
+            ["--nccl-tests", "b", "--plugin-dir", "p", "--mpirun"])), [])
+
     def test_bad_args(self):
         with contextlib.redirect_stderr(io.StringIO()):
-            for bad in (["--hostfile", "h"], ["--configs", "nope"], ["--min", "1X"]):
+            for bad in (["--hostfile", "h"], ["--configs", "nope"], ["--min", "1X"],
+                        ["--one-gpu", "--hostfile", "h", "--np", "2"]):
                 with self.assertRaises(SystemExit):
                     run_nccl_tests.parse_args(["--nccl-tests", "b", "--plugin-dir", "p"] + bad)
 

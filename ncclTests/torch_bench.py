@@ -2,7 +2,9 @@
 """Compare tcpxr with NCCL's Socket transport through torch.distributed.
 
 For hosts without nccl-tests.  For each config it spawns one process per GPU
-(rank r on cuda:r, environment set before NCCL starts), runs all_reduce and
+(rank r on cuda:r, environment set before NCCL starts; with --one-gpu both on
+cuda:0, each with its own NCCL_HOSTID so that NCCL accepts them and routes
+their traffic over the network: a correctness check), runs all_reduce and
 send/recv (rank r -> r+1 and r-1 -> r at once, batch_isend_irecv) from MIN
 doubling to MAX in float32, checks every element exactly, and reports time,
 algbw and busbw with nccl-tests' formulas (all_reduce busbw = algbw*2(n-1)/n,
@@ -151,12 +153,21 @@ class _Bench:
                 "iters": iters, "time_us": seconds * 1e6, "algbw": algbw, "busbw": busbw, "wrong": wrong}
 
 
-def _worker(rank, world, port, env, ops, steps, result_path, timeout_s):
+def one_gpu_env(rank):
+    """--one-gpu: NCCL refuses two ranks of one host on one GPU, but compares GPUs only within a
+    host, and NCCL_HOSTID names the host."""
+    return {"NCCL_HOSTID": f"tcpxr-one-gpu-rank{rank}"}
+
+
+def _worker(rank, world, port, env, ops, steps, result_path, timeout_s, one_gpu=False):
     os.environ.update(env)                   # before torch initialises NCCL
+    if one_gpu:
+        os.environ.update(one_gpu_env(rank))
     import torch
     import torch.distributed as dist
-    torch.cuda.set_device(rank)
-    device = torch.device("cuda", rank)
+    gpu = 0 if one_gpu else rank
+    torch.cuda.set_device(gpu)
+    device = torch.device("cuda", gpu)
     dist.init_process_group("nccl", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world,
                             timeout=datetime.timedelta(seconds=timeout_s), device_id=device)
     bench, rows = _Bench(torch, dist, rank, world, device), []
@@ -192,7 +203,7 @@ def run_config(a, config, out_dir, steps):
     if os.path.exists(result_path):
         os.remove(result_path)
     ctx, port, start = mp.get_context("spawn"), _free_port(), time.monotonic()
-    procs = [ctx.Process(target=_worker, args=(r, WORLD, port, over, a.ops, steps, result_path, a.timeout))
+    procs = [ctx.Process(target=_worker, args=(r, WORLD, port, over, a.ops, steps, result_path, a.timeout, a.one_gpu))
              for r in range(WORLD)]
     saved = {k: os.environ.get(k) for k in over}
     os.environ.update(over)                  # children start with it (LD_LIBRARY_PATH is read at exec)
@@ -288,6 +299,9 @@ def parse_args(argv=None):
     p.add_argument("--out", help="output directory (default: ncclTests/out/torch-<date>)")
     p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="extra variable for every run")
     p.add_argument("--timeout", type=int, default=600, help="seconds per config before it is killed (default: %(default)s)")
+    p.add_argument("--one-gpu", action="store_true",
+                   help="both ranks on cuda:0, each its own NCCL host (NCCL_HOSTID): a correctness check on a "
+                        "one-GPU machine; the ranks take turns on the GPU, so the figures are not speeds")
     a = p.parse_args(argv)
     a.configs = [c for c in (a.config or a.configs or ",".join(configs.DEFAULT_CONFIGS)).split(",") if c]
     a.ops = [o for o in a.ops.split(",") if o]
@@ -308,8 +322,10 @@ def parse_args(argv=None):
 def main(argv=None):
     a = parse_args(argv)
     import torch
-    if torch.cuda.device_count() < WORLD:
-        print(f"FAILED setup: need {WORLD} GPUs, torch sees {torch.cuda.device_count()}")
+    need = 1 if a.one_gpu else WORLD
+    if torch.cuda.device_count() < need:
+        print(f"FAILED setup: need {need} GPU(s), torch sees {torch.cuda.device_count()}"
+              + ("" if a.one_gpu else " (--one-gpu runs both ranks on one)"))
         return 1
     if any(configs.uses_plugin(c) for c in a.configs) and not os.path.isfile(configs.plugin_path(a.plugin_dir)):
         print(f"FAILED setup: {configs.plugin_path(a.plugin_dir)} not found (cargo build --release)")
@@ -323,7 +339,9 @@ def main(argv=None):
         nccl = ".".join(map(str, torch.cuda.nccl.version()))
     except Exception:  # version query is informational only
         nccl = "?"
-    print(f"output: {out_dir}\ntorch {torch.__version__}, NCCL {nccl}, {WORLD} ranks on cuda:0..{WORLD - 1}")
+    where = (f"{WORLD} ranks on cuda:0, one NCCL_HOSTID each (correctness, not speed)" if a.one_gpu
+             else f"{WORLD} ranks on cuda:0..{WORLD - 1}")
+    print(f"output: {out_dir}\ntorch {torch.__version__}, NCCL {nccl}, {where}")
 
     runs = []
     for c in a.configs:
@@ -359,7 +377,9 @@ def main(argv=None):
                 w.writerow(dict(row, config=r["config"]))
 
     forcing = dict(configs.COMMON_ENV, **configs.SINGLE_HOST_ENV)
-    notes = [f"torch {torch.__version__}, NCCL {nccl}, {WORLD} processes (rank r on cuda:r), float32",
+    notes = [f"torch {torch.__version__}, NCCL {nccl}, {WORLD} processes ("
+             + ("both on cuda:0, one NCCL_HOSTID each: they take turns on the GPU, so the figures check "
+                "correctness and are not speeds" if a.one_gpu else "rank r on cuda:r") + "), float32",
              "iterations per size: " + ", ".join(f"{report.human_size(s)}: {w}+{n}" for s, w, n in steps
                                                 if s in (steps[0][0], 64 << 20, steps[-1][0])) + " (warm-up+timed)",
              "env of every run: " + " ".join(f"{k}={v}" for k, v in forcing.items())]
