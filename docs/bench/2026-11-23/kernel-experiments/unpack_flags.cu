@@ -1,6 +1,6 @@
-// Runs 22-23, 29 and 30: changes to tcpxr's unpack kernel, alone and together, on the bytes of
+// Runs 22-23, 29, 30 and 34: changes to tcpxr's unpack kernel, alone and together, on the bytes of
 // `tcpxr-bench gpu` (docs/BENCHMARKS.md section 2d). Not part of tcpxr; built with nvcc on the GPU
-// machine, see README.md beside this file. `./flags MiB rounds 22|23` runs one run's rows.
+// machine, see README.md beside this file. `./flags MiB rounds 22|23|29|30|34` runs one run's rows.
 //
 // The kernel below is src/gpu/kernel.cu's tcpxr_unpack with each change behind a flag:
 // - NOSMEM: the block does not copy the launch's jobs into shared memory; the record lookup
@@ -256,6 +256,63 @@ __global__ void __launch_bounds__(TCPXR_WARPS * 32, MINB) unpack_async(const __g
   }
 }
 
+// Run 34: how a block finds its records' jobs. The binary search of tcpxr_record reads the
+// parameter block six times in a row for 64 jobs (constant memory, cold on every SM when a launch
+// starts) before the record load itself can go. LOOKUP_DIRECT: job = r / count, one read (a
+// bound only: the bench's jobs are all the same size). LOOKUP_BALLOT: warp 0's lanes read the
+// jobs' first record numbers from a compact array after the jobs (two 128-byte lines, all at
+// once) and count with ballots, then one read of the job: two reads in a row instead of seven.
+enum { LOOKUP_SEARCH, LOOKUP_DIRECT, LOOKUP_BALLOT };
+struct BatchFirst {
+  TcpxrBatch b;
+  unsigned int first[TCPXR_MAX_JOBS];  // b.jobs[i].first, packed
+};
+
+template <int L>
+__global__ void __launch_bounds__(TCPXR_WARPS * 32, 1) unpack_lookup(const __grid_constant__ BatchFirst bf) {
+  __shared__ unsigned long long tile_src[TCPXR_TILE], tile_dst[TCPXR_TILE];
+  __shared__ unsigned int tile_len[TCPXR_TILE];
+  const TcpxrBatch& batch = bf.b;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const unsigned int tiles = (batch.total + TCPXR_TILE - 1) / TCPXR_TILE;
+  for (unsigned int t = blockIdx.x; t < tiles; t += gridDim.x) {
+    if (warp == 0) {
+      const unsigned int r0 = t * TCPXR_TILE;
+      int job = 0;
+      if constexpr (L == LOOKUP_BALLOT) {
+        const unsigned int f0 = lane < batch.njobs ? bf.first[lane] : ~0u;
+        const unsigned int f1 = lane + 32 < batch.njobs ? bf.first[lane + 32] : ~0u;
+#pragma unroll
+        for (int k = 0; k < TCPXR_TILE; k++) {  // jobs whose first record is <= r0 + k, less one
+          const int c = __popc(__ballot_sync(~0u, f0 <= r0 + k)) + __popc(__ballot_sync(~0u, f1 <= r0 + k));
+          if (lane == k) job = c - 1;
+        }
+      }
+      if (lane < TCPXR_TILE) {
+        const unsigned int r = r0 + lane;
+        unsigned long long src = 0, dst = 0;
+        unsigned int len = 0;
+        if constexpr (L == LOOKUP_SEARCH) {
+          tcpxr_record(batch.jobs, batch.njobs, batch.total, r, src, dst, len);
+        } else if (r < batch.total) {
+          if constexpr (L == LOOKUP_DIRECT) job = r / batch.jobs[0].count;
+          const TcpxrJob& j = batch.jobs[job];
+          const ulonglong2 m = __ldcv((const ulonglong2*)j.records + (r - j.first));
+          len = (unsigned int)(m.x >> 32);
+          src = j.bounce + (unsigned int)(m.x & 0xffffffffull);
+          dst = j.dst + m.y;
+        }
+        tile_src[lane] = src;
+        tile_dst[lane] = dst;
+        tile_len[lane] = len;
+      }
+    }
+    __syncthreads();
+    tcpxr_copy_warp((char*)tile_dst[warp], (const char*)tile_src[warp], tile_len[warp], lane);
+    if (t + gridDim.x < tiles) __syncthreads();
+  }
+}
+
 // One thread follows a chain of n dependent 8-byte reads (each holds the next index); out[0]
 // gets the SM cycles per read.
 __global__ void chase(const unsigned long long* p, int n, unsigned long long* out) {
@@ -345,11 +402,21 @@ int main(int argc, char** argv) {
       {"async min 6 devrec", (const void*)unpack_async<6>, 0, true},
       {"plain copy kernel (contig)", nullptr, 0, false},
   };
-  const Variant* variants = run == 22 ? run22 : run == 23 ? run23 : run == 29 ? run29 : run30;
+  const Variant run34[] = {
+      {"kernel.cu", (const void*)tcpxr_unpack, 0, false},
+      {"kernel.cu devrec", (const void*)tcpxr_unpack, 0, true},
+      {"lookup search", (const void*)unpack_lookup<LOOKUP_SEARCH>, 0, false},
+      {"lookup direct (bound)", (const void*)unpack_lookup<LOOKUP_DIRECT>, 0, false},
+      {"lookup direct devrec", (const void*)unpack_lookup<LOOKUP_DIRECT>, 0, true},
+      {"lookup ballot", (const void*)unpack_lookup<LOOKUP_BALLOT>, 0, false},
+      {"lookup ballot devrec", (const void*)unpack_lookup<LOOKUP_BALLOT>, 0, true},
+  };
+  const Variant* variants = run == 22 ? run22 : run == 23 ? run23 : run == 29 ? run29 : run == 30 ? run30 : run34;
   const int nvariants = run == 22   ? sizeof run22 / sizeof run22[0]
                         : run == 23 ? sizeof run23 / sizeof run23[0]
                         : run == 29 ? sizeof run29 / sizeof run29[0]
-                                    : sizeof run30 / sizeof run30[0];
+                        : run == 30 ? sizeof run30 / sizeof run30[0]
+                                    : sizeof run34 / sizeof run34[0];
   if (run == 29) {  // latency of one dependent read, host-mapped and device memory
     const int n = 4096, hops = 2000;
     std::vector<unsigned long long> chain(n);
@@ -401,16 +468,19 @@ int main(int argc, char** argv) {
               plain_copy<<<sms * 4, 256, 0, st[0]>>>((const uint4*)src, (uint4*)dst, total / 16);
               return;
             }
-            TcpxrBatch b; b.njobs = 0; b.total = 0;
+            BatchFirst bf;  // a kernel taking a TcpxrBatch reads its leading part
+            TcpxrBatch& b = bf.b;
+            b.njobs = 0; b.total = 0;
             int k = 0;
             for (size_t c = 0; c < nchunks; c++) {
+              bf.first[b.njobs] = b.total;
               TcpxrJob& j = b.jobs[b.njobs++];
               j.records = (unsigned long long)(recs + c * per_chunk); j.bounce = (unsigned long long)src;
               j.dst = (unsigned long long)dst; j.first = b.total; j.count = per_chunk; b.total += per_chunk;
               if (b.njobs == (int)jobs_per_launch || c + 1 == nchunks) {
                 const unsigned cap = v.persistent ? (unsigned)(sms * occ / v.persistent) : (unsigned)sms * 16;
                 const unsigned grid = std::min((b.total + TCPXR_TILE - 1) / TCPXR_TILE, cap);
-                void* args[] = {&b};
+                void* args[] = {&bf};
                 CK(cudaLaunchKernel(v.fn, grid, TCPXR_WARPS * 32, args, 0, st[k & 1]));
                 k++;
                 b.njobs = 0; b.total = 0;
