@@ -3,7 +3,10 @@
 //!
 //! It owns the configuration and the devices, chooses the inner transport, and checks every
 //! pointer NCCL hands back (comms carry a tag, requests a magic) before using it.
-use crate::abi::{ncclDebugLogger_t, NCCL_PTR_CUDA, NCCL_PTR_HOST};
+use crate::abi::{
+    ncclDebugLogger_t, ncclNetDeviceHandle_v7_t, unpackNetDeviceHandle, NCCL_NET_DEVICE_UNPACK,
+    NCCL_NET_DEVICE_UNPACK_VERSION, NCCL_PTR_CUDA, NCCL_PTR_HOST,
+};
 use crate::config::{self, Config};
 use crate::engine::memory::Registration;
 use crate::engine::requests::{Kind, Request};
@@ -41,6 +44,9 @@ pub struct Plugin {
     pub chunk_bytes: usize,
     pub send_window: usize,
     pub recv_window: usize,
+    /// GPU buffers are offered and NCCL places received GPU pages itself (`NCCL_NET_DEVICE_UNPACK`,
+    /// v7+ tables): receive comms give NCCL a device handle at accept.
+    pub device_unpack: bool,
 }
 
 static PLUGIN: Mutex<Option<Arc<Plugin>>> = Mutex::new(None);
@@ -50,8 +56,10 @@ static CONTEXTS: AtomicUsize = AtomicUsize::new(0);
 /// ask the CUDA driver about pointers when it did not.
 static GPU_BUFFERS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// Loads configuration and devices the first time; later calls only refresh the logger.
-pub fn init(logger: ncclDebugLogger_t) -> Result<()> {
+/// Loads configuration and devices the first time; later calls only refresh the logger. `table`
+/// is the version of the table NCCL called through (5-12), which decides whether GPU buffers can
+/// be offered without tcpxr GPU work on NCCL's critical path.
+pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
     crate::log::install(logger);
     let mut slot = PLUGIN.lock().unwrap();
     if slot.is_some() {
@@ -88,8 +96,18 @@ pub fn init(logger: ncclDebugLogger_t) -> Result<()> {
         limits.recv_slots,
         transport.name(),
     );
-    let gpu_buffers = config.gpu_buffers.wanted(transport.name()) && crate::gpu::available();
-    GPU_BUFFERS.store(gpu_buffers, Ordering::Release);
+    let gpu = gpu_buffers(config, transport.name(), table, crate::gpu::available(), &mut |k| {
+        std::env::var(k).ok()
+    })?;
+    for (key, value, why) in &gpu.set_env {
+        // NCCL reads both while it sets up the communicator, after its net plugin's init.
+        std::env::set_var(key, value);
+        log::info!(target: "tcpxr::init", "{key} unset: set to {value} ({why})");
+    }
+    if let Some(w) = &gpu.warning {
+        log::warn!("{w}");
+    }
+    GPU_BUFFERS.store(gpu.offered, Ordering::Release);
     let devices: Vec<Device> = transport
         .devices()
         .iter()
@@ -97,10 +115,7 @@ pub fn init(logger: ncclDebugLogger_t) -> Result<()> {
             name: CString::new(d.name.clone()).unwrap_or_default(),
             pci_path: d.pci_path.clone().and_then(|p| CString::new(p).ok()),
             guid: d.guid,
-            // GPU buffers: straight to TCPX, or through tcpxr's staging and unpack kernel over the
-            // socket; offered when NCCL_TCPXR_GPU_BUFFERS asks (auto: over tcpx) and a CUDA driver
-            // is present.
-            ptr_support: if gpu_buffers {
+            ptr_support: if gpu.offered {
                 NCCL_PTR_HOST | NCCL_PTR_CUDA
             } else {
                 NCCL_PTR_HOST
@@ -122,15 +137,7 @@ pub fn init(logger: ncclDebugLogger_t) -> Result<()> {
         chunk_bytes,
         send_window,
         recv_window,
-        match (config.gpu_buffers.wanted(transport.name()), crate::gpu::available()) {
-            (true, true) => "yes".to_string(),
-            (true, false) => "no (no CUDA driver)".to_string(),
-            (false, _) => format!(
-                "no (NCCL_TCPXR_GPU_BUFFERS={} over {})",
-                config.gpu_buffers,
-                transport.name()
-            ),
-        },
+        gpu.summary,
         list.join(" ")
     );
     *slot = Some(Arc::new(Plugin {
@@ -140,8 +147,111 @@ pub fn init(logger: ncclDebugLogger_t) -> Result<()> {
         chunk_bytes,
         send_window,
         recv_window,
+        device_unpack: gpu.device_unpack,
     }));
     Ok(())
+}
+
+/// Whether tcpxr offers NCCL GPU buffers, and how they are placed.
+#[derive(Debug, Default, PartialEq)]
+struct GpuBuffersChoice {
+    offered: bool,
+    /// NCCL's own kernel places received GPU pages (v7+): no tcpxr GPU work on its critical path.
+    device_unpack: bool,
+    /// NCCL settings tcpxr gives a value because the user left them unset: (name, value, why).
+    set_env: Vec<(&'static str, &'static str, &'static str)>,
+    warning: Option<String>,
+    /// For the init line: "yes (device unpack)", "no (why)".
+    summary: String,
+}
+
+/// The GPU-buffer decision (DESIGN.md, "No tcpxr GPU work on NCCL's critical path").
+///
+/// * v7+ tables: NCCL's device unpack places received pages with NCCL's own kernel, and only its
+///   Simple protocol reads them there (LL and LL128 read the receive buffer in place), so tcpxr
+///   sets `NCCL_PROTO=Simple` when it is unset, as every TCPX deployment does, and offers no GPU
+///   buffers under another NCCL_PROTO. Over the socket, a send from GPU memory would need a copy
+///   of tcpxr's own on NCCL's critical path, so tcpxr sets `NCCL_NET_GDR_READ=0` (sends from host
+///   memory) when it is unset. auto: on over tcpx, off over socket (host buffers measured faster).
+/// * v5/v6 tables have no device unpack: tcpxr's own unpack kernel would sit on NCCL's critical
+///   path, so GPU buffers are offered only when NCCL_TCPXR_GPU_BUFFERS=1 asks.
+fn gpu_buffers(
+    config: &Config,
+    transport: &str,
+    table: u32,
+    cuda: bool,
+    env: &mut dyn FnMut(&str) -> Option<String>,
+) -> Result<GpuBuffersChoice> {
+    let setting = config.gpu_buffers;
+    let explicit = setting == config::GpuBuffers::On;
+    let no = |why: String| {
+        Ok(GpuBuffersChoice {
+            summary: format!("no ({why})"),
+            ..Default::default()
+        })
+    };
+    if !setting.wanted(transport) {
+        return no(format!("NCCL_TCPXR_GPU_BUFFERS={setting} over {transport}"));
+    }
+    if !cuda {
+        return no("no CUDA driver".into());
+    }
+    if table < 7 {
+        if !explicit {
+            return no(format!(
+                "NCCL's v{table} table has no device unpack; NCCL_TCPXR_GPU_BUFFERS=1 offers them with tcpxr's own unpack kernel"
+            ));
+        }
+        return Ok(GpuBuffersChoice {
+            offered: true,
+            warning: Some(format!(
+                "NCCL_TCPXR_GPU_BUFFERS=1 under NCCL's v{table} table: received GPU pages are placed by tcpxr's own kernel, \
+                 which can deadlock with NCCL's kernel when both share a hardware queue (CUDA_DEVICE_MAX_CONNECTIONS=1, MPS)"
+            )),
+            summary: "yes (tcpxr's unpack kernel)".into(),
+            ..Default::default()
+        });
+    }
+    let mut choice = GpuBuffersChoice {
+        offered: true,
+        device_unpack: true,
+        summary: "yes (NCCL's device unpack)".into(),
+        ..Default::default()
+    };
+    match env("NCCL_PROTO") {
+        None => choice.set_env.push((
+            "NCCL_PROTO",
+            "Simple",
+            "NCCL's device unpack places received GPU pages for its Simple protocol only",
+        )),
+        Some(p) if p.trim().eq_ignore_ascii_case("simple") => {}
+        Some(p) if explicit => {
+            return Err(Error::invalid_argument(format!(
+                "NCCL_TCPXR_GPU_BUFFERS=1 with NCCL_PROTO={p}: NCCL's device unpack places received GPU pages only for \
+                 the Simple protocol; LL and LL128 would read them before they are placed. Accepted: NCCL_PROTO unset \
+                 or Simple, or NCCL_TCPXR_GPU_BUFFERS=0"
+            )))
+        }
+        Some(p) => return no(format!("NCCL_PROTO={p}: NCCL's device unpack serves only Simple")),
+    }
+    if transport == "socket" {
+        match env("NCCL_NET_GDR_READ") {
+            None => choice.set_env.push((
+                "NCCL_NET_GDR_READ",
+                "0",
+                "sends from GPU memory would need tcpxr's own copy on NCCL's critical path",
+            )),
+            Some(v) if v.trim() == "0" => {}
+            Some(v) => {
+                choice.warning = Some(format!(
+                    "NCCL_NET_GDR_READ={v} with GPU buffers over the socket transport: sends from GPU memory are staged by \
+                     tcpxr's own copies, which can deadlock with NCCL's kernel when both share a hardware queue \
+                     (CUDA_DEVICE_MAX_CONNECTIONS=1, MPS); leave NCCL_NET_GDR_READ unset or 0"
+                ))
+            }
+        }
+    }
+    Ok(choice)
 }
 
 /// The inner transport NCCL_TCPXR_TRANSPORT asks for: `socket`; `tcpx` (an error when the TCPX
@@ -229,11 +339,13 @@ fn tuning(p: &Plugin, max_requests: usize) -> Tuning {
         inline_bytes: config.inline_bytes,
         inline_idle_bytes: config.inline_idle_bytes,
         // Inline payloads bound for GPU memory land in pinned slots of this size, one per request:
-        // a receiver that offers GPU buffers keeps them at the always-inline size.
-        inline_accept: if GPU_BUFFERS.load(Ordering::Acquire) {
-            config.inline_bytes
-        } else {
-            config.inline_bytes.max(config.inline_idle_bytes)
+        // a receiver that offers GPU buffers keeps them at the always-inline size. With NCCL's
+        // device unpack over tcpx every payload goes through TCPX's pool, the one base NCCL's
+        // kernel reads from, so nothing travels inline.
+        inline_accept: match (GPU_BUFFERS.load(Ordering::Acquire), p.device_unpack, p.transport.name()) {
+            (_, true, "tcpx") => 0,
+            (true, _, _) => config.inline_bytes,
+            (false, _, _) => config.inline_bytes.max(config.inline_idle_bytes),
         },
         max_requests,
         handshake_timeout: Duration::from_millis(config.handshake_timeout_ms),
@@ -297,17 +409,41 @@ pub unsafe fn connect(dev: c_int, handle: *mut c_void, max_requests: usize) -> R
     }
 }
 
-/// Returns NULL while the peer has not connected yet.
+/// Returns NULL while the peer has not connected yet. `dev_handle`: NCCL's request for the
+/// receive comm's device handle (v7+), filled in once the comm is made.
 ///
 /// # Safety
 /// `listen` must be a pointer returned by `listen` and not yet closed.
-pub unsafe fn accept(listen: *mut c_void, max_requests: usize) -> Result<*mut c_void> {
+pub unsafe fn accept(
+    listen: *mut c_void,
+    max_requests: usize,
+    dev_handle: Option<&mut ncclNetDeviceHandle_v7_t>,
+) -> Result<*mut c_void> {
     let p = get()?;
     let l: &ListenComm = comm_ref(listen, CommTag::Listen, "listen comm")?;
-    Ok(match l.accept(&tuning(&p, max_requests))? {
-        Some(comm) => Box::into_raw(comm) as *mut c_void,
-        None => std::ptr::null_mut(),
-    })
+    if let Some(h) = &dev_handle {
+        if h.netDeviceType != NCCL_NET_DEVICE_UNPACK || h.netDeviceVersion != NCCL_NET_DEVICE_UNPACK_VERSION {
+            return Err(Error::internal(format!(
+                "accept asked for a device handle of type {} version {:#x}; tcpxr offers NCCL_NET_DEVICE_UNPACK ({}) version {:#x}",
+                h.netDeviceType, h.netDeviceVersion, NCCL_NET_DEVICE_UNPACK, NCCL_NET_DEVICE_UNPACK_VERSION
+            )));
+        }
+    }
+    let Some(comm) = l.accept(&tuning(&p, max_requests))? else {
+        return Ok(std::ptr::null_mut());
+    };
+    if let Some(h) = dev_handle {
+        // NCCL's service thread has the receiving GPU's context current.
+        let gpu = crate::gpu::current()?;
+        h.handle = comm.enable_device_unpack(gpu.as_deref())?;
+        h.size = std::mem::size_of::<unpackNetDeviceHandle>();
+        h.needsProxyProgress = 1;
+        log::debug!(
+            "receive comm with NCCL's device unpack, GPU {:?}",
+            gpu.map(|g| g.ordinal)
+        );
+    }
+    Ok(Box::into_raw(comm) as *mut c_void)
 }
 
 /// What a memory handle records: the memory's kind; for GPU memory, its GPU (which decides
@@ -467,6 +603,24 @@ pub unsafe fn test(request: *mut c_void, done: &mut c_int, sizes: *mut c_int) ->
         }
     }
     Ok(())
+}
+
+/// NCCL's kernel has placed the receive `request` of `comm` (device unpack). Without device unpack
+/// the request is not looked at: NCCL calls this for every receive, after test reported it done.
+///
+/// # Safety
+/// `comm` must be a receive comm from tcpxr; `request` one of its receives.
+pub unsafe fn irecv_consumed(comm: *mut c_void, request: *mut c_void) -> Result<()> {
+    let r: &RecvComm = comm_ref(comm, CommTag::Recv, "receive comm")?;
+    if !r.device_unpack() {
+        return Ok(());
+    }
+    match Request::from_ptr(request) {
+        Some(req) if req.kind == Kind::Recv && std::ptr::eq(req.owner, comm) => r.consumed(req.slot),
+        _ => Err(Error::internal(format!(
+            "irecvConsumed of {request:p}, which is not a receive request of this comm"
+        ))),
+    }
 }
 
 /// # Safety

@@ -351,6 +351,16 @@ impl RecvLane {
             fifo: VecDeque::new(),
         }
     }
+
+    /// NCCL's device unpack (ring.rs): the inner stripe keeps landed bytes in its pool.
+    pub fn keep_records(&mut self) {
+        self.inner.keep_records();
+    }
+
+    /// The device address the inner stripe's records count from, if it lands in a pool.
+    pub fn bounce_base(&self) -> Option<u64> {
+        self.inner.bounce_base()
+    }
 }
 
 impl Lane for RecvLane {
@@ -458,6 +468,10 @@ impl Lane for RecvLane {
                 Ok(true)
             }
         }
+    }
+
+    fn landed(&self) -> Option<crate::transport::Landed<'_>> {
+        self.inner.landed()
     }
 
     fn release(&mut self) -> Result<()> {

@@ -13,6 +13,7 @@ pub mod memory;
 mod posted;
 pub mod recv;
 pub mod requests;
+pub mod ring;
 pub mod send;
 pub mod setup;
 pub mod striper;

@@ -6,10 +6,21 @@ use crate::error::{Error, Result};
 use std::collections::VecDeque;
 use std::ffi::c_void;
 
+/// Where a posted message stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// Not yet reported done: NCCL tests it.
+    Live,
+    /// Reported done, its request still named by NCCL until `irecvConsumed` (device unpack).
+    Held,
+    /// Reported (and released): its slot is free; it retires once older messages have.
+    Done,
+}
+
 struct Entry<M> {
     msg: M,
     slot: u32,
-    reported: bool,
+    state: State,
 }
 
 pub struct Posted<M> {
@@ -53,14 +64,19 @@ impl<M> Posted<M> {
         self.entries.push_back(Entry {
             msg,
             slot,
-            reported: false,
+            state: State::Live,
         });
         Some(self.requests.ptr(slot))
     }
 
-    /// Messages posted and not yet reported done (each holds a request slot until then).
+    /// Messages holding a request slot: posted and not yet reported done, or reported and held.
     pub fn outstanding(&self) -> usize {
         self.requests.in_use()
+    }
+
+    /// Messages posted and not yet retired: not reported, held, or reported behind an older one.
+    pub fn unretired(&self) -> usize {
+        self.entries.len()
     }
 
     /// How many request slots there are.
@@ -81,30 +97,51 @@ impl<M> Posted<M> {
     /// The sequence number of request `slot`'s message, or an error when NCCL tests a request that
     /// is not outstanding (already reported done, or never handed out).
     pub fn seq_of(&self, slot: u32) -> Result<u64> {
-        let seq = *self
-            .slot_seq
-            .get(slot as usize)
-            .ok_or_else(|| Error::internal("request slot out of range"))?;
-        let live = seq
-            .checked_sub(self.front_seq)
-            .and_then(|i| self.entries.get(i as usize))
-            .is_some_and(|e| e.slot == slot && !e.reported);
-        if !live {
+        self.seq_in(slot, State::Live).ok_or_else(|| {
             let what = if self.kind == Kind::Send { "send" } else { "receive" };
-            return Err(Error::internal(format!(
-                "test on a {what} request that is not outstanding"
-            )));
-        }
-        Ok(seq)
+            Error::internal(format!("test on a {what} request that is not outstanding"))
+        })
+    }
+
+    /// The sequence number of the held message request `slot` names, or an error when it names
+    /// none (never reported done, already consumed, or never handed out).
+    pub fn held_seq_of(&self, slot: u32) -> Result<u64> {
+        self.seq_in(slot, State::Held)
+            .ok_or_else(|| Error::internal("irecvConsumed of a request that is not a completed, unconsumed receive"))
+    }
+
+    fn seq_in(&self, slot: u32, state: State) -> Option<u64> {
+        let seq = *self.slot_seq.get(slot as usize)?;
+        let i = seq.checked_sub(self.front_seq)?;
+        let e = self.entries.get(i as usize)?;
+        (e.slot == slot && e.state == state).then_some(seq)
+    }
+
+    /// The oldest message still held (reported, not yet released), if any.
+    pub fn oldest_held(&self) -> Option<u64> {
+        let i = self.entries.iter().position(|e| e.state == State::Held)?;
+        Some(self.front_seq + i as u64)
     }
 
     /// Records that message `seq` was reported done: its slot is free again, and finished messages
     /// at the front retire (later messages keep their place until then).
     pub fn complete(&mut self, seq: u64) {
+        self.hold(seq);
+        self.release(seq);
+    }
+
+    /// Records that message `seq` was reported done while NCCL keeps naming its request (until
+    /// `irecvConsumed`): the slot stays taken.
+    pub fn hold(&mut self, seq: u64) {
+        self.entries[(seq - self.front_seq) as usize].state = State::Held;
+    }
+
+    /// Releases held message `seq`: its slot is free again and finished messages retire.
+    pub fn release(&mut self, seq: u64) {
         let e = &mut self.entries[(seq - self.front_seq) as usize];
-        e.reported = true;
+        e.state = State::Done;
         self.requests.give_back(e.slot);
-        while self.entries.front().is_some_and(|e| e.reported) {
+        while self.entries.front().is_some_and(|e| e.state == State::Done) {
             self.entries.pop_front();
             self.front_seq += 1;
         }
@@ -141,5 +178,22 @@ mod tests {
         assert!(p.seq_of(0).is_err());
         assert_eq!(p.next_seq(), 3);
         assert!(p.post("d").is_some() && p.post("e").is_some());
+    }
+
+    #[test]
+    fn a_held_message_keeps_its_slot_and_is_named_for_consume_only() {
+        let mut p: Posted<&str> = Posted::new(2, Kind::Recv);
+        p.post("a").unwrap();
+        p.post("b").unwrap();
+        p.hold(0);
+        assert!(p.seq_of(0).is_err(), "reported: NCCL must not test it again");
+        assert_eq!(p.held_seq_of(0).unwrap(), 0);
+        assert!(p.held_seq_of(1).is_err(), "not reported yet");
+        assert!(p.post("c").is_none(), "the held message keeps its slot");
+        assert_eq!((p.outstanding(), p.unretired(), p.oldest_held()), (2, 2, Some(0)));
+        p.release(0);
+        assert!(p.held_seq_of(0).is_err());
+        assert_eq!((p.outstanding(), p.unretired(), p.oldest_held()), (1, 1, None));
+        assert!(p.post("c").is_some());
     }
 }

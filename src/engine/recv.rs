@@ -4,12 +4,19 @@
 //! header tells the real size (at most what was posted, else "message truncated") and whether the
 //! payload follows inline on the control connection or comes over the stripes, chunked exactly as
 //! the sender cut it.
+//!
+//! A comm NCCL receives on with device unpack (v7+, see ring.rs) lands bytes bound for GPU
+//! memory in bounce memory, publishes their records when the receive completes, and keeps the
+//! bounce memory (and TCPX's slots) until NCCL's `irecvConsumed`; the whole of such a receive's
+//! life is followed here and in ring.rs. Other comms place GPU-bound bytes with tcpxr's own unpack
+//! kernel (lanes.rs).
 use super::ctrl::Ctrl;
 use super::lanes::{InlineLanding, RecvCtx, RecvLane, RecvStage, SharedStage};
 use super::memory::{Registration, Registry};
 use super::posted::Posted;
 use super::requests::Kind;
-use super::striper::{Cut, Striper};
+use super::ring::{Bounce, DeviceRing, RING_SLOTS};
+use super::striper::{Cut, Striper, Then};
 use super::wire::{MsgHeader, MSG_HEADER_BYTES};
 use super::{CommTag, Stats, Tuning};
 use crate::error::{Error, Result};
@@ -19,7 +26,14 @@ use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 
 struct Msg {
+    /// The buffer NCCL posted.
     ptr: usize,
+    /// Where the bytes are received: `ptr`, or this comm's bounce memory (device unpack into GPU
+    /// memory over the socket; set once the bounce memory is taken).
+    land: usize,
+    /// Device unpack over the socket into GPU memory: the message lands in bounce memory, at this
+    /// offset once taken.
+    bounce: Option<Option<usize>>,
     capacity: usize,
     /// Known once the header has arrived.
     size: Option<usize>,
@@ -34,6 +48,21 @@ struct Msg {
 }
 
 impl Msg {
+    fn new(ptr: usize, capacity: usize, mem: RecvCtx) -> Msg {
+        Msg {
+            ptr,
+            land: ptr,
+            bounce: None,
+            capacity,
+            size: None,
+            inline: false,
+            inline_got: 0,
+            inline_ticket: None,
+            cut: Cut::default(),
+            mem,
+        }
+    }
+
     fn done(&self, ctrl_done: bool) -> bool {
         let Some(size) = self.size else { return false };
         ctrl_done && (self.inline || self.cut.issued == size) && self.cut.pending == 0
@@ -41,7 +70,10 @@ impl Msg {
 }
 
 struct State {
-    /// GPU placement of received chunks, made on the first receive into GPU memory.
+    /// NCCL's device unpack, when NCCL asked for it at accept.
+    ring: Option<DeviceRing>,
+    /// GPU placement of received chunks by tcpxr's unpack kernel (comms without device unpack),
+    /// made on the first receive into GPU memory.
     stage: Option<SharedStage>,
     /// Largest inline payload this side accepts (announced in the listen handle).
     inline_limit: usize,
@@ -71,6 +103,7 @@ impl RecvComm {
     pub(crate) fn new(ctrl: Ctrl, stripes: Vec<Box<dyn InnerRecv>>, chunk_bytes: usize, t: &Tuning) -> Box<Self> {
         let state = State {
             ctrl,
+            ring: None,
             stage: None,
             inline_limit: t.inline_accept,
             inline_landing: None,
@@ -122,6 +155,59 @@ impl RecvComm {
         self.tag
     }
 
+    /// Whether NCCL places this comm's received GPU pages (device unpack).
+    pub fn device_unpack(&self) -> bool {
+        self.state.lock().unwrap().ring.is_some()
+    }
+
+    /// Switches this comm to NCCL's device unpack (NCCL asked for it at accept, before any
+    /// receive) and returns the device address of the handle NCCL's kernel reads. `gpu` is the
+    /// GPU receives go to (None without CUDA: host destinations only).
+    pub fn enable_device_unpack(&self, gpu: Option<&Gpu>) -> Result<*mut c_void> {
+        let mut guard = self.state.lock().unwrap();
+        let st = &mut *guard;
+        if st.posted.next_seq() > 0 || st.ring.is_some() {
+            return Err(Error::internal("device unpack asked for after the comm was in use"));
+        }
+        let bases: Vec<Option<u64>> = st.striper.lanes_mut().map(|l| l.bounce_base()).collect();
+        let bounce = match (bases.iter().all(Option::is_some), bases.iter().all(Option::is_none)) {
+            (true, _) => Bounce::External(bases.iter().flatten().copied().min().unwrap_or(0)),
+            (_, true) => Bounce::Own,
+            _ => {
+                return Err(Error::internal(
+                    "stripes of one comm disagree on whether they land in a bounce pool",
+                ))
+            }
+        };
+        let ring = DeviceRing::new(gpu, bounce)?;
+        st.striper.lanes_mut().for_each(|l| l.keep_records());
+        let handle = ring.device_handle();
+        st.ring = Some(ring);
+        Ok(handle)
+    }
+
+    /// NCCL's kernel is done with receive `slot` (`irecvConsumed`): its bounce memory and inner
+    /// slots go back. NCCL calls this for every receive of a plugin that has the function; on a
+    /// comm without device unpack it is a no-op that does not look at the request.
+    pub fn consumed(&self, slot: u32) -> Result<()> {
+        let mut guard = self.state.lock().unwrap();
+        let st = &mut *guard;
+        if st.ring.is_none() {
+            return Ok(());
+        }
+        let seq = st.posted.held_seq_of(slot)?;
+        if st.posted.oldest_held() != Some(seq) {
+            return Err(Error::internal(format!(
+                "irecvConsumed out of order: receive {seq} while receive {:?} is older",
+                st.posted.oldest_held()
+            )));
+        }
+        st.striper.release_message(seq)?;
+        st.ring.as_mut().unwrap().consume(seq)?;
+        st.posted.release(seq);
+        st.progress()
+    }
+
     /// Posts a receive of up to `capacity` bytes. Ok(None) when all request slots are in use.
     ///
     /// `gpu` says the buffer is in that GPU's memory (chunks are then placed by the unpack kernel);
@@ -148,6 +234,31 @@ impl RecvComm {
             return Err(e.clone());
         }
         let reg = st.registry.check(reg, data as usize, capacity)?;
+        if let Some(ring) = &st.ring {
+            // One ring slot per receive until NCCL consumes it.
+            if st.posted.unretired() >= RING_SLOTS {
+                st.progress()?;
+                return Ok(None);
+            }
+            // Over the socket a receive into GPU memory lands in bounce memory, which needs no
+            // registration; TCPX lands it in its own pool from the posted buffer.
+            let bounce = gpu.is_some() && ring.owns_bounce();
+            let mut msg = Msg::new(
+                data as usize,
+                capacity,
+                RecvCtx {
+                    stage: None,
+                    reg: if bounce { None } else { reg },
+                },
+            );
+            msg.bounce = bounce.then_some(None);
+            let Some(request) = st.posted.post(msg) else {
+                st.progress()?;
+                return Ok(None);
+            };
+            st.progress()?;
+            return Ok(Some(request));
+        }
         // The GPU stage comes first, so that an error there loses no request slot.
         let stage = match gpu {
             None => None,
@@ -166,17 +277,10 @@ impl RecvComm {
                 Some(stage)
             }
         };
-        let msg = Msg {
-            ptr: data as usize,
-            capacity,
-            size: None,
-            inline: false,
-            inline_got: 0,
-            inline_ticket: None,
-            cut: Cut::default(),
-            mem: RecvCtx { stage, reg },
-        };
-        let Some(request) = st.posted.post(msg) else {
+        let Some(request) = st
+            .posted
+            .post(Msg::new(data as usize, capacity, RecvCtx { stage, reg }))
+        else {
             st.progress()?;
             return Ok(None);
         };
@@ -197,11 +301,22 @@ impl RecvComm {
             _ => true,
         };
         if placed && msg.done(ctrl_done) {
-            let (size, inline) = (msg.size.unwrap_or(0), msg.inline);
+            let (size, inline, bounce) = (msg.size.unwrap_or(0), msg.inline, msg.bounce);
             if let Some(stats) = &mut st.stats {
                 stats.count(size, inline);
             }
-            st.posted.complete(seq);
+            match &mut st.ring {
+                Some(ring) => {
+                    // NCCL's kernel reads the records once test says done, and the pages until
+                    // irecvConsumed.
+                    if let Some(Some(at)) = bounce {
+                        ring.add_contiguous(seq, at, size)?;
+                    }
+                    ring.publish(seq);
+                    st.posted.hold(seq);
+                }
+                None => st.posted.complete(seq),
+            }
             return Ok(Some(size));
         }
         progress?;
@@ -237,8 +352,19 @@ impl State {
 
     fn progress_inner(&mut self) -> Result<()> {
         self.read_control()?;
-        let posted = &mut self.posted;
-        self.striper.poll(|seq| posted.get_mut(seq).cut.pending -= 1)?;
+        let (posted, ring) = (&mut self.posted, &mut self.ring);
+        self.striper.poll(|c| {
+            posted.get_mut(c.seq).cut.pending -= 1;
+            // Device unpack: the chunk's records join its receive's slot, and the pages they
+            // point at stay until NCCL consumes the receive.
+            match (ring.as_mut(), c.landed) {
+                (Some(ring), Some(landed)) => {
+                    ring.add_chunk(c.seq, c.offset, c.len, &landed)?;
+                    Ok(Then::Hold)
+                }
+                _ => Ok(Then::Release),
+            }
+        })?;
         // Every GPU chunk that arrived in this pass, on any stripe, is placed by one launch.
         if let Some(stage) = &self.stage {
             stage.lock().unwrap().launch()?;
@@ -247,7 +373,7 @@ impl State {
             let seq = self.issue_seq;
             let m = self.posted.get_mut(seq);
             let size = m.size.unwrap_or(0);
-            if !m.inline && !self.striper.issue(seq, m.ptr, size, &m.mem, &mut m.cut)? {
+            if !m.inline && !self.striper.issue(seq, m.land, size, &m.mem, &mut m.cut)? {
                 break;
             }
             self.issue_seq += 1;
@@ -289,11 +415,22 @@ impl State {
                 m.inline = h.inline;
             }
             let size = m.size.unwrap_or(0);
+            if m.bounce == Some(None) {
+                // Device unpack into GPU memory over the socket: the bytes land in bounce memory,
+                // once earlier receives have left room.
+                let ring = self.ring.as_mut().expect("bounce without a ring");
+                let Some((host, at)) = ring.take_bounce(seq, size)? else {
+                    return Ok(());
+                };
+                m.land = host as usize;
+                m.bounce = Some(Some(at));
+            }
             if m.inline && size > 0 {
                 match &m.mem.stage {
                     None => {
-                        // SAFETY: irecv's caller guarantees ptr..ptr+capacity is writable, size <= capacity.
-                        let dst = unsafe { std::slice::from_raw_parts_mut(m.ptr as *mut u8, size) };
+                        // SAFETY: `land` is irecv's buffer (its caller guarantees ptr..ptr+capacity
+                        // is writable, and size <= capacity) or bounce memory taken for `size` bytes.
+                        let dst = unsafe { std::slice::from_raw_parts_mut(m.land as *mut u8, size) };
                         if !self.ctrl.read_into(dst, &mut m.inline_got)? {
                             return Ok(());
                         }

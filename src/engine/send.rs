@@ -8,7 +8,7 @@ use super::lanes::{SendCtx, SendLane};
 use super::memory::{Registration, Registry};
 use super::posted::Posted;
 use super::requests::Kind;
-use super::striper::{Cut, Striper};
+use super::striper::{Cut, Striper, Then};
 use super::wire::MsgHeader;
 use super::{CommTag, Stats, Tuning, MAX_MESSAGE_BYTES};
 use crate::error::{Error, Result};
@@ -229,7 +229,10 @@ impl State {
     fn progress_inner(&mut self) -> Result<()> {
         self.ctrl.flush()?;
         let posted = &mut self.posted;
-        self.striper.poll(|seq| posted.get_mut(seq).cut.pending -= 1)?;
+        self.striper.poll(|c| {
+            posted.get_mut(c.seq).cut.pending -= 1;
+            Ok(Then::Release)
+        })?;
         while self.issue_seq < self.posted.next_seq() {
             let seq = self.issue_seq;
             let m = self.posted.get_mut(seq);

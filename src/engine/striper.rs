@@ -2,8 +2,8 @@
 //! in-flight chunks under its window. The cursor continues across messages, and both ends of a comm
 //! run the same arithmetic, so chunk k of the byte stream lands on the same stripe on both sides
 //! without any per-chunk metadata on the wire.
-use crate::error::Result;
-use crate::transport::{InnerMr, MemKind};
+use crate::error::{Error, Result};
+use crate::transport::{InnerMr, Landed, MemKind};
 use std::collections::VecDeque;
 
 /// What the striper needs of one stripe: register memory, post, test the oldest, release the
@@ -15,6 +15,11 @@ pub trait Lane {
     fn deregister(&mut self, mr: InnerMr) -> Result<()>;
     fn post(&mut self, ptr: usize, len: usize, ctx: &Self::Ctx) -> Result<bool>;
     fn test_oldest(&mut self) -> Result<bool>;
+    /// For NCCL's device unpack: the records of the chunk `test_oldest` just reported landed,
+    /// when it landed in a bounce pool rather than in place.
+    fn landed(&self) -> Option<Landed<'_>> {
+        None
+    }
     fn release(&mut self) -> Result<()>;
     /// The inner connection's I/O time so far, when known.
     fn io_nanos(&self) -> Option<u64> {
@@ -22,10 +27,41 @@ pub trait Lane {
     }
 }
 
+/// A chunk handed to a stripe: its message, and where in the message it lies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Chunk {
+    seq: u64,
+    offset: usize,
+    len: usize,
+}
+
+/// A chunk that has landed, as `poll` reports it.
+pub struct Landing<'a> {
+    pub seq: u64,
+    /// Where the chunk lies in its message, and its length.
+    pub offset: usize,
+    pub len: usize,
+    /// Its records in the inner transport's bounce pool (device unpack), if it did not land in place.
+    pub landed: Option<Landed<'a>>,
+}
+
+/// What `poll`'s caller does with a landed chunk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Then {
+    /// Release its inner slot now (the socket transport, and TCPX once its bytes are placed).
+    Release,
+    /// Keep its inner slot (TCPX's pages) until `release_message` for its message: NCCL's kernel
+    /// still has to read them.
+    Hold,
+}
+
 struct Stripe<L> {
     lane: L,
-    /// Sequence number of the message each in-flight chunk belongs to, oldest first.
-    in_flight: VecDeque<u64>,
+    /// The chunks in flight, oldest first.
+    in_flight: VecDeque<Chunk>,
+    /// Messages of landed chunks whose inner slots are held until their message is released,
+    /// oldest first; they count against the window like chunks in flight.
+    held: VecDeque<u64>,
     chunks: u64,
     bytes: u64,
     /// Chunks already in flight on this stripe when each new one was handed to it, summed, and the
@@ -75,6 +111,7 @@ impl<L: Lane> Striper<L> {
             .map(|lane| Stripe {
                 lane,
                 in_flight: VecDeque::with_capacity(window),
+                held: VecDeque::new(),
                 chunks: 0,
                 bytes: 0,
                 queued_sum: 0,
@@ -92,6 +129,11 @@ impl<L: Lane> Striper<L> {
 
     pub fn stripe_count(&self) -> usize {
         self.stripes.len()
+    }
+
+    /// Every stripe's lane, in stripe order.
+    pub fn lanes_mut(&mut self) -> impl Iterator<Item = &mut L> {
+        self.stripes.iter_mut().map(|s| &mut s.lane)
     }
 
     /// Registers `len` bytes at `ptr` on every stripe: one handle per stripe, in stripe order. On
@@ -128,7 +170,7 @@ impl<L: Lane> Striper<L> {
     pub fn issue(&mut self, seq: u64, base: usize, size: usize, ctx: &L::Ctx, cut: &mut Cut) -> Result<bool> {
         while cut.issued < size {
             let s = &mut self.stripes[self.cursor];
-            if s.in_flight.len() >= self.window {
+            if s.in_flight.len() + s.held.len() >= self.window {
                 self.stalls += 1;
                 return Ok(false);
             }
@@ -139,7 +181,11 @@ impl<L: Lane> Striper<L> {
             }
             s.queued_sum += s.in_flight.len() as u64;
             s.queued_max = s.queued_max.max(s.in_flight.len());
-            s.in_flight.push_back(seq);
+            s.in_flight.push_back(Chunk {
+                seq,
+                offset: cut.issued,
+                len,
+            });
             s.chunks += 1;
             s.bytes += len as u64;
             cut.issued += len;
@@ -149,17 +195,46 @@ impl<L: Lane> Striper<L> {
         Ok(true)
     }
 
-    /// Retires every chunk that has completed, oldest first on each stripe, reporting the message
-    /// it belonged to.
-    pub fn poll(&mut self, mut completed: impl FnMut(u64)) -> Result<()> {
+    /// Retires every chunk that has landed, oldest first on each stripe, reporting each to
+    /// `landed`, which says whether its inner slot is released now or held for its message.
+    pub fn poll(&mut self, mut landed: impl FnMut(Landing) -> Result<Then>) -> Result<()> {
         for s in &mut self.stripes {
-            while let Some(&seq) = s.in_flight.front() {
+            while let Some(&c) = s.in_flight.front() {
                 if !s.lane.test_oldest()? {
                     break;
                 }
-                s.lane.release()?;
                 s.in_flight.pop_front();
-                completed(seq);
+                let then = landed(Landing {
+                    seq: c.seq,
+                    offset: c.offset,
+                    len: c.len,
+                    landed: s.lane.landed(),
+                })?;
+                match then {
+                    Then::Release if s.held.is_empty() => s.lane.release()?,
+                    // Inner slots are released in order: behind a held one, every one waits.
+                    _ => s.held.push_back(c.seq),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Releases the held inner slots of message `seq`, which must be the oldest message holding
+    /// any (NCCL consumes in order), on every stripe in order.
+    pub fn release_message(&mut self, seq: u64) -> Result<()> {
+        for s in &mut self.stripes {
+            while let Some(&front) = s.held.front() {
+                if front > seq {
+                    break;
+                }
+                if front < seq {
+                    return Err(Error::internal(format!(
+                        "message {seq} released while message {front} still holds its chunks"
+                    )));
+                }
+                s.lane.release()?;
+                s.held.pop_front();
             }
         }
         Ok(())
@@ -270,7 +345,11 @@ mod tests {
         assert_eq!(cut.issued, 40, "2 stripes x window 2 x 10 B");
         *views[0].done.borrow_mut() = 1;
         let mut finished = vec![];
-        st.poll(|seq| finished.push(seq)).unwrap();
+        st.poll(|c| {
+            finished.push(c.seq);
+            Ok(Then::Release)
+        })
+        .unwrap();
         assert_eq!(finished, vec![7]);
         assert!(!st.issue(7, 0, 100, &(), &mut cut).unwrap());
         assert_eq!(cut.issued, 50, "one more chunk fits on stripe 0, then stripe 1 is full");

@@ -1,6 +1,11 @@
 //! The C boundary: every exported function runs inside `run`, which turns an error into its NCCL
-//! code plus a WARN naming the function, and a panic into ncclInternalError plus a WARN (a panic
-//! must never unwind into NCCL). `non_null!` checks pointer arguments once, with a clear message.
+//! code plus a WARN naming the function and the table version NCCL called it through, and a panic
+//! into ncclInternalError plus a WARN (a panic must never unwind into NCCL). `non_null!` checks
+//! pointer arguments once, with a clear message.
+//!
+//! `ffi_fn!` makes each entry point a safe `extern "C"` function, generic over the table version
+//! `V` (each table takes its own instantiation, `devices::<12>`): the body's unsafe operations
+//! (dereferencing NCCL's pointers) stand in explicit `unsafe` blocks, each saying why it is sound.
 use crate::abi::ncclResult_t;
 use crate::error::Result;
 use std::cell::Cell;
@@ -44,8 +49,8 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
-/// Runs the body of exported function `name`.
-pub fn run(name: &'static str, body: impl FnOnce() -> Result<()>) -> ncclResult_t {
+/// Runs the body of exported function `name`, called through NCCL's v`version` table.
+pub fn run(name: &'static str, version: u32, body: impl FnOnce() -> Result<()>) -> ncclResult_t {
     install_panic_hook();
     IN_PLUGIN.with(|d| d.set(d.get() + 1));
     let outcome = panic::catch_unwind(AssertUnwindSafe(body));
@@ -53,12 +58,12 @@ pub fn run(name: &'static str, body: impl FnOnce() -> Result<()>) -> ncclResult_
     match outcome {
         Ok(Ok(())) => ncclResult_t::ncclSuccess,
         Ok(Err(e)) => {
-            log::warn!("{name}: {}", e.msg);
+            log::warn!("{name} (ncclNet v{version}): {}", e.msg);
             e.code
         }
         Err(payload) => {
             log::warn!(
-                "{name}: internal error ({}); returning ncclInternalError",
+                "{name} (ncclNet v{version}): internal error ({}); returning ncclInternalError",
                 panic_message(payload.as_ref())
             );
             ncclResult_t::ncclInternalError
@@ -76,13 +81,16 @@ macro_rules! non_null {
 }
 pub(crate) use non_null;
 
-/// Defines an `extern "C"` entry point whose body returns `Result<()>`, wrapped in `run`.
+/// Defines the entry point `$name::<V>` for NCCL's field `$label`: a safe `extern "C"` function
+/// whose body returns `Result<()>`, wrapped in `run`.
 macro_rules! ffi_fn {
-    ($(#[$meta:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $body:block) => {
+    ($(#[$meta:meta])* $label:literal fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $body:block) => {
         $(#[$meta])*
-        #[allow(clippy::missing_safety_doc)]
-        pub unsafe extern "C" fn $name($($arg: $ty),*) -> $crate::abi::ncclResult_t {
-            $crate::export::guard::run(stringify!($name), move || -> $crate::error::Result<()> { $body })
+        // Safe to name, as hyper's C API does: only NCCL calls these, with pointers that its
+        // contract makes valid, and every dereference sits in a commented `unsafe` block.
+        #[allow(clippy::not_unsafe_ptr_arg_deref)]
+        pub extern "C" fn $name<const V: u32>($($arg: $ty),*) -> $crate::abi::ncclResult_t {
+            $crate::export::guard::run($label, V, move || -> $crate::error::Result<()> { $body })
         }
     };
 }
@@ -95,12 +103,15 @@ mod tests {
 
     #[test]
     fn errors_become_their_code_and_panics_internal_error() {
-        assert_eq!(run("ok", || Ok(())), ncclResult_t::ncclSuccess);
+        assert_eq!(run("ok", 12, || Ok(())), ncclResult_t::ncclSuccess);
         assert_eq!(
-            run("remote", || Err(Error::remote("gone"))),
+            run("remote", 12, || Err(Error::remote("gone"))),
             ncclResult_t::ncclRemoteError
         );
-        assert_eq!(run("boom", || panic!("deliberate")), ncclResult_t::ncclInternalError);
+        assert_eq!(
+            run("boom", 12, || panic!("deliberate")),
+            ncclResult_t::ncclInternalError
+        );
         // The guard depth is restored after a panic.
         assert_eq!(IN_PLUGIN.with(|d| d.get()), 0);
     }

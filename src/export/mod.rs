@@ -1,13 +1,14 @@
 //! The `ncclNetPlugin_v5` … `_v12` tables NCCL looks up with dlsym: thin per-version adapters over
 //! the core API in `plugin`. Each adapter only converts argument types (int vs size_t sizes,
-//! property layouts, contexts); all behaviour lives in `plugin`.
+//! property layouts, contexts, device handles); all behaviour lives in `plugin`. Every entry point
+//! is instantiated once per table (`devices::<6>`), so a WARN names the version NCCL called.
 #![allow(non_upper_case_globals, non_snake_case)]
 
 pub mod guard;
 mod props;
 
 use crate::abi::*;
-use crate::error::Error;
+use crate::error::{Error, Result};
 use crate::plugin;
 use guard::{ffi_fn, non_null};
 use std::ffi::{c_char, c_int, c_void};
@@ -17,11 +18,11 @@ pub const NAME: &std::ffi::CStr = c"tcpxr";
 
 // --- init / finalize --------------------------------------------------------------------------
 
-ffi_fn! { fn init_v5(logFunction: ncclDebugLogger_t) { plugin::init(logFunction) } }
+ffi_fn! { "init" fn init_v5(logFunction: ncclDebugLogger_t) { plugin::init(logFunction, V) } }
 
 ffi_fn! {
-    fn init_v10(logFunction: ncclDebugLogger_t, _profFunction: ncclProfilerCallback_t) {
-        plugin::init(logFunction)
+    "init" fn init_v10(logFunction: ncclDebugLogger_t, _profFunction: ncclProfilerCallback_t) {
+        plugin::init(logFunction, V)
     }
 }
 
@@ -31,7 +32,7 @@ struct Context {
 }
 
 ffi_fn! {
-    fn init_v11(
+    "init" fn init_v11(
         ctx: *mut *mut c_void,
         commId: u64,
         _config: *mut ncclNetCommConfig_v11_t,
@@ -39,19 +40,23 @@ ffi_fn! {
         _profFunction: ncclProfilerCallback_t,
     ) {
         non_null!(ctx, "init: ctx");
-        *ctx = std::ptr::null_mut();
-        plugin::init(logFunction)?;
+        // SAFETY: NCCL passes a writable pointer-sized slot (checked non-NULL).
+        unsafe { *ctx = std::ptr::null_mut() };
+        plugin::init(logFunction, V)?;
         let open = plugin::context_opened();
         log::debug!("init for communicator {commId:#x} ({open} open)");
-        *ctx = Box::into_raw(Box::new(Context { comm_id: commId })) as *mut c_void;
+        let c = Box::into_raw(Box::new(Context { comm_id: commId })) as *mut c_void;
+        // SAFETY: as above.
+        unsafe { *ctx = c };
         Ok(())
     }
 }
 
 ffi_fn! {
-    fn finalize(ctx: *mut c_void) {
+    "finalize" fn finalize(ctx: *mut c_void) {
         non_null!(ctx, "finalize: ctx");
-        let ctx = Box::from_raw(ctx as *mut Context);
+        // SAFETY: a non-NULL ctx is what init_v11 boxed; NCCL finalizes each context once.
+        let ctx = unsafe { Box::from_raw(ctx as *mut Context) };
         let open = plugin::context_closed();
         log::debug!("finalize for communicator {:#x} ({open} still open)", ctx.comm_id);
         Ok(())
@@ -59,60 +64,66 @@ ffi_fn! {
 }
 
 ffi_fn! {
-    fn devices(ndev: *mut c_int) {
+    "devices" fn devices(ndev: *mut c_int) {
         non_null!(ndev, "devices: ndev");
-        *ndev = plugin::device_count()? as c_int;
+        let n = plugin::device_count()? as c_int;
+        // SAFETY: NCCL passes a writable int (checked non-NULL).
+        unsafe { *ndev = n };
         Ok(())
     }
 }
 
 // --- listen / connect / accept ----------------------------------------------------------------
 
-ffi_fn! {
-    fn listen(dev: c_int, handle: *mut c_void, listenComm: *mut *mut c_void) {
-        non_null!(handle, "listen: handle");
-        non_null!(listenComm, "listen: listenComm");
-        *listenComm = plugin::listen(dev, handle)?;
-        Ok(())
-    }
-}
-
-ffi_fn! {
-    fn listen_v11(_ctx: *mut c_void, dev: c_int, handle: *mut c_void, listenComm: *mut *mut c_void) {
-        non_null!(handle, "listen: handle");
-        non_null!(listenComm, "listen: listenComm");
-        *listenComm = plugin::listen(dev, handle)?;
-        Ok(())
-    }
-}
-
-unsafe fn connect_common(
-    dev: c_int,
-    handle: *mut c_void,
-    send: *mut *mut c_void,
-    max: usize,
-) -> crate::error::Result<()> {
-    non_null!(handle, "connect: handle");
-    non_null!(send, "connect: sendComm");
-    *send = std::ptr::null_mut();
-    *send = plugin::connect(dev, handle, max)?;
+fn listen_common(dev: c_int, handle: *mut c_void, listen: *mut *mut c_void) -> Result<()> {
+    non_null!(handle, "listen: handle");
+    non_null!(listen, "listen: listenComm");
+    // SAFETY: NCCL passes NCCL_NET_HANDLE_MAXSIZE writable bytes (checked non-NULL).
+    let comm = unsafe { plugin::listen(dev, handle) }?;
+    // SAFETY: NCCL passes a writable pointer-sized slot (checked non-NULL).
+    unsafe { *listen = comm };
     Ok(())
 }
 
 ffi_fn! {
-    fn connect_v5(dev: c_int, handle: *mut c_void, sendComm: *mut *mut c_void) {
+    "listen" fn listen(dev: c_int, handle: *mut c_void, listenComm: *mut *mut c_void) {
+        listen_common(dev, handle, listenComm)
+    }
+}
+
+ffi_fn! {
+    "listen" fn listen_v11(_ctx: *mut c_void, dev: c_int, handle: *mut c_void, listenComm: *mut *mut c_void) {
+        listen_common(dev, handle, listenComm)
+    }
+}
+
+/// NCCL never asks for a device handle on the send side (`*sendDevComm` stays NULL); nothing is
+/// written through it.
+fn connect_common(dev: c_int, handle: *mut c_void, send: *mut *mut c_void, max: usize) -> Result<()> {
+    non_null!(handle, "connect: handle");
+    non_null!(send, "connect: sendComm");
+    // SAFETY (both): NCCL passes a writable pointer-sized slot (checked non-NULL); `handle` is the
+    // peer's NCCL_NET_HANDLE_MAXSIZE-byte handle, the same buffer on every call.
+    unsafe { *send = std::ptr::null_mut() };
+    let comm = unsafe { plugin::connect(dev, handle, max) }?;
+    unsafe { *send = comm };
+    Ok(())
+}
+
+ffi_fn! {
+    "connect" fn connect_v5(dev: c_int, handle: *mut c_void, sendComm: *mut *mut c_void) {
         connect_common(dev, handle, sendComm, NCCL_NET_MAX_REQUESTS_V6)
     }
 }
 
 ffi_fn! {
-    fn connect_v7(dev: c_int, handle: *mut c_void, sendComm: *mut *mut c_void, _devComm: *mut *mut ncclNetDeviceHandle_v7_t) {
+    "connect" fn connect_v7(dev: c_int, handle: *mut c_void, sendComm: *mut *mut c_void, _devComm: *mut *mut ncclNetDeviceHandle_v7_t) {
         connect_common(dev, handle, sendComm, NCCL_NET_MAX_REQUESTS)
     }
 }
 
 ffi_fn! {
-    fn connect_v10(
+    "connect" fn connect_v10(
         dev: c_int,
         _config: *mut ncclNetCommConfig_v10_t,
         handle: *mut c_void,
@@ -124,7 +135,7 @@ ffi_fn! {
 }
 
 ffi_fn! {
-    fn connect_v11(
+    "connect" fn connect_v11(
         _ctx: *mut c_void,
         dev: c_int,
         handle: *mut c_void,
@@ -135,83 +146,135 @@ ffi_fn! {
     }
 }
 
-unsafe fn accept_common(listen: *mut c_void, recv: *mut *mut c_void, max: usize) -> crate::error::Result<()> {
+/// `dev_handle`: where NCCL asks for the receive comm's device handle (v7+): NULL, or a pointer
+/// to NULL, for none; a pointer to NCCL's handle struct (type and version filled in) for NCCL's
+/// device unpack.
+fn accept_common(
+    listen: *mut c_void,
+    recv: *mut *mut c_void,
+    max: usize,
+    dev_handle: *mut *mut ncclNetDeviceHandle_v7_t,
+) -> Result<()> {
     non_null!(recv, "accept: recvComm");
-    *recv = std::ptr::null_mut();
-    *recv = plugin::accept(listen, max)?;
+    // SAFETY: NCCL passes a writable pointer-sized slot (checked non-NULL).
+    unsafe { *recv = std::ptr::null_mut() };
+    // SAFETY: a non-NULL dev_handle points to NCCL's (readable) pointer to its handle struct.
+    let wanted = if dev_handle.is_null() {
+        std::ptr::null_mut()
+    } else {
+        unsafe { *dev_handle }
+    };
+    // SAFETY: `listen` is checked by plugin::accept before use; a non-NULL `wanted` is NCCL's
+    // handle struct, read and written only here.
+    let comm = unsafe { plugin::accept(listen, max, wanted.as_mut()) }?;
+    // SAFETY: as above.
+    unsafe { *recv = comm };
     Ok(())
 }
 
 ffi_fn! {
-    fn accept_v5(listenComm: *mut c_void, recvComm: *mut *mut c_void) {
-        accept_common(listenComm, recvComm, NCCL_NET_MAX_REQUESTS_V6)
+    "accept" fn accept_v5(listenComm: *mut c_void, recvComm: *mut *mut c_void) {
+        accept_common(listenComm, recvComm, NCCL_NET_MAX_REQUESTS_V6, std::ptr::null_mut())
     }
 }
 
 ffi_fn! {
-    fn accept_v7(listenComm: *mut c_void, recvComm: *mut *mut c_void, _devComm: *mut *mut ncclNetDeviceHandle_v7_t) {
-        accept_common(listenComm, recvComm, NCCL_NET_MAX_REQUESTS)
+    "accept" fn accept_v7(listenComm: *mut c_void, recvComm: *mut *mut c_void, devComm: *mut *mut ncclNetDeviceHandle_v7_t) {
+        accept_common(listenComm, recvComm, NCCL_NET_MAX_REQUESTS, devComm)
     }
 }
 
 // --- memory registration ----------------------------------------------------------------------
 
+fn reg_mr_common(
+    comm: *mut c_void,
+    data: *mut c_void,
+    size: usize,
+    type_: c_int,
+    mhandle: *mut *mut c_void,
+) -> Result<()> {
+    non_null!(mhandle, "regMr: mhandle");
+    // SAFETY: `comm` is checked by plugin::reg_mr before use.
+    let mh = unsafe { plugin::reg_mr(comm, data, size, type_) }?;
+    // SAFETY: NCCL passes a writable pointer-sized slot (checked non-NULL).
+    unsafe { *mhandle = mh };
+    Ok(())
+}
+
 ffi_fn! {
-    fn regMr_v5(comm: *mut c_void, data: *mut c_void, size: c_int, type_: c_int, mhandle: *mut *mut c_void) {
-        non_null!(mhandle, "regMr: mhandle");
-        if size < 0 {
-            return Err(Error::invalid_argument(format!("regMr of {size} bytes: a size must not be negative")));
-        }
-        *mhandle = plugin::reg_mr(comm, data, size as usize, type_)?;
-        Ok(())
+    "regMr" fn regMr_v5(comm: *mut c_void, data: *mut c_void, size: c_int, type_: c_int, mhandle: *mut *mut c_void) {
+        let size = usize::try_from(size)
+            .map_err(|_| Error::invalid_argument(format!("regMr of {size} bytes: a size must not be negative")))?;
+        reg_mr_common(comm, data, size, type_, mhandle)
     }
 }
 
 ffi_fn! {
-    fn regMr_v8(comm: *mut c_void, data: *mut c_void, size: usize, type_: c_int, mhandle: *mut *mut c_void) {
-        non_null!(mhandle, "regMr: mhandle");
-        *mhandle = plugin::reg_mr(comm, data, size, type_)?;
-        Ok(())
+    "regMr" fn regMr_v8(comm: *mut c_void, data: *mut c_void, size: usize, type_: c_int, mhandle: *mut *mut c_void) {
+        reg_mr_common(comm, data, size, type_, mhandle)
     }
 }
 
-ffi_fn! { fn deregMr(comm: *mut c_void, mhandle: *mut c_void) { plugin::dereg_mr(comm, mhandle) } }
+ffi_fn! {
+    "deregMr" fn deregMr(comm: *mut c_void, mhandle: *mut c_void) {
+        // SAFETY: both pointers are checked by plugin::dereg_mr before use.
+        unsafe { plugin::dereg_mr(comm, mhandle) }
+    }
+}
+
+ffi_fn! {
+    /// NCCL's device unpack kernel does not read memory handles, so none is made for the device
+    /// (NCCL keeps NULL).
+    "getDeviceMr" fn getDeviceMr(_comm: *mut c_void, _mhandle: *mut c_void, dptr_mhandle: *mut *mut c_void) {
+        non_null!(dptr_mhandle, "getDeviceMr: dptr_mhandle");
+        // SAFETY: NCCL passes a writable pointer-sized slot (checked non-NULL).
+        unsafe { *dptr_mhandle = std::ptr::null_mut() };
+        Ok(())
+    }
+}
 
 // --- isend / irecv / iflush / test ------------------------------------------------------------
 
-unsafe fn isend_common(
+fn isend_common(
     comm: *mut c_void,
     data: *mut c_void,
     size: usize,
     mhandle: *mut c_void,
     request: *mut *mut c_void,
-) -> crate::error::Result<()> {
+) -> Result<()> {
     non_null!(request, "isend: request");
-    *request = std::ptr::null_mut();
-    *request = plugin::isend(comm, data, size, mhandle)?;
+    // SAFETY (both): NCCL passes a writable pointer-sized slot (checked non-NULL), always written;
+    // `comm`, `data` and `mhandle` are checked by plugin::isend, and NCCL keeps `data` valid
+    // until test says done.
+    unsafe { *request = std::ptr::null_mut() };
+    let req = unsafe { plugin::isend(comm, data, size, mhandle) }?;
+    unsafe { *request = req };
     Ok(())
 }
 
 ffi_fn! {
-    fn isend_v5(sendComm: *mut c_void, data: *mut c_void, size: c_int, _tag: c_int, mhandle: *mut c_void, request: *mut *mut c_void) {
-        if size < 0 {
-            if !request.is_null() {
-                *request = std::ptr::null_mut();
+    "isend" fn isend_v5(sendComm: *mut c_void, data: *mut c_void, size: c_int, _tag: c_int, mhandle: *mut c_void, request: *mut *mut c_void) {
+        match usize::try_from(size) {
+            Ok(size) => isend_common(sendComm, data, size, mhandle, request),
+            Err(_) => {
+                if !request.is_null() {
+                    // SAFETY: a non-NULL request is NCCL's writable slot.
+                    unsafe { *request = std::ptr::null_mut() };
+                }
+                Err(Error::invalid_argument(format!("isend of {size} bytes: a size must not be negative")))
             }
-            return Err(Error::invalid_argument(format!("isend of {size} bytes: a size must not be negative")));
         }
-        isend_common(sendComm, data, size as usize, mhandle, request)
     }
 }
 
 ffi_fn! {
-    fn isend_v9(sendComm: *mut c_void, data: *mut c_void, size: usize, _tag: c_int, mhandle: *mut c_void, request: *mut *mut c_void) {
+    "isend" fn isend_v9(sendComm: *mut c_void, data: *mut c_void, size: usize, _tag: c_int, mhandle: *mut c_void, request: *mut *mut c_void) {
         isend_common(sendComm, data, size, mhandle, request)
     }
 }
 
 ffi_fn! {
-    fn isend_v10(
+    "isend" fn isend_v10(
         sendComm: *mut c_void,
         data: *mut c_void,
         size: usize,
@@ -224,17 +287,21 @@ ffi_fn! {
     }
 }
 
+/// # Safety
+/// A non-NULL `data` and `mhandles` point to `n` readable pointers; `size_of(i)` reads NCCL's
+/// size array for `i < n`.
 unsafe fn irecv_common(
     comm: *mut c_void,
     n: c_int,
     data: *mut *mut c_void,
     mhandles: *mut *mut c_void,
-    size_of: impl Fn(usize) -> crate::error::Result<usize>,
+    size_of: impl Fn(usize) -> Result<usize>,
     request: *mut *mut c_void,
-) -> crate::error::Result<()> {
+) -> Result<()> {
     non_null!(request, "irecv: request");
     // NCCL may preset *request (v11+: NCCL_NET_OPTIONAL_RECV_COMPLETION); always overwrite it.
-    *request = std::ptr::null_mut();
+    // SAFETY: NCCL's writable slot (checked non-NULL).
+    unsafe { *request = std::ptr::null_mut() };
     non_null!(data, "irecv: data");
     if !(1..=8).contains(&n) {
         return Err(Error::internal(format!(
@@ -242,19 +309,25 @@ unsafe fn irecv_common(
         )));
     }
     let n = n as usize;
-    let buffers = std::slice::from_raw_parts(data, n);
-    let sizes = (0..n).map(&size_of).collect::<crate::error::Result<Vec<usize>>>()?;
+    // SAFETY: the caller's promise: n readable pointers at data, and at mhandles when non-NULL.
+    let buffers = unsafe { std::slice::from_raw_parts(data, n) };
+    let sizes = (0..n).map(&size_of).collect::<Result<Vec<usize>>>()?;
     let mhandles = if mhandles.is_null() {
         &[][..]
     } else {
-        std::slice::from_raw_parts(mhandles, n)
+        // SAFETY: as above.
+        unsafe { std::slice::from_raw_parts(mhandles, n) }
     };
-    *request = plugin::irecv(comm, buffers, &sizes, mhandles)?;
+    // SAFETY: the comm, buffers and handles are checked by plugin::irecv; NCCL keeps the buffers
+    // valid until test says done.
+    let req = unsafe { plugin::irecv(comm, buffers, &sizes, mhandles) }?;
+    // SAFETY: NCCL's writable slot, as above.
+    unsafe { *request = req };
     Ok(())
 }
 
 ffi_fn! {
-    fn irecv_v5(
+    "irecv" fn irecv_v5(
         recvComm: *mut c_void,
         n: c_int,
         data: *mut *mut c_void,
@@ -264,15 +337,18 @@ ffi_fn! {
         request: *mut *mut c_void,
     ) {
         non_null!(sizes, "irecv: sizes");
-        irecv_common(recvComm, n, data, mhandles, |i| {
-            let s = *sizes.add(i);
+        let size_of = |i: usize| {
+            // SAFETY: NCCL passes n sizes; irecv_common asks only for i < n.
+            let s = unsafe { *sizes.add(i) };
             usize::try_from(s).map_err(|_| Error::invalid_argument(format!("irecv of {s} bytes: a size must not be negative")))
-        }, request)
+        };
+        // SAFETY: NCCL's arrays of n entries (data, mhandles).
+        unsafe { irecv_common(recvComm, n, data, mhandles, size_of, request) }
     }
 }
 
 ffi_fn! {
-    fn irecv_v9(
+    "irecv" fn irecv_v9(
         recvComm: *mut c_void,
         n: c_int,
         data: *mut *mut c_void,
@@ -282,12 +358,15 @@ ffi_fn! {
         request: *mut *mut c_void,
     ) {
         non_null!(sizes, "irecv: sizes");
-        irecv_common(recvComm, n, data, mhandles, |i| Ok(*sizes.add(i)), request)
+        // SAFETY: NCCL passes n sizes; irecv_common asks only for i < n.
+        let size_of = |i: usize| Ok(unsafe { *sizes.add(i) });
+        // SAFETY: NCCL's arrays of n entries (data, mhandles).
+        unsafe { irecv_common(recvComm, n, data, mhandles, size_of, request) }
     }
 }
 
 ffi_fn! {
-    fn irecv_v10(
+    "irecv" fn irecv_v10(
         recvComm: *mut c_void,
         n: c_int,
         data: *mut *mut c_void,
@@ -298,15 +377,18 @@ ffi_fn! {
         request: *mut *mut c_void,
     ) {
         non_null!(sizes, "irecv: sizes");
-        irecv_common(recvComm, n, data, mhandles, |i| Ok(*sizes.add(i)), request)
+        // SAFETY: NCCL passes n sizes; irecv_common asks only for i < n.
+        let size_of = |i: usize| Ok(unsafe { *sizes.add(i) });
+        // SAFETY: NCCL's arrays of n entries (data, mhandles).
+        unsafe { irecv_common(recvComm, n, data, mhandles, size_of, request) }
     }
 }
 
 ffi_fn! {
-    /// Nothing to flush: test() reports a receive done only once its bytes are in place, for GPU
-    /// buffers after the unpack kernel's event has completed (its writes are then visible to any
-    /// later kernel). A NULL request tells NCCL the flush is complete.
-    fn iflush(
+    /// Nothing to flush: test() reports a receive done only once its bytes are in place (or, with
+    /// device unpack, once NCCL's kernel may place them). A NULL request tells NCCL the flush is
+    /// complete.
+    "iflush" fn iflush(
         _recvComm: *mut c_void,
         _n: c_int,
         _data: *mut *mut c_void,
@@ -315,21 +397,37 @@ ffi_fn! {
         request: *mut *mut c_void,
     ) {
         non_null!(request, "iflush: request");
-        *request = std::ptr::null_mut();
+        // SAFETY: NCCL's writable slot (checked non-NULL).
+        unsafe { *request = std::ptr::null_mut() };
         Ok(())
     }
 }
 
 ffi_fn! {
-    fn test(request: *mut c_void, done: *mut c_int, sizes: *mut c_int) {
+    "test" fn test(request: *mut c_void, done: *mut c_int, sizes: *mut c_int) {
         non_null!(done, "test: done");
-        plugin::test(request, &mut *done, sizes)
+        // SAFETY: `done` is NCCL's writable int (checked non-NULL); `request` is checked by
+        // plugin::test; `sizes` is NULL or one writable int.
+        unsafe { plugin::test(request, &mut *done, sizes) }
     }
 }
 
-ffi_fn! { fn closeSend(sendComm: *mut c_void) { plugin::close_send(sendComm) } }
-ffi_fn! { fn closeRecv(recvComm: *mut c_void) { plugin::close_recv(recvComm) } }
-ffi_fn! { fn closeListen(listenComm: *mut c_void) { plugin::close_listen(listenComm) } }
+ffi_fn! {
+    /// NCCL's kernel has placed receive `request`: its bounce memory may be reused (device
+    /// unpack). NCCL calls it for every receive; without device unpack it does nothing.
+    "irecvConsumed" fn irecvConsumed(recvComm: *mut c_void, n: c_int, request: *mut c_void) {
+        if n != 1 {
+            return Err(Error::internal(format!("irecvConsumed with n={n}: tcpxr takes n=1")));
+        }
+        // SAFETY: both pointers are checked by plugin::irecv_consumed before use.
+        unsafe { plugin::irecv_consumed(recvComm, request) }
+    }
+}
+
+// SAFETY (the three closes): plugin's close functions check the comm's tag before freeing it.
+ffi_fn! { "closeSend" fn closeSend(sendComm: *mut c_void) { unsafe { plugin::close_send(sendComm) } } }
+ffi_fn! { "closeRecv" fn closeRecv(recvComm: *mut c_void) { unsafe { plugin::close_recv(recvComm) } } }
+ffi_fn! { "closeListen" fn closeListen(listenComm: *mut c_void) { unsafe { plugin::close_listen(listenComm) } } }
 
 // --- the tables -------------------------------------------------------------------------------
 
@@ -340,186 +438,186 @@ const fn name() -> *const c_char {
 #[no_mangle]
 pub static ncclNetPlugin_v5: ncclNet_v5_t = ncclNet_v5_t {
     name: name(),
-    init: Some(init_v5),
-    devices: Some(devices),
-    getProperties: Some(props::get_properties_v6),
-    listen: Some(listen),
-    connect: Some(connect_v5),
-    accept: Some(accept_v5),
-    regMr: Some(regMr_v5),
-    deregMr: Some(deregMr),
-    isend: Some(isend_v5),
-    irecv: Some(irecv_v5),
-    iflush: Some(iflush),
-    test: Some(test),
-    closeSend: Some(closeSend),
-    closeRecv: Some(closeRecv),
-    closeListen: Some(closeListen),
+    init: Some(init_v5::<5>),
+    devices: Some(devices::<5>),
+    getProperties: Some(props::get_properties_v6::<5>),
+    listen: Some(listen::<5>),
+    connect: Some(connect_v5::<5>),
+    accept: Some(accept_v5::<5>),
+    regMr: Some(regMr_v5::<5>),
+    deregMr: Some(deregMr::<5>),
+    isend: Some(isend_v5::<5>),
+    irecv: Some(irecv_v5::<5>),
+    iflush: Some(iflush::<5>),
+    test: Some(test::<5>),
+    closeSend: Some(closeSend::<5>),
+    closeRecv: Some(closeRecv::<5>),
+    closeListen: Some(closeListen::<5>),
 };
 
 #[no_mangle]
 pub static ncclNetPlugin_v6: ncclNet_v6_t = ncclNet_v6_t {
     name: name(),
-    init: Some(init_v5),
-    devices: Some(devices),
-    getProperties: Some(props::get_properties_v6),
-    listen: Some(listen),
-    connect: Some(connect_v5),
-    accept: Some(accept_v5),
-    regMr: Some(regMr_v5),
+    init: Some(init_v5::<6>),
+    devices: Some(devices::<6>),
+    getProperties: Some(props::get_properties_v6::<6>),
+    listen: Some(listen::<6>),
+    connect: Some(connect_v5::<6>),
+    accept: Some(accept_v5::<6>),
+    regMr: Some(regMr_v5::<6>),
     regMrDmaBuf: None,
-    deregMr: Some(deregMr),
-    isend: Some(isend_v5),
-    irecv: Some(irecv_v5),
-    iflush: Some(iflush),
-    test: Some(test),
-    closeSend: Some(closeSend),
-    closeRecv: Some(closeRecv),
-    closeListen: Some(closeListen),
+    deregMr: Some(deregMr::<6>),
+    isend: Some(isend_v5::<6>),
+    irecv: Some(irecv_v5::<6>),
+    iflush: Some(iflush::<6>),
+    test: Some(test::<6>),
+    closeSend: Some(closeSend::<6>),
+    closeRecv: Some(closeRecv::<6>),
+    closeListen: Some(closeListen::<6>),
 };
 
 #[no_mangle]
 pub static ncclNetPlugin_v7: ncclNet_v7_t = ncclNet_v7_t {
     name: name(),
-    init: Some(init_v5),
-    devices: Some(devices),
-    getProperties: Some(props::get_properties_v7),
-    listen: Some(listen),
-    connect: Some(connect_v7),
-    accept: Some(accept_v7),
-    regMr: Some(regMr_v5),
+    init: Some(init_v5::<7>),
+    devices: Some(devices::<7>),
+    getProperties: Some(props::get_properties_v7::<7>),
+    listen: Some(listen::<7>),
+    connect: Some(connect_v7::<7>),
+    accept: Some(accept_v7::<7>),
+    regMr: Some(regMr_v5::<7>),
     regMrDmaBuf: None,
-    deregMr: Some(deregMr),
-    isend: Some(isend_v5),
-    irecv: Some(irecv_v5),
-    iflush: Some(iflush),
-    test: Some(test),
-    closeSend: Some(closeSend),
-    closeRecv: Some(closeRecv),
-    closeListen: Some(closeListen),
-    getDeviceMr: None,
-    irecvConsumed: None,
+    deregMr: Some(deregMr::<7>),
+    isend: Some(isend_v5::<7>),
+    irecv: Some(irecv_v5::<7>),
+    iflush: Some(iflush::<7>),
+    test: Some(test::<7>),
+    closeSend: Some(closeSend::<7>),
+    closeRecv: Some(closeRecv::<7>),
+    closeListen: Some(closeListen::<7>),
+    getDeviceMr: Some(getDeviceMr::<7>),
+    irecvConsumed: Some(irecvConsumed::<7>),
 };
 
 #[no_mangle]
 pub static ncclNetPlugin_v8: ncclNet_v8_t = ncclNet_v8_t {
     name: name(),
-    init: Some(init_v5),
-    devices: Some(devices),
-    getProperties: Some(props::get_properties_v8),
-    listen: Some(listen),
-    connect: Some(connect_v7),
-    accept: Some(accept_v7),
-    regMr: Some(regMr_v8),
+    init: Some(init_v5::<8>),
+    devices: Some(devices::<8>),
+    getProperties: Some(props::get_properties_v8::<8>),
+    listen: Some(listen::<8>),
+    connect: Some(connect_v7::<8>),
+    accept: Some(accept_v7::<8>),
+    regMr: Some(regMr_v8::<8>),
     regMrDmaBuf: None,
-    deregMr: Some(deregMr),
-    isend: Some(isend_v5),
-    irecv: Some(irecv_v5),
-    iflush: Some(iflush),
-    test: Some(test),
-    closeSend: Some(closeSend),
-    closeRecv: Some(closeRecv),
-    closeListen: Some(closeListen),
-    getDeviceMr: None,
-    irecvConsumed: None,
+    deregMr: Some(deregMr::<8>),
+    isend: Some(isend_v5::<8>),
+    irecv: Some(irecv_v5::<8>),
+    iflush: Some(iflush::<8>),
+    test: Some(test::<8>),
+    closeSend: Some(closeSend::<8>),
+    closeRecv: Some(closeRecv::<8>),
+    closeListen: Some(closeListen::<8>),
+    getDeviceMr: Some(getDeviceMr::<8>),
+    irecvConsumed: Some(irecvConsumed::<8>),
 };
 
 #[no_mangle]
 pub static ncclNetPlugin_v9: ncclNet_v9_t = ncclNet_v9_t {
     name: name(),
-    init: Some(init_v5),
-    devices: Some(devices),
-    getProperties: Some(props::get_properties_v9),
-    listen: Some(listen),
-    connect: Some(connect_v7),
-    accept: Some(accept_v7),
-    regMr: Some(regMr_v8),
+    init: Some(init_v5::<9>),
+    devices: Some(devices::<9>),
+    getProperties: Some(props::get_properties_v9::<9>),
+    listen: Some(listen::<9>),
+    connect: Some(connect_v7::<9>),
+    accept: Some(accept_v7::<9>),
+    regMr: Some(regMr_v8::<9>),
     regMrDmaBuf: None,
-    deregMr: Some(deregMr),
-    isend: Some(isend_v9),
-    irecv: Some(irecv_v9),
-    iflush: Some(iflush),
-    test: Some(test),
-    closeSend: Some(closeSend),
-    closeRecv: Some(closeRecv),
-    closeListen: Some(closeListen),
-    getDeviceMr: None,
-    irecvConsumed: None,
+    deregMr: Some(deregMr::<9>),
+    isend: Some(isend_v9::<9>),
+    irecv: Some(irecv_v9::<9>),
+    iflush: Some(iflush::<9>),
+    test: Some(test::<9>),
+    closeSend: Some(closeSend::<9>),
+    closeRecv: Some(closeRecv::<9>),
+    closeListen: Some(closeListen::<9>),
+    getDeviceMr: Some(getDeviceMr::<9>),
+    irecvConsumed: Some(irecvConsumed::<9>),
     makeVDevice: None,
 };
 
 #[no_mangle]
 pub static ncclNetPlugin_v10: ncclNet_v10_t = ncclNet_v10_t {
     name: name(),
-    init: Some(init_v10),
-    devices: Some(devices),
-    getProperties: Some(props::get_properties_v9),
-    listen: Some(listen),
-    connect: Some(connect_v10),
-    accept: Some(accept_v7),
-    regMr: Some(regMr_v8),
+    init: Some(init_v10::<10>),
+    devices: Some(devices::<10>),
+    getProperties: Some(props::get_properties_v9::<10>),
+    listen: Some(listen::<10>),
+    connect: Some(connect_v10::<10>),
+    accept: Some(accept_v7::<10>),
+    regMr: Some(regMr_v8::<10>),
     regMrDmaBuf: None,
-    deregMr: Some(deregMr),
-    isend: Some(isend_v10),
-    irecv: Some(irecv_v10),
-    iflush: Some(iflush),
-    test: Some(test),
-    closeSend: Some(closeSend),
-    closeRecv: Some(closeRecv),
-    closeListen: Some(closeListen),
-    getDeviceMr: None,
-    irecvConsumed: None,
+    deregMr: Some(deregMr::<10>),
+    isend: Some(isend_v10::<10>),
+    irecv: Some(irecv_v10::<10>),
+    iflush: Some(iflush::<10>),
+    test: Some(test::<10>),
+    closeSend: Some(closeSend::<10>),
+    closeRecv: Some(closeRecv::<10>),
+    closeListen: Some(closeListen::<10>),
+    getDeviceMr: Some(getDeviceMr::<10>),
+    irecvConsumed: Some(irecvConsumed::<10>),
     makeVDevice: None,
 };
 
 #[no_mangle]
 pub static ncclNetPlugin_v11: ncclNet_v11_t = ncclNet_v11_t {
     name: name(),
-    init: Some(init_v11),
-    devices: Some(devices),
-    getProperties: Some(props::get_properties_v11),
-    listen: Some(listen_v11),
-    connect: Some(connect_v11),
-    accept: Some(accept_v7),
-    regMr: Some(regMr_v8),
+    init: Some(init_v11::<11>),
+    devices: Some(devices::<11>),
+    getProperties: Some(props::get_properties_v11::<11>),
+    listen: Some(listen_v11::<11>),
+    connect: Some(connect_v11::<11>),
+    accept: Some(accept_v7::<11>),
+    regMr: Some(regMr_v8::<11>),
     regMrDmaBuf: None,
-    deregMr: Some(deregMr),
-    isend: Some(isend_v10),
-    irecv: Some(irecv_v10),
-    iflush: Some(iflush),
-    test: Some(test),
-    closeSend: Some(closeSend),
-    closeRecv: Some(closeRecv),
-    closeListen: Some(closeListen),
-    getDeviceMr: None,
-    irecvConsumed: None,
+    deregMr: Some(deregMr::<11>),
+    isend: Some(isend_v10::<11>),
+    irecv: Some(irecv_v10::<11>),
+    iflush: Some(iflush::<11>),
+    test: Some(test::<11>),
+    closeSend: Some(closeSend::<11>),
+    closeRecv: Some(closeRecv::<11>),
+    closeListen: Some(closeListen::<11>),
+    getDeviceMr: Some(getDeviceMr::<11>),
+    irecvConsumed: Some(irecvConsumed::<11>),
     makeVDevice: None,
-    finalize: Some(finalize),
+    finalize: Some(finalize::<11>),
     setNetAttr: None,
 };
 
 #[no_mangle]
 pub static ncclNetPlugin_v12: ncclNet_v12_t = ncclNet_v12_t {
     name: name(),
-    init: Some(init_v11),
-    devices: Some(devices),
-    getProperties: Some(props::get_properties_v12),
-    listen: Some(listen_v11),
-    connect: Some(connect_v11),
-    accept: Some(accept_v7),
-    regMr: Some(regMr_v8),
+    init: Some(init_v11::<12>),
+    devices: Some(devices::<12>),
+    getProperties: Some(props::get_properties_v12::<12>),
+    listen: Some(listen_v11::<12>),
+    connect: Some(connect_v11::<12>),
+    accept: Some(accept_v7::<12>),
+    regMr: Some(regMr_v8::<12>),
     regMrDmaBuf: None,
-    deregMr: Some(deregMr),
-    isend: Some(isend_v10),
-    irecv: Some(irecv_v10),
-    iflush: Some(iflush),
-    test: Some(test),
-    closeSend: Some(closeSend),
-    closeRecv: Some(closeRecv),
-    closeListen: Some(closeListen),
-    getDeviceMr: None,
-    irecvConsumed: None,
+    deregMr: Some(deregMr::<12>),
+    isend: Some(isend_v10::<12>),
+    irecv: Some(irecv_v10::<12>),
+    iflush: Some(iflush::<12>),
+    test: Some(test::<12>),
+    closeSend: Some(closeSend::<12>),
+    closeRecv: Some(closeRecv::<12>),
+    closeListen: Some(closeListen::<12>),
+    getDeviceMr: Some(getDeviceMr::<12>),
+    irecvConsumed: Some(irecvConsumed::<12>),
     makeVDevice: None,
-    finalize: Some(finalize),
+    finalize: Some(finalize::<12>),
     setNetAttr: None,
 };

@@ -37,8 +37,17 @@ fn describe(dev: c_int) -> crate::error::Result<ncclNetProperties_v12_t> {
         latency: 0.0,
         maxComms: MAX_COMMS,
         maxRecvs: 1,
-        netDeviceType: NCCL_NET_DEVICE_HOST,
-        netDeviceVersion: NCCL_NET_DEVICE_INVALID_VERSION,
+        // With GPU buffers on the v7+ tables, NCCL's kernel places received pages (ring.rs).
+        netDeviceType: if p.device_unpack {
+            NCCL_NET_DEVICE_UNPACK
+        } else {
+            NCCL_NET_DEVICE_HOST
+        },
+        netDeviceVersion: if p.device_unpack {
+            NCCL_NET_DEVICE_UNPACK_VERSION
+        } else {
+            NCCL_NET_DEVICE_INVALID_VERSION
+        },
         vProps: ncclNetVDeviceProps_v12_t { ndevs: 1, devs },
         maxP2pBytes: MAX_NET_SIZE,
         maxCollBytes: MAX_NET_SIZE,
@@ -145,49 +154,61 @@ fn v6_of(p: &ncclNetProperties_v12_t) -> ncclNetProperties_v6_t {
 }
 
 ffi_fn! {
-    fn get_properties_v12(dev: c_int, props: *mut ncclNetProperties_v12_t) {
+    "getProperties" fn get_properties_v12(dev: c_int, props: *mut ncclNetProperties_v12_t) {
         non_null!(props, "getProperties: props");
-        *props = describe(dev)?;
+        let p = describe(dev)?;
+        // SAFETY: NCCL passes room for one properties struct of this version (checked non-NULL).
+        unsafe { *props = p };
         Ok(())
     }
 }
 
 ffi_fn! {
-    fn get_properties_v11(dev: c_int, props: *mut ncclNetProperties_v11_t) {
+    "getProperties" fn get_properties_v11(dev: c_int, props: *mut ncclNetProperties_v11_t) {
         non_null!(props, "getProperties: props");
-        *props = v11_of(&describe(dev)?);
+        let p = v11_of(&describe(dev)?);
+        // SAFETY: NCCL passes room for one properties struct of this version (checked non-NULL).
+        unsafe { *props = p };
         Ok(())
     }
 }
 
 ffi_fn! {
-    fn get_properties_v9(dev: c_int, props: *mut ncclNetProperties_v9_t) {
+    "getProperties" fn get_properties_v9(dev: c_int, props: *mut ncclNetProperties_v9_t) {
         non_null!(props, "getProperties: props");
-        *props = v9_of(&describe(dev)?);
+        let p = v9_of(&describe(dev)?);
+        // SAFETY: NCCL passes room for one properties struct of this version (checked non-NULL).
+        unsafe { *props = p };
         Ok(())
     }
 }
 
 ffi_fn! {
-    fn get_properties_v8(dev: c_int, props: *mut ncclNetProperties_v8_t) {
+    "getProperties" fn get_properties_v8(dev: c_int, props: *mut ncclNetProperties_v8_t) {
         non_null!(props, "getProperties: props");
-        *props = v8_of(&describe(dev)?);
+        let p = v8_of(&describe(dev)?);
+        // SAFETY: NCCL passes room for one properties struct of this version (checked non-NULL).
+        unsafe { *props = p };
         Ok(())
     }
 }
 
 ffi_fn! {
-    fn get_properties_v7(dev: c_int, props: *mut ncclNetProperties_v7_t) {
+    "getProperties" fn get_properties_v7(dev: c_int, props: *mut ncclNetProperties_v7_t) {
         non_null!(props, "getProperties: props");
-        *props = v7_of(&describe(dev)?);
+        let p = v7_of(&describe(dev)?);
+        // SAFETY: NCCL passes room for one properties struct of this version (checked non-NULL).
+        unsafe { *props = p };
         Ok(())
     }
 }
 
 ffi_fn! {
-    fn get_properties_v6(dev: c_int, props: *mut ncclNetProperties_v6_t) {
+    "getProperties" fn get_properties_v6(dev: c_int, props: *mut ncclNetProperties_v6_t) {
         non_null!(props, "getProperties: props");
-        *props = v6_of(&describe(dev)?);
+        let p = v6_of(&describe(dev)?);
+        // SAFETY: NCCL passes room for one properties struct of this version (checked non-NULL).
+        unsafe { *props = p };
         Ok(())
     }
 }

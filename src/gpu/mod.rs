@@ -168,9 +168,20 @@ pub struct Gpu {
     /// overlap the next batch's first instead of draining the GPU between launches (measured:
     /// 74-76 % of memcpy on one stream, 90-92 % alternating; docs/BENCHMARKS.md section 2).
     pub(crate) unpack_alt: sys::CUstream,
-    pub(crate) unpack_fn: sys::CUfunction,
+    dev: sys::CUdevice,
+    /// tcpxr's unpack kernel, compiled (NVRTC) and loaded the first time a comm needs it; NCCL's
+    /// device unpack never does.
+    unpack: OnceLock<std::result::Result<Kernel, Error>>,
     pub sm_count: u32,
 }
+
+/// A loaded kernel function (a driver handle, valid for the process).
+#[derive(Clone, Copy)]
+struct Kernel(sys::CUfunction);
+
+// SAFETY: a CUfunction handle may be used from any thread with its context current.
+unsafe impl Send for Kernel {}
+unsafe impl Sync for Kernel {}
 
 // SAFETY: CUDA driver handles may be used from any thread once the context is made current
 // (`bind` does that before every use).
@@ -230,8 +241,9 @@ impl Gpu {
                 ctx,
                 stream: std::ptr::null_mut(),
                 unpack_alt: std::ptr::null_mut(),
-                unpack_fn: std::ptr::null_mut(),
+                unpack: OnceLock::new(),
                 sm_count: 0,
+                dev,
             };
             let _current = g.enter()?;
             let mut sms = 0;
@@ -263,15 +275,26 @@ impl Gpu {
                     "cuStreamCreateWithPriority",
                 )?;
             }
-            g.unpack_fn = compile_unpack(dev)?;
-            g.load_now()?;
             log::info!(
                 target: "tcpxr::init",
-                "GPU {ordinal}: unpack kernel ready, {} SMs, stream priority {greatest} (range {least}..{greatest})",
+                "GPU {ordinal}: {} SMs, stream priority {greatest} (range {least}..{greatest})",
                 g.sm_count
             );
             Ok(g)
         }
+    }
+
+    /// tcpxr's unpack kernel, compiled and loaded on first use (a comm that places GPU pages with
+    /// it asks while it is being set up, before its first receive).
+    pub(crate) fn unpack_fn(&self) -> Result<sys::CUfunction> {
+        let k = self.unpack.get_or_init(|| {
+            let _current = self.enter()?;
+            let f = compile_unpack(self.dev)?;
+            self.load_now(f)?;
+            log::info!(target: "tcpxr::init", "GPU {}: tcpxr's unpack kernel ready", self.ordinal);
+            Ok(Kernel(f))
+        });
+        k.as_ref().map(|k| k.0).map_err(Clone::clone)
     }
 
     /// Launches the unpack kernel once with no work and waits for it. With CUDA's lazy module
@@ -279,14 +302,14 @@ impl Gpu {
     /// context's running kernels. The first real unpack runs while NCCL's kernel spins, waiting for
     /// exactly that unpack: a deadlock. This runs while the connection is being made, before NCCL
     /// launches anything that waits on tcpxr.
-    fn load_now(&self) -> Result<()> {
+    fn load_now(&self, f: sys::CUfunction) -> Result<()> {
         let mut empty = unpack::empty_batch();
         let mut params: [*mut c_void; 1] = [empty.as_mut() as *mut _ as *mut c_void];
         // SAFETY: a batch of zero jobs; the parameter lives across the call.
         unsafe {
             check(
                 sys::cuLaunchKernel(
-                    self.unpack_fn,
+                    f,
                     1,
                     1,
                     1,
@@ -353,8 +376,22 @@ impl Drop for Current {
 }
 
 /// The unpack kernel's handle, for benchmarks that launch it the naive way.
-pub fn unpack_function(gpu: &Gpu) -> sys::CUfunction {
-    gpu.unpack_fn
+pub fn unpack_function(gpu: &Gpu) -> Result<sys::CUfunction> {
+    gpu.unpack_fn()
+}
+
+/// The GPU of the calling thread's current CUDA context (NCCL's threads have theirs), None when
+/// there is no driver or no current context.
+pub fn current() -> Result<Option<Arc<Gpu>>> {
+    if !available() {
+        return Ok(None);
+    }
+    let mut dev: sys::CUdevice = 0;
+    // SAFETY: valid out-pointer; without a current context this is an error return.
+    if unsafe { sys::cuCtxGetDevice(&mut dev) } != sys::CUresult::CUDA_SUCCESS {
+        return Ok(None);
+    }
+    Gpu::get(dev as usize).map(Some)
 }
 
 fn compile_unpack(dev: sys::CUdevice) -> Result<sys::CUfunction> {

@@ -64,6 +64,7 @@ pub struct Batch {
 
 pub struct Unpacker {
     gpu: Arc<Gpu>,
+    kernel: sys::CUfunction,
     slots: Vec<Slot>,
     param: Box<BatchParam>,
     next_slot: usize,
@@ -76,6 +77,7 @@ unsafe impl Send for Unpacker {}
 impl Unpacker {
     /// An unpacker with `depth` launch slots (batches that may be in flight at once).
     pub fn new(gpu: Arc<Gpu>, depth: usize) -> Result<Unpacker> {
+        let kernel = gpu.unpack_fn()?;
         let _current = gpu.enter()?;
         let mut slots = Vec::with_capacity(depth);
         for _ in 0..depth.max(1) {
@@ -98,6 +100,7 @@ impl Unpacker {
         });
         Ok(Unpacker {
             gpu,
+            kernel,
             slots,
             param,
             next_slot: 0,
@@ -160,7 +163,7 @@ impl Unpacker {
         unsafe {
             check(
                 sys::cuLaunchKernel(
-                    self.gpu.unpack_fn,
+                    self.kernel,
                     grid,
                     1,
                     1,

@@ -60,6 +60,15 @@ pub struct DeviceJob {
     pub bounce: u64,
 }
 
+/// The fragments of a landed receive as the CPU sees them, for NCCL's device unpack: records in the
+/// inner transport's ring, their `src_off` relative to `bounce` (a device address), `dst_off`
+/// relative to the receive's destination. Valid until the receive is consumed.
+#[derive(Clone, Copy, Debug)]
+pub struct Landed<'a> {
+    pub records: &'a [crate::abi::loadMeta],
+    pub bounce: u64,
+}
+
 /// What an inner transport can take; the plugin caps its settings to these.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
@@ -166,6 +175,21 @@ pub trait InnerRecv: Send {
     /// unpack kernel must place, or None when the bytes landed in place.
     fn device_job(&mut self) -> Result<Option<DeviceJob>> {
         Ok(None)
+    }
+    /// NCCL's device unpack: from now on a landed receive's bytes stay in the bounce pool, for
+    /// NCCL's kernel to place from the records [`InnerRecv::landed`] gives, until `consumed`;
+    /// the transport places nothing itself. A transport that lands every receive in place
+    /// ignores this.
+    fn keep_records(&mut self) {}
+    /// The device address the records of this stripe count from (its bounce pool), when its
+    /// receives land in one.
+    fn bounce_base(&self) -> Option<u64> {
+        None
+    }
+    /// Under [`InnerRecv::keep_records`]: the records of the receive `test_oldest` just reported
+    /// landed, or None when it landed in place.
+    fn landed(&self) -> Option<Landed<'_>> {
+        None
     }
     /// Releases the oldest completed receive's slot (and, for TCPX, its bounce pages).
     fn consumed(&mut self) -> Result<()>;

@@ -331,7 +331,7 @@ pub fn run(args: &[String]) -> i32 {
             let mut params: [*mut c_void; 1] = [&mut param as *mut NaiveParam as *mut c_void];
             ok(
                 sys::cuLaunchKernel(
-                    nccl_net_tcpxr::gpu::unpack_function(&gpu),
+                    nccl_net_tcpxr::gpu::unpack_function(&gpu).expect("the unpack kernel"),
                     16,
                     1,
                     1,

@@ -480,6 +480,10 @@ pub struct TcpxRecv {
     gpu_direct: bool,
     /// The records of the GPU receive `test_oldest` reported landed last, for `device_job`.
     landed_job: Option<DeviceJob>,
+    /// NCCL's device unpack: landed bytes stay in TCPX's pool for NCCL's kernel; nothing is placed
+    /// here, and [`InnerRecv::landed`] gives the records of ring slot `landed_slot`.
+    keep_records: bool,
+    landed_slot: Option<usize>,
 }
 
 impl TcpxRecv {
@@ -503,6 +507,8 @@ impl TcpxRecv {
             busy: Busy::default(),
             gpu_direct,
             landed_job: None,
+            keep_records: false,
+            landed_slot: None,
         }
     }
 
@@ -551,6 +557,23 @@ impl InnerRecv for TcpxRecv {
 
     fn device_job(&mut self) -> Result<Option<DeviceJob>> {
         Ok(self.landed_job.take())
+    }
+
+    fn keep_records(&mut self) {
+        self.keep_records = true;
+    }
+
+    fn bounce_base(&self) -> Option<u64> {
+        self.queue.as_ref().map(|q| q.bounce as u64)
+    }
+
+    fn landed(&self) -> Option<crate::transport::Landed<'_>> {
+        let (queue, slot) = (self.queue.as_ref()?, self.landed_slot?);
+        let records = queue.records(slot).ok()?;
+        (!records.is_empty()).then_some(crate::transport::Landed {
+            records,
+            bounce: queue.bounce as u64,
+        })
     }
 
     fn register(&mut self, ptr: *mut u8, len: usize, kind: MemKind) -> Result<InnerMr> {
@@ -615,7 +638,14 @@ impl InnerRecv for TcpxRecv {
         match self.lib.test(self.held[i].req) {
             Ok(false) => Ok(false),
             Ok(true) => {
-                self.unpack(i)?;
+                if self.keep_records {
+                    // NCCL's kernel places the bytes; the records are checked when the engine
+                    // copies them into NCCL's ring, and the pages stay until NCCL consumes.
+                    self.queue.as_ref().map(|q| q.records(self.held[i].slot)).transpose()?;
+                    self.landed_slot = Some(self.held[i].slot);
+                } else {
+                    self.unpack(i)?;
+                }
                 self.held[i].landed = true;
                 Ok(true)
             }
