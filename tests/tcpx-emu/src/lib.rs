@@ -167,12 +167,19 @@ impl Emu {
     /// The GPU of the calling thread's current context (as TCPX uses the device NCCL's thread
     /// works for), else TCPX_EMU_GPU.
     pub fn gpu(&self) -> R<Arc<gpu::Gpu>> {
-        let ordinal = gpu::Gpu::current_ordinal().unwrap_or(self.gpu_ordinal);
+        self.gpu_of(gpu::Gpu::current_ordinal().unwrap_or(self.gpu_ordinal))
+    }
+
+    /// The emulator's own context on device `ordinal`, made on first use (gpu.rs).
+    pub fn gpu_of(&self, ordinal: i32) -> R<Arc<gpu::Gpu>> {
         let mut gpus = self.gpus.lock().unwrap();
         if let Some((_, g)) = gpus.iter().find(|(o, _)| *o == ordinal) {
             return Ok(g.clone());
         }
         let g = Arc::new(gpu::Gpu::open(ordinal).or_else(|e| fail(RC_BUSY, format!("GPU mode: {e}")))?);
+        info(&format!(
+            "GPU {ordinal}: the emulator's own CUDA context is made (cuCtxCreate); all its GPU work runs there"
+        ));
         gpus.push((ordinal, g.clone()));
         Ok(g)
     }
@@ -535,3 +542,95 @@ pub static ncclNetPlugin_v7: NetV7 = NetV7 {
     getDeviceMr: get_device_mr,
     irecvConsumed: irecv_consumed,
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    /// Host-mode throughput of the emulator alone (no unpack): 4 MiB messages, one at a time.
+    /// `cargo test --release -p tcpx-emu -- --ignored --nocapture throughput`
+    #[test]
+    #[ignore]
+    fn throughput_of_4_mib_messages_in_host_mode() {
+        let null = std::ptr::null_mut;
+        // SAFETY: the entry points are called as NCCL calls them, with live buffers and the comms,
+        // handles and requests they returned.
+        unsafe {
+            assert_eq!(init(None), 0);
+            let mut handle = [0u8; HANDLE_BYTES];
+            let mut l = null();
+            assert_eq!(listen(0, handle.as_mut_ptr() as *mut c_void, &mut l), 0);
+            #[repr(C, align(16))]
+            struct Storage([u8; 64]);
+            let mut storage = Storage([0; 64]);
+            let mut dh = storage.0.as_mut_ptr() as *mut DevHandle;
+            let (mut s, mut r) = (null(), null());
+            while s.is_null() || r.is_null() {
+                if s.is_null() {
+                    assert_eq!(
+                        connect(0, handle.as_mut_ptr() as *mut c_void, &mut s, std::ptr::null_mut()),
+                        0
+                    );
+                }
+                if r.is_null() {
+                    assert_eq!(accept(l, &mut r, &mut dh), 0);
+                }
+            }
+            let n = 4 << 20;
+            let (mut sbuf, mut rbuf) = (vec![1u8; n], vec![0u8; n]);
+            let (mut smh, mut rmh) = (null(), null());
+            assert_eq!(
+                reg_mr(s, sbuf.as_mut_ptr() as *mut c_void, n as c_int, NCCL_PTR_HOST, &mut smh),
+                0
+            );
+            assert_eq!(
+                reg_mr(r, rbuf.as_mut_ptr() as *mut c_void, n as c_int, NCCL_PTR_HOST, &mut rmh),
+                0
+            );
+            let rounds = 256;
+            let t0 = Instant::now();
+            for _ in 0..rounds {
+                let (mut sq, mut rq) = (null(), null());
+                let mut data = [rbuf.as_mut_ptr() as *mut c_void];
+                let (mut size, mut tag, mut mh) = ([n as c_int], [0], [rmh]);
+                assert_eq!(
+                    irecv(
+                        r,
+                        1,
+                        data.as_mut_ptr(),
+                        size.as_mut_ptr(),
+                        tag.as_mut_ptr(),
+                        mh.as_mut_ptr(),
+                        &mut rq
+                    ),
+                    0
+                );
+                assert_eq!(
+                    isend(s, sbuf.as_mut_ptr() as *mut c_void, n as c_int, 0, smh, &mut sq),
+                    0
+                );
+                let (mut sd, mut rd, mut sz) = (0, 0, 0);
+                while sd == 0 || rd == 0 {
+                    if sd == 0 {
+                        assert_eq!(test(sq, &mut sd, &mut sz), 0);
+                    }
+                    if rd == 0 {
+                        assert_eq!(test(rq, &mut rd, &mut sz), 0);
+                    }
+                }
+                assert_eq!(irecv_consumed(r, 1, rq), 0);
+            }
+            let secs = t0.elapsed().as_secs_f64();
+            eprintln!(
+                "host mode, 4 MiB messages one at a time: {:.2} GB/s",
+                (rounds * n) as f64 / secs / 1e9
+            );
+            assert_eq!(dereg_mr(s, smh), 0);
+            assert_eq!(dereg_mr(r, rmh), 0);
+            assert_eq!(close_comm(s), 0);
+            assert_eq!(close_comm(r), 0);
+            assert_eq!(close_listen(l), 0);
+        }
+    }
+}
