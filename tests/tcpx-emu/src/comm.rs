@@ -779,6 +779,13 @@ fn recv_loop(sh: &Shared, stream: &TcpStream, mem: &RecvMem, pool: &Pool, seed: 
         (Mode::Gpu, Some(g)) => Some(Lander::new(&g).map_err(|m| Fail { rc: 1, msg: m })?),
         _ => None,
     };
+    // Gives a failed receive's pages back, once no copy of ours still writes them.
+    let abort = |lander: &mut Option<Lander>, pages: &[u32]| {
+        if let Some(l) = lander.as_mut() {
+            let _ = l.landed();
+        }
+        pool.recycle(pages);
+    };
     let mut taken = Vec::with_capacity(BATCH);
     let mut frags = Vec::with_capacity(BATCH);
     while let Some(t) = next_task(sh) {
@@ -799,7 +806,7 @@ fn recv_loop(sh: &Shared, stream: &TcpStream, mem: &RecvMem, pool: &Pool, seed: 
             // Never more pages than the rest needs: every fragment is at most one page.
             taken.clear();
             if !pool.take_up_to(BATCH.min((size - off).div_ceil(PAGE)), &sh.stop, &mut taken) {
-                pool.recycle(&pages);
+                abort(&mut lander, &pages);
                 return fail(RC_REMOTE, "closed while waiting for a free bounce page");
             }
             pages.extend_from_slice(&taken);
@@ -807,7 +814,7 @@ fn recv_loop(sh: &Shared, stream: &TcpStream, mem: &RecvMem, pool: &Pool, seed: 
             let first = count;
             for &page in &taken {
                 if count == MAX_RECORDS {
-                    pool.recycle(&pages);
+                    abort(&mut lander, &pages);
                     return fail(
                         RC_BUSY,
                         format!(
@@ -822,7 +829,7 @@ fn recv_loop(sh: &Shared, stream: &TcpStream, mem: &RecvMem, pool: &Pool, seed: 
                 count += 1;
             }
             if let Err(m) = pool.land(stream, &frags, lander.as_mut()) {
-                pool.recycle(&pages);
+                abort(&mut lander, &pages);
                 return fail(RC_REMOTE, m);
             }
             let mut dst = off - frags.iter().map(|f| f.len).sum::<usize>();
@@ -839,11 +846,9 @@ fn recv_loop(sh: &Shared, stream: &TcpStream, mem: &RecvMem, pool: &Pool, seed: 
                 dst += f.len;
             }
         }
-        if let Some(l) = lander.as_mut() {
-            if let Err(m) = l.landed() {
-                pool.recycle(&pages);
-                return fail(RC_REMOTE, m);
-            }
+        if let Some(Err(m)) = lander.as_mut().map(Lander::landed) {
+            abort(&mut lander, &pages);
+            return fail(RC_REMOTE, m);
         }
         mem.publish(slot, count as u64);
         sh.max_records.fetch_max(count as u64, Ordering::Relaxed);

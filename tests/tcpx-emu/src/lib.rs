@@ -15,6 +15,13 @@
 //!   the n-th receive of a comm gets its `loadMeta` records in slot n % 16 of a `netUnpackMeta`
 //!   ring (16 x 2048), whose count is published with release ordering before test says done;
 //!   more than 2048 fragments in one receive is an error (TCPX exits the process);
+//! * one bounce pool per GPU for the process, shared by every receive comm on that GPU, so the
+//!   records of different comms index one base. TCPX imports RxDM's pool once per GPU
+//!   (`gpu_get_rxmem`, gpu/cuda_wrapper.cu, caches it as the GPU's `rx.rxmem`) and every passive
+//!   comm's device handle gets that address as `bounce_buf` (`__tcpxNetDeviceQueueNew`,
+//!   devcomm/nccl/unpack1.cu). The emulator keeps one pool per device (`Emu::pool`, the device of
+//!   the calling thread's context; one pool in host mode) and puts its base into every receive
+//!   comm's handle;
 //! * `irecvConsumed` must name the oldest completed receive (FIFO), else 3; only then are its
 //!   pages recycled, and a recycled page is poisoned, so a consume before the unpack finished
 //!   shows up as wrong data;
@@ -29,18 +36,46 @@
 //!
 //! Where it differs: TCPX receives into host memory in place (WARN "requested receive on host
 //! mem buffer"); the emulator always goes through the bounce pool, which is what makes the unpack
-//! testable on a CPU-only machine.
+//! testable on a CPU-only machine. The NIC writes TCPX's pool by DMA; the emulator's receive
+//! threads write it with the CPU or with copies (below).
+//!
+//! GPU modes and the application's CUDA context. The emulator stands for the NIC and TCPX, so
+//! none of its GPU work may be queued in the application's context (the device's primary
+//! context, where NCCL's kernel runs): with one hardware queue (`CUDA_DEVICE_MAX_CONNECTIONS=1`)
+//! or under MPS such work can wait behind NCCL's kernel while the kernel waits for the bytes it
+//! would deliver, a deadlock that would make a GPU test prove nothing. So (gpu.rs, pool.rs):
+//! * all its GPU work runs in a context of its own per device (`cuCtxCreate`), pushed and popped
+//!   around each use so the calling thread's context is unchanged;
+//! * `gpu`: the pool is device memory mapped with the VMM API in that context, readable by every
+//!   context on the device (as TCPX's imported pool). The receive thread reads the socket into
+//!   pinned staging pages and copies each run of consecutive pool pages with one
+//!   `cuMemcpyHtoDAsync` on its own stream; records are published only after the copies
+//!   completed. Recycled pages are poisoned by `cuMemsetD8Async` in the private context and reused
+//!   only after the fill's event (irecvConsumed never waits on the GPU);
+//! * `gpu-mapped`: the pool is pinned host memory mapped into the device (`DEVICEMAP |
+//!   PORTABLE`, one device address in every context); the receive thread reads the socket
+//!   straight into the pages (readv, no copy) and recycling poisons with the CPU;
+//! * both: the `netUnpackMeta` ring is mapped pinned host memory, written by the CPU; the
+//!   `unpackNetDeviceHandle` is device memory (VMM) of the private context, written by a copy
+//!   there that accept waits for, as TCPX keeps it in device memory: NCCL's kernel reads it and
+//!   increments `head` in it, and tcpxr reads it once after accept with its own copy;
+//! * sends from GPU memory are read with `cuMemcpyDtoHAsync` in the private context of the
+//!   buffer's device, straight from its unified address (works for `cuMemAlloc` and VMM memory of
+//!   the primary context); should a driver refuse that, through `cuMemcpyPeerAsync` into the
+//!   private context's memory; a refusal of both fails the send naming both CUDA results.
 //!
 //! Settings (environment, read at init):
 //! * `NCCL_GPUDIRECTTCPX_SOCKET_IFNAME`: comma-separated device names (default `lo`); data always
 //!   moves over 127.0.0.1;
-//! * `TCPX_EMU_MODE`: `host` (default: pool, metadata and handle in host memory), `gpu` (pool in
-//!   device memory, metadata in pinned host memory mapped into the device, handle in device
-//!   memory: TCPX's layout), `gpu-mapped` (as gpu, pool in mapped pinned host memory);
-//!   the device is the one of the calling thread's CUDA context (NCCL's thread for that GPU), as with
-//!   TCPX, with one pool per device; `TCPX_EMU_GPU` picks it for a thread without a context
-//!   (default 0);
-//! * `TCPX_EMU_POOL_MB`: bounce pool size (default 1024);
+//! * `TCPX_EMU_MODE`: `host` (default: pool, metadata and handle in host memory; reports
+//!   `NCCL_PTR_HOST` only; CI), `gpu` (pool in device memory, ring in mapped pinned host memory,
+//!   handle in device memory: TCPX's layout, and the one to prove GPU paths with, since the CPU
+//!   cannot read such a pool), `gpu-mapped` (as gpu, pool in mapped pinned host memory, which the
+//!   CPU can read: faster to fill, but lets a consumer read the pool from the host where real
+//!   TCPX would not allow it); the device is the one of the calling thread's CUDA context (NCCL's
+//!   thread for that GPU), as with TCPX; `TCPX_EMU_GPU` picks it for a thread without a context
+//!   (default 0). The GPU modes need a CUDA 12.5 driver or newer (`cuCtxCreate_v4`);
+//! * `TCPX_EMU_POOL_MB`: bounce pool size per device (default 1024);
 //! * `TCPX_EMU_SLOTS`: request slots per comm (default and at most 16; fewer provokes "unable to
 //!   allocate requests");
 //! * `TCPX_EMU_SEED`: seed of the fragment sizes and offsets;
