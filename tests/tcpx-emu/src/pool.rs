@@ -307,6 +307,26 @@ fn runs(pages: &[u32]) -> impl Iterator<Item = (u32, usize)> + '_ {
     })
 }
 
+/// The copies that move a batch from staging into the pool: (bytes of the staging half, offset in
+/// the pool), one per run of fragments in consecutive pool pages. Staging page i mirrors pool page
+/// `frags[i].page`, so a run's bytes lie alike on both sides, from its first fragment's start to
+/// its last one's end.
+fn copy_runs(frags: &[Frag]) -> impl Iterator<Item = (std::ops::Range<usize>, usize)> + '_ {
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        let first = frags.get(i)?;
+        let mut j = i;
+        while frags.get(j + 1).is_some_and(|f| f.page == frags[j].page + 1) {
+            j += 1;
+        }
+        let last = &frags[j];
+        let from = i * PAGE + first.at..j * PAGE + last.at + last.len;
+        let to = first.page as usize * PAGE + first.at;
+        i = j + 1;
+        Some((from, to))
+    })
+}
+
 /// Fills every buffer from `stream` (readv, as many as the kernel takes per call).
 fn read_all(mut stream: &TcpStream, mut bufs: &mut [IoSliceMut]) -> Result<(), String> {
     while !bufs.is_empty() {
@@ -363,19 +383,8 @@ impl Lander {
         }
         read_all(stream, &mut bufs)?;
         drop(bufs);
-        // One copy per run of consecutive pool pages: staging page i mirrors pool page
-        // frags[i].page, so the run's bytes lie alike on both sides.
-        let mut i = 0;
-        while i < frags.len() {
-            let mut j = i;
-            while j + 1 < frags.len() && frags[j + 1].page == frags[j].page + 1 {
-                j += 1;
-            }
-            let from = i * PAGE + frags[i].at;
-            let to = j * PAGE + frags[j].at + frags[j].len;
-            let dst = pool.base + (frags[i].page as usize * PAGE + frags[i].at) as u64;
-            self.stream.htod(dst, &half[from..to])?;
-            i = j + 1;
+        for (from, to) in copy_runs(frags) {
+            self.stream.htod(pool.base + to as u64, &half[from])?;
         }
         self.done[h].record(&self.stream)?;
         self.busy[h] = true;
@@ -442,6 +451,27 @@ mod tests {
     fn runs_of_consecutive_pages() {
         assert_eq!(runs(&[4, 5, 6, 9, 1, 2]).collect::<Vec<_>>(), [(4, 3), (9, 1), (1, 2)]);
         assert_eq!(runs(&[]).count(), 0);
+    }
+
+    #[test]
+    fn a_batch_crosses_to_the_pool_in_one_copy_per_run_of_consecutive_pages() {
+        let f = |page, at, len| Frag { page, at, len };
+        let frags = [
+            f(7, 0, PAGE),
+            f(8, 100, 50), // gap before and after it: copied as staging's poison
+            f(9, 0, PAGE),
+            f(3, 5, 10), // not after 9: a new run
+            f(4, 0, 1),
+        ];
+        let runs: Vec<_> = copy_runs(&frags).collect();
+        assert_eq!(
+            runs,
+            [
+                (0..2 * PAGE + PAGE, 7 * PAGE),
+                (3 * PAGE + 5..4 * PAGE + 1, 3 * PAGE + 5),
+            ]
+        );
+        assert_eq!(copy_runs(&[]).count(), 0);
     }
 
     #[test]
