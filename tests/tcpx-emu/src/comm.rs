@@ -70,6 +70,12 @@ impl Listen {
         }))
     }
 
+    /// The listen comm `p` names (its magic checked), or an error for NULL or a foreign pointer.
+    ///
+    /// # Safety
+    /// `p` is NULL or points to at least a `Listen`'s worth of readable memory (a listen comm
+    /// this library handed out and NCCL has not closed, or any other live object of that size);
+    /// the caller holds no other reference to that listen comm.
     pub unsafe fn from_ptr<'a>(p: *mut c_void) -> R<&'a mut Listen> {
         if p.is_null() || p as usize % 8 != 0 || (*(p as *const Listen)).magic != LISTEN_MAGIC {
             return fail(RC_USAGE, format!("{p:p} is not a listen comm"));
@@ -139,6 +145,10 @@ fn live_connects() -> &'static Mutex<HashSet<usize>> {
 /// None on the first call, with the connection made and the in-progress state stored in the
 /// handle buffer (as TCPX stores `connect_args` there); the comm on the next call with the same
 /// buffer.
+///
+/// # Safety
+/// `handle` points to the caller's live 128-byte handle buffer, which no one else touches during
+/// the call; a buffer the emulator stored a connect state in must not have been freed or reused.
 pub unsafe fn connect(handle: *mut [u8; HANDLE_BYTES]) -> R<Option<Arc<Comm>>> {
     let h = &mut *handle;
     if h[0..4] != HANDLE_MAGIC {
@@ -217,6 +227,10 @@ impl Mr {
     }
 
     /// The handle isend/irecv/deregMr were given, which must be registered on `c`.
+    ///
+    /// # Safety
+    /// `p` is NULL or points to at least an `Mr`'s worth of readable memory (a handle regMr
+    /// returned and deregMr has not freed, or any other live object of that size).
     pub unsafe fn from_ptr<'a>(p: *mut c_void, c: &Comm) -> R<&'a Mr> {
         if p.is_null() {
             return fail(RC_USAGE, "mhandle is null");
@@ -239,6 +253,9 @@ impl Mr {
 
     /// Frees a handle `from_ptr` accepted; its magic is cleared first, so a later use of the
     /// freed handle is caught while the allocator has not reused the memory.
+    ///
+    /// # Safety
+    /// `p` is a handle `from_ptr` accepted, freed once, and not used by anyone afterwards.
     pub unsafe fn free(p: *mut c_void) {
         let mr = p as *mut Mr;
         (*mr).magic = 0;
@@ -264,6 +281,11 @@ unsafe impl Send for Req {}
 unsafe impl Sync for Req {}
 
 impl Req {
+    /// The request `p` names (its magic checked), or an error for NULL or a foreign pointer.
+    ///
+    /// # Safety
+    /// `p` is NULL or points to at least a `Req`'s worth of readable memory (a request of a comm
+    /// that is still open, or any other live object of that size).
     pub unsafe fn from_ptr<'a>(p: *mut c_void) -> R<&'a Req> {
         if p.is_null() {
             return fail(RC_BUSY, "test called with NULL request");
@@ -492,6 +514,12 @@ impl Comm {
         }))
     }
 
+    /// The send or receive comm `p` names (its magic checked), or an error for NULL or a foreign
+    /// pointer.
+    ///
+    /// # Safety
+    /// `p` is NULL or points to at least a `Comm`'s worth of readable memory (a comm connect or
+    /// accept returned and NCCL has not closed, or any other live object of that size).
     pub unsafe fn from_ptr<'a>(p: *mut c_void) -> R<&'a Comm> {
         if p.is_null() || p as usize % 8 != 0 || (*(p as *const Comm)).magic != COMM_MAGIC {
             return fail(RC_USAGE, format!("{p:p} is not a send or receive comm"));

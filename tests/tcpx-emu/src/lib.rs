@@ -82,7 +82,6 @@
 //! * `TCPX_EMU_STATS`: a file to which every closed comm appends one line of counters (posts,
 //!   most requests held, refusals, tests not on the oldest, out-of-order consumes, largest
 //!   message, most records in one receive, regMr calls).
-#![allow(clippy::missing_safety_doc)]
 
 mod abi;
 mod comm;
@@ -299,6 +298,11 @@ macro_rules! non_null {
         }
     };
 }
+
+// The entry points below are the v7 table's. Safety contract of each: NCCL's v7 net ABI (as in
+// reference/nccl-net-abi.md 1.7): every pointer argument NULL or valid for what that function reads
+// and writes, comms, memory handles and requests as this library returned them and not yet
+// closed or freed. The emulator checks NULL and magics, not more.
 
 unsafe extern "C" fn init(logger: Logger) -> c_int {
     LOGGER.store(
