@@ -5,8 +5,8 @@
 //! receiving thread cuts the payload into fragments in the bounce pool and writes their records
 //! into the comm's `netUnpackMeta` ring.
 use crate::abi::*;
-use crate::gpu::Gpu;
-use crate::pool::{Mode, Pool};
+use crate::gpu::{Gpu, HostMem, Reader};
+use crate::pool::{Frag, Lander, Mode, Pool, BATCH};
 use crate::{emu, fail, warn, Fail, R, RC_BUSY, RC_REMOTE, RC_USAGE};
 use std::collections::{HashSet, VecDeque};
 use std::ffi::{c_int, c_void};
@@ -70,6 +70,12 @@ impl Listen {
         }))
     }
 
+    /// The listen comm `p` names (its magic checked), or an error for NULL or a foreign pointer.
+    ///
+    /// # Safety
+    /// `p` is NULL or points to at least a `Listen`'s worth of readable memory (a listen comm
+    /// this library handed out and NCCL has not closed, or any other live object of that size);
+    /// the caller holds no other reference to that listen comm.
     pub unsafe fn from_ptr<'a>(p: *mut c_void) -> R<&'a mut Listen> {
         if p.is_null() || p as usize % 8 != 0 || (*(p as *const Listen)).magic != LISTEN_MAGIC {
             return fail(RC_USAGE, format!("{p:p} is not a listen comm"));
@@ -139,6 +145,10 @@ fn live_connects() -> &'static Mutex<HashSet<usize>> {
 /// None on the first call, with the connection made and the in-progress state stored in the
 /// handle buffer (as TCPX stores `connect_args` there); the comm on the next call with the same
 /// buffer.
+///
+/// # Safety
+/// `handle` points to the caller's live 128-byte handle buffer, which no one else touches during
+/// the call; a buffer the emulator stored a connect state in must not have been freed or reused.
 pub unsafe fn connect(handle: *mut [u8; HANDLE_BYTES]) -> R<Option<Arc<Comm>>> {
     let h = &mut *handle;
     if h[0..4] != HANDLE_MAGIC {
@@ -217,6 +227,10 @@ impl Mr {
     }
 
     /// The handle isend/irecv/deregMr were given, which must be registered on `c`.
+    ///
+    /// # Safety
+    /// `p` is NULL or points to at least an `Mr`'s worth of readable memory (a handle regMr
+    /// returned and deregMr has not freed, or any other live object of that size).
     pub unsafe fn from_ptr<'a>(p: *mut c_void, c: &Comm) -> R<&'a Mr> {
         if p.is_null() {
             return fail(RC_USAGE, "mhandle is null");
@@ -239,6 +253,9 @@ impl Mr {
 
     /// Frees a handle `from_ptr` accepted; its magic is cleared first, so a later use of the
     /// freed handle is caught while the allocator has not reused the memory.
+    ///
+    /// # Safety
+    /// `p` is a handle `from_ptr` accepted, freed once, and not used by anyone afterwards.
     pub unsafe fn free(p: *mut c_void) {
         let mr = p as *mut Mr;
         (*mr).magic = 0;
@@ -264,6 +281,11 @@ unsafe impl Send for Req {}
 unsafe impl Sync for Req {}
 
 impl Req {
+    /// The request `p` names (its magic checked), or an error for NULL or a foreign pointer.
+    ///
+    /// # Safety
+    /// `p` is NULL or points to at least a `Req`'s worth of readable memory (a request of a comm
+    /// that is still open, or any other live object of that size).
     pub unsafe fn from_ptr<'a>(p: *mut c_void) -> R<&'a Req> {
         if p.is_null() {
             return fail(RC_BUSY, "test called with NULL request");
@@ -322,12 +344,12 @@ struct Counts {
 /// The unpack queue of a receive comm: its `netUnpackMeta` ring and the device handle that
 /// points at it and at the pool.
 struct RecvMem {
-    mode: Mode,
-    gpu: Option<Arc<Gpu>>,
     /// The ring as the CPU writes it.
     meta: *mut UnpackMeta,
     /// The `unpackNetDeviceHandle`: host memory in host mode, device memory in the GPU modes.
     handle: usize,
+    /// GPU modes: the ring's memory and the GPU holding the handle.
+    gpu: Option<(HostMem, Arc<Gpu>)>,
 }
 
 // SAFETY: the ring is written by the comm's I/O thread only (one slot per receive) and read by the
@@ -338,51 +360,46 @@ unsafe impl Sync for RecvMem {}
 impl RecvMem {
     fn new(pool: &Pool) -> R<RecvMem> {
         let layout = std::alloc::Layout::new::<UnpackMeta>();
-        match pool.mode() {
-            Mode::Host => {
-                // SAFETY: a zeroed allocation of UnpackMeta's layout (all-zero is valid).
-                let meta = unsafe { std::alloc::alloc_zeroed(layout) } as *mut UnpackMeta;
-                if meta.is_null() {
-                    return fail(2, "out of memory for the unpack ring");
-                }
-                let handle = Box::into_raw(Box::new(UnpackHandle {
-                    meta,
-                    bounce_buf: pool.base() as *mut c_void,
-                    head: u64::MAX,
-                })) as usize;
-                Ok(RecvMem {
-                    mode: Mode::Host,
-                    gpu: None,
-                    meta,
-                    handle,
-                })
+        let Some(gpu) = pool.gpu() else {
+            // SAFETY: a zeroed allocation of UnpackMeta's layout (all-zero is valid).
+            let meta = unsafe { std::alloc::alloc_zeroed(layout) } as *mut UnpackMeta;
+            if meta.is_null() {
+                return fail(2, "out of memory for the unpack ring");
             }
-            mode => {
-                let gpu = pool.gpu().expect("a GPU-mode pool has its GPU");
-                let err = |m: String| Fail { rc: 1, msg: m };
-                let (meta, meta_dev) = gpu.alloc_mapped(layout.size()).map_err(err)?;
-                let h = UnpackHandle {
-                    meta: meta_dev as *mut UnpackMeta,
-                    bounce_buf: pool.base() as *mut c_void,
-                    head: u64::MAX,
-                };
-                let d = gpu.alloc(std::mem::size_of::<UnpackHandle>()).map_err(err)?;
-                // SAFETY: h is a plain 24-byte struct.
-                let bytes = unsafe {
-                    std::slice::from_raw_parts(
-                        &h as *const UnpackHandle as *const u8,
-                        std::mem::size_of::<UnpackHandle>(),
-                    )
-                };
-                gpu.htod(d, bytes).map_err(err)?;
-                Ok(RecvMem {
-                    mode,
-                    gpu: Some(gpu),
-                    meta: meta as *mut UnpackMeta,
-                    handle: d as usize,
-                })
-            }
-        }
+            let handle = Box::into_raw(Box::new(UnpackHandle {
+                meta,
+                bounce_buf: pool.base() as *mut c_void,
+                head: u64::MAX,
+            })) as usize;
+            return Ok(RecvMem {
+                meta,
+                handle,
+                gpu: None,
+            });
+        };
+        // As TCPX: the ring in pinned host memory mapped into the device, the handle in device
+        // memory, both made in the emulator's own context (gpu.rs), so accept queues no work in
+        // the caller's context; the handle's write is waited for before accept returns.
+        let err = |m: String| Fail { rc: 1, msg: m };
+        let ring = HostMem::new(&gpu, layout.size(), true, 0).map_err(err)?;
+        let h = UnpackHandle {
+            meta: ring.dev as *mut UnpackMeta,
+            bounce_buf: pool.base() as *mut c_void,
+            head: u64::MAX,
+        };
+        // SAFETY: h is a plain 24-byte struct.
+        let bytes = unsafe {
+            std::slice::from_raw_parts(
+                &h as *const UnpackHandle as *const u8,
+                std::mem::size_of::<UnpackHandle>(),
+            )
+        };
+        let handle = gpu.write_handle(bytes).map_err(err)? as usize;
+        Ok(RecvMem {
+            meta: ring.host as *mut UnpackMeta,
+            handle,
+            gpu: Some((ring, gpu)),
+        })
     }
 
     fn write(&self, slot: usize, i: usize, rec: LoadMeta) {
@@ -400,18 +417,15 @@ impl RecvMem {
 
 impl Drop for RecvMem {
     fn drop(&mut self) {
-        match self.mode {
-            Mode::Host => {
+        match &self.gpu {
+            // The ring's memory goes with the HostMem.
+            Some((_, gpu)) => gpu.free_handle(self.handle as u64),
+            None => {
                 // SAFETY: both were allocated in new with these layouts and are freed once.
                 unsafe {
                     std::alloc::dealloc(self.meta as *mut u8, std::alloc::Layout::new::<UnpackMeta>());
                     drop(Box::from_raw(self.handle as *mut UnpackHandle));
                 }
-            }
-            _ => {
-                let g = self.gpu.as_ref().unwrap();
-                g.free_mapped(self.meta as *mut u8);
-                g.free(self.handle as u64);
             }
         }
     }
@@ -458,14 +472,13 @@ impl Comm {
         });
         let thread = {
             let (sh, st, mem, pool) = (shared.clone(), stream.clone(), recv.clone(), pool.clone());
-            let gpu = if e.mode() == Mode::Host { None } else { Some(e.gpu()?) };
             let seed = e.seed ^ id.wrapping_mul(0x9E37_79B9_7F4A_7C15);
             std::thread::Builder::new()
                 .name(format!("tcpx-emu-{}{id}", if send { "tx" } else { "rx" }))
                 .spawn(move || {
                     let r = match (&mem, &pool) {
                         (Some(mem), Some(pool)) => recv_loop(&sh, &st, mem, pool, seed),
-                        _ => send_loop(&sh, &st, gpu.as_deref()),
+                        _ => send_loop(&sh, &st),
                     };
                     if let Err(f) = r {
                         if !sh.stop.load(Ordering::Acquire) {
@@ -501,6 +514,12 @@ impl Comm {
         }))
     }
 
+    /// The send or receive comm `p` names (its magic checked), or an error for NULL or a foreign
+    /// pointer.
+    ///
+    /// # Safety
+    /// `p` is NULL or points to at least a `Comm`'s worth of readable memory (a comm connect or
+    /// accept returned and NCCL has not closed, or any other live object of that size).
     pub unsafe fn from_ptr<'a>(p: *mut c_void) -> R<&'a Comm> {
         if p.is_null() || p as usize % 8 != 0 || (*(p as *const Comm)).magic != COMM_MAGIC {
             return fail(RC_USAGE, format!("{p:p} is not a send or receive comm"));
@@ -708,30 +727,49 @@ fn send_all(stream: &TcpStream, mut buf: &[u8]) -> R<()> {
     Ok(())
 }
 
-fn send_loop(sh: &Shared, stream: &TcpStream, gpu: Option<&Gpu>) -> R<()> {
-    let mut staging = Vec::new();
+fn send_loop(sh: &Shared, stream: &TcpStream) -> R<()> {
+    let mut reader = None;
     while let Some(t) = next_task(sh) {
         send_all(stream, &(t.len as u64).to_le_bytes())?;
         if t.cuda {
-            let gpu = gpu.ok_or(Fail {
-                rc: 1,
-                msg: "a send from CUDA memory in host mode".into(),
-            })?;
-            staging.resize(1 << 20, 0);
-            let mut off = 0;
-            while off < t.len {
-                let n = (t.len - off).min(staging.len());
-                gpu.dtoh(&mut staging[..n], (t.ptr + off) as u64)
-                    .map_err(|m| Fail { rc: 1, msg: m })?;
-                send_all(stream, &staging[..n])?;
-                off += n;
-            }
+            send_from_gpu(stream, &t, &mut reader)?;
         } else if t.len > 0 {
             // SAFETY: the caller keeps ptr..ptr+len valid until test reports the send done, which
             // happens only after this task finishes (TCPX's contract, as NCCL's).
             send_all(stream, unsafe { std::slice::from_raw_parts(t.ptr as *const u8, t.len) })?;
         }
         sh.finished.fetch_add(1, Ordering::Release);
+    }
+    Ok(())
+}
+
+/// Sends `t.len` bytes of GPU memory: read in the emulator's own context of the buffer's device
+/// (gpu.rs `Reader`), a chunk copied while the one before it is sent.
+fn send_from_gpu(stream: &TcpStream, t: &Task, reader: &mut Option<Reader>) -> R<()> {
+    if t.len == 0 {
+        return Ok(());
+    }
+    let gpu_err = |m: String| Fail { rc: 1, msg: m };
+    let e = emu()?;
+    if e.mode() == Mode::Host {
+        return fail(1, "a send from CUDA memory in host mode");
+    }
+    let ordinal =
+        crate::gpu::ordinal_of(t.ptr as u64).map_err(|m| gpu_err(format!("a send from {:#x}: {m}", t.ptr)))?;
+    if reader.as_ref().is_none_or(|r| r.ordinal() != ordinal) {
+        *reader = Some(Reader::new(e.gpu_of(ordinal)?).map_err(gpu_err)?);
+    }
+    let r = reader.as_mut().unwrap();
+    let chunk = |k: usize| (k * Reader::CHUNK, (t.len - k * Reader::CHUNK).min(Reader::CHUNK));
+    let chunks = t.len.div_ceil(Reader::CHUNK);
+    r.start(0, t.ptr as u64, chunk(0).1).map_err(gpu_err)?;
+    for k in 0..chunks {
+        if k + 1 < chunks {
+            // Buffer (k+1) % 2 held chunk k-1, which is sent already.
+            let (off, n) = chunk(k + 1);
+            r.start((k + 1) % 2, (t.ptr + off) as u64, n).map_err(gpu_err)?;
+        }
+        send_all(stream, r.finish(k % 2, chunk(k).1).map_err(gpu_err)?)?;
     }
     Ok(())
 }
@@ -764,7 +802,20 @@ fn fragment_len(rng: &mut Rng) -> usize {
 
 fn recv_loop(sh: &Shared, stream: &TcpStream, mem: &RecvMem, pool: &Pool, seed: u64) -> R<()> {
     let mut rng = Rng(seed | 1);
-    let mut staging = vec![0u8; PAGE];
+    // A pool in device memory is written by copies in the emulator's context (pool.rs).
+    let mut lander = match (pool.mode(), pool.gpu()) {
+        (Mode::Gpu, Some(g)) => Some(Lander::new(&g).map_err(|m| Fail { rc: 1, msg: m })?),
+        _ => None,
+    };
+    // Gives a failed receive's pages back, once no copy of ours still writes them.
+    let abort = |lander: &mut Option<Lander>, pages: &[u32]| {
+        if let Some(l) = lander.as_mut() {
+            let _ = l.landed();
+        }
+        pool.recycle(pages);
+    };
+    let mut taken = Vec::with_capacity(BATCH);
+    let mut frags = Vec::with_capacity(BATCH);
     while let Some(t) = next_task(sh) {
         let mut header = [0u8; 8];
         (&*stream).read_exact(&mut header).map_err(remote)?;
@@ -780,41 +831,51 @@ fn recv_loop(sh: &Shared, stream: &TcpStream, mem: &RecvMem, pool: &Pool, seed: 
         let mut count = 0usize;
         let mut off = 0usize;
         while off < size {
-            if count == MAX_RECORDS {
-                pool.recycle(&pages);
-                return fail(
-                    RC_BUSY,
-                    format!(
-                        "request too many pages: more than {MAX_RECORDS} fragments for a {size}-byte receive (TCPX fail-stops the process here; keep receives at or below 4 MiB)"
-                    ),
-                );
-            }
-            let len = fragment_len(&mut rng).min(size - off);
-            let Some(page) = pool.take(&sh.stop) else {
-                pool.recycle(&pages);
+            // Never more pages than the rest needs: every fragment is at most one page.
+            taken.clear();
+            if !pool.take_up_to(BATCH.min((size - off).div_ceil(PAGE)), &sh.stop, &mut taken) {
+                abort(&mut lander, &pages);
                 return fail(RC_REMOTE, "closed while waiting for a free bounce page");
-            };
-            let at = if len == PAGE { 0 } else { rng.below(PAGE - len + 1) };
-            if let Err(m) = pool.recv_into(stream, page, at, len, &mut staging) {
-                pages.push(page);
-                pool.recycle(&pages);
+            }
+            pages.extend_from_slice(&taken);
+            frags.clear();
+            let first = count;
+            for &page in &taken {
+                if count == MAX_RECORDS {
+                    abort(&mut lander, &pages);
+                    return fail(
+                        RC_BUSY,
+                        format!(
+                            "request too many pages: more than {MAX_RECORDS} fragments for a {size}-byte receive (TCPX fail-stops the process here; keep receives at or below 4 MiB)"
+                        ),
+                    );
+                }
+                let len = fragment_len(&mut rng).min(size - off);
+                let at = if len == PAGE { 0 } else { rng.below(PAGE - len + 1) };
+                frags.push(Frag { page, at, len });
+                off += len;
+                count += 1;
+            }
+            if let Err(m) = pool.land(stream, &frags, lander.as_mut()) {
+                abort(&mut lander, &pages);
                 return fail(RC_REMOTE, m);
             }
-            mem.write(
-                slot,
-                count,
-                LoadMeta {
-                    src_off: (page as usize * PAGE + at) as u32,
-                    len: len as u32,
-                    dst_off: off as u64,
-                },
-            );
-            pages.push(page);
-            count += 1;
-            off += len;
+            let mut dst = off - frags.iter().map(|f| f.len).sum::<usize>();
+            for (i, f) in frags.iter().enumerate() {
+                mem.write(
+                    slot,
+                    first + i,
+                    LoadMeta {
+                        src_off: (f.page as usize * PAGE + f.at) as u32,
+                        len: f.len as u32,
+                        dst_off: dst as u64,
+                    },
+                );
+                dst += f.len;
+            }
         }
-        if let Err(m) = pool.landed() {
-            pool.recycle(&pages);
+        if let Some(Err(m)) = lander.as_mut().map(Lander::landed) {
+            abort(&mut lander, &pages);
             return fail(RC_REMOTE, m);
         }
         mem.publish(slot, count as u64);

@@ -15,6 +15,13 @@
 //!   the n-th receive of a comm gets its `loadMeta` records in slot n % 16 of a `netUnpackMeta`
 //!   ring (16 x 2048), whose count is published with release ordering before test says done;
 //!   more than 2048 fragments in one receive is an error (TCPX exits the process);
+//! * one bounce pool per GPU for the process, shared by every receive comm on that GPU, so the
+//!   records of different comms index one base. TCPX imports RxDM's pool once per GPU
+//!   (`gpu_get_rxmem`, gpu/cuda_wrapper.cu, caches it as the GPU's `rx.rxmem`) and every passive
+//!   comm's device handle gets that address as `bounce_buf` (`__tcpxNetDeviceQueueNew`,
+//!   devcomm/nccl/unpack1.cu). The emulator keeps one pool per device (`Emu::pool`, the device of
+//!   the calling thread's context; one pool in host mode) and puts its base into every receive
+//!   comm's handle;
 //! * `irecvConsumed` must name the oldest completed receive (FIFO), else 3; only then are its
 //!   pages recycled, and a recycled page is poisoned, so a consume before the unpack finished
 //!   shows up as wrong data;
@@ -29,25 +36,52 @@
 //!
 //! Where it differs: TCPX receives into host memory in place (WARN "requested receive on host
 //! mem buffer"); the emulator always goes through the bounce pool, which is what makes the unpack
-//! testable on a CPU-only machine.
+//! testable on a CPU-only machine. The NIC writes TCPX's pool by DMA; the emulator's receive
+//! threads write it with the CPU or with copies (below).
+//!
+//! GPU modes and the application's CUDA context. The emulator stands for the NIC and TCPX, so
+//! none of its GPU work may be queued in the application's context (the device's primary
+//! context, where NCCL's kernel runs): with one hardware queue (`CUDA_DEVICE_MAX_CONNECTIONS=1`)
+//! or under MPS such work can wait behind NCCL's kernel while the kernel waits for the bytes it
+//! would deliver, a deadlock that would make a GPU test prove nothing. So (gpu.rs, pool.rs):
+//! * all its GPU work runs in a context of its own per device (`cuCtxCreate`), pushed and popped
+//!   around each use so the calling thread's context is unchanged;
+//! * `gpu`: the pool is device memory mapped with the VMM API in that context, readable by every
+//!   context on the device (as TCPX's imported pool). The receive thread reads the socket into
+//!   pinned staging pages and copies each run of consecutive pool pages with one
+//!   `cuMemcpyHtoDAsync` on its own stream; records are published only after the copies
+//!   completed. Recycled pages are poisoned by `cuMemsetD8Async` in the private context and reused
+//!   only after the fill's event (irecvConsumed never waits on the GPU);
+//! * `gpu-mapped`: the pool is pinned host memory mapped into the device (`DEVICEMAP |
+//!   PORTABLE`, one device address in every context); the receive thread reads the socket
+//!   straight into the pages (readv, no copy) and recycling poisons with the CPU;
+//! * both: the `netUnpackMeta` ring is mapped pinned host memory, written by the CPU; the
+//!   `unpackNetDeviceHandle` is device memory (VMM) of the private context, written by a copy
+//!   there that accept waits for, as TCPX keeps it in device memory: NCCL's kernel reads it and
+//!   increments `head` in it, and tcpxr reads it once after accept with its own copy;
+//! * sends from GPU memory are read with `cuMemcpyDtoHAsync` in the private context of the
+//!   buffer's device, straight from its unified address (works for `cuMemAlloc` and VMM memory of
+//!   the primary context); should a driver refuse that, through `cuMemcpyPeerAsync` into the
+//!   private context's memory; a refusal of both fails the send naming both CUDA results.
 //!
 //! Settings (environment, read at init):
 //! * `NCCL_GPUDIRECTTCPX_SOCKET_IFNAME`: comma-separated device names (default `lo`); data always
 //!   moves over 127.0.0.1;
-//! * `TCPX_EMU_MODE`: `host` (default: pool, metadata and handle in host memory), `gpu` (pool in
-//!   device memory, metadata in pinned host memory mapped into the device, handle in device
-//!   memory: TCPX's layout), `gpu-mapped` (as gpu, pool in mapped pinned host memory);
-//!   the device is the one of the calling thread's CUDA context (NCCL's thread for that GPU), as with
-//!   TCPX, with one pool per device; `TCPX_EMU_GPU` picks it for a thread without a context
-//!   (default 0);
-//! * `TCPX_EMU_POOL_MB`: bounce pool size (default 1024);
+//! * `TCPX_EMU_MODE`: `host` (default: pool, metadata and handle in host memory; reports
+//!   `NCCL_PTR_HOST` only; CI), `gpu` (pool in device memory, ring in mapped pinned host memory,
+//!   handle in device memory: TCPX's layout, and the one to prove GPU paths with, since the CPU
+//!   cannot read such a pool), `gpu-mapped` (as gpu, pool in mapped pinned host memory, which the
+//!   CPU can read: faster to fill, but lets a consumer read the pool from the host where real
+//!   TCPX would not allow it); the device is the one of the calling thread's CUDA context (NCCL's
+//!   thread for that GPU), as with TCPX; `TCPX_EMU_GPU` picks it for a thread without a context
+//!   (default 0). The GPU modes need a CUDA 12.5 driver or newer (`cuCtxCreate_v4`);
+//! * `TCPX_EMU_POOL_MB`: bounce pool size per device (default 1024);
 //! * `TCPX_EMU_SLOTS`: request slots per comm (default and at most 16; fewer provokes "unable to
 //!   allocate requests");
 //! * `TCPX_EMU_SEED`: seed of the fragment sizes and offsets;
 //! * `TCPX_EMU_STATS`: a file to which every closed comm appends one line of counters (posts,
 //!   most requests held, refusals, tests not on the oldest, out-of-order consumes, largest
 //!   message, most records in one receive, regMr calls).
-#![allow(clippy::missing_safety_doc)]
 
 mod abi;
 mod comm;
@@ -167,12 +201,19 @@ impl Emu {
     /// The GPU of the calling thread's current context (as TCPX uses the device NCCL's thread
     /// works for), else TCPX_EMU_GPU.
     pub fn gpu(&self) -> R<Arc<gpu::Gpu>> {
-        let ordinal = gpu::Gpu::current_ordinal().unwrap_or(self.gpu_ordinal);
+        self.gpu_of(gpu::Gpu::current_ordinal().unwrap_or(self.gpu_ordinal))
+    }
+
+    /// The emulator's own context on device `ordinal`, made on first use (gpu.rs).
+    pub fn gpu_of(&self, ordinal: i32) -> R<Arc<gpu::Gpu>> {
         let mut gpus = self.gpus.lock().unwrap();
         if let Some((_, g)) = gpus.iter().find(|(o, _)| *o == ordinal) {
             return Ok(g.clone());
         }
         let g = Arc::new(gpu::Gpu::open(ordinal).or_else(|e| fail(RC_BUSY, format!("GPU mode: {e}")))?);
+        info(&format!(
+            "GPU {ordinal}: the emulator's own CUDA context is made (cuCtxCreate); all its GPU work runs there"
+        ));
         gpus.push((ordinal, g.clone()));
         Ok(g)
     }
@@ -257,6 +298,11 @@ macro_rules! non_null {
         }
     };
 }
+
+// The entry points below are the v7 table's. Safety contract of each: NCCL's v7 net ABI (as in
+// reference/nccl-net-abi.md 1.7): every pointer argument NULL or valid for what that function reads
+// and writes, comms, memory handles and requests as this library returned them and not yet
+// closed or freed. The emulator checks NULL and magics, not more.
 
 unsafe extern "C" fn init(logger: Logger) -> c_int {
     LOGGER.store(
@@ -535,3 +581,95 @@ pub static ncclNetPlugin_v7: NetV7 = NetV7 {
     getDeviceMr: get_device_mr,
     irecvConsumed: irecv_consumed,
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    /// Host-mode throughput of the emulator alone (no unpack): 4 MiB messages, one at a time.
+    /// `cargo test --release -p tcpx-emu -- --ignored --nocapture throughput`
+    #[test]
+    #[ignore]
+    fn throughput_of_4_mib_messages_in_host_mode() {
+        let null = std::ptr::null_mut;
+        // SAFETY: the entry points are called as NCCL calls them, with live buffers and the comms,
+        // handles and requests they returned.
+        unsafe {
+            assert_eq!(init(None), 0);
+            let mut handle = [0u8; HANDLE_BYTES];
+            let mut l = null();
+            assert_eq!(listen(0, handle.as_mut_ptr() as *mut c_void, &mut l), 0);
+            #[repr(C, align(16))]
+            struct Storage([u8; 64]);
+            let mut storage = Storage([0; 64]);
+            let mut dh = storage.0.as_mut_ptr() as *mut DevHandle;
+            let (mut s, mut r) = (null(), null());
+            while s.is_null() || r.is_null() {
+                if s.is_null() {
+                    assert_eq!(
+                        connect(0, handle.as_mut_ptr() as *mut c_void, &mut s, std::ptr::null_mut()),
+                        0
+                    );
+                }
+                if r.is_null() {
+                    assert_eq!(accept(l, &mut r, &mut dh), 0);
+                }
+            }
+            let n = 4 << 20;
+            let (mut sbuf, mut rbuf) = (vec![1u8; n], vec![0u8; n]);
+            let (mut smh, mut rmh) = (null(), null());
+            assert_eq!(
+                reg_mr(s, sbuf.as_mut_ptr() as *mut c_void, n as c_int, NCCL_PTR_HOST, &mut smh),
+                0
+            );
+            assert_eq!(
+                reg_mr(r, rbuf.as_mut_ptr() as *mut c_void, n as c_int, NCCL_PTR_HOST, &mut rmh),
+                0
+            );
+            let rounds = 256;
+            let t0 = Instant::now();
+            for _ in 0..rounds {
+                let (mut sq, mut rq) = (null(), null());
+                let mut data = [rbuf.as_mut_ptr() as *mut c_void];
+                let (mut size, mut tag, mut mh) = ([n as c_int], [0], [rmh]);
+                assert_eq!(
+                    irecv(
+                        r,
+                        1,
+                        data.as_mut_ptr(),
+                        size.as_mut_ptr(),
+                        tag.as_mut_ptr(),
+                        mh.as_mut_ptr(),
+                        &mut rq
+                    ),
+                    0
+                );
+                assert_eq!(
+                    isend(s, sbuf.as_mut_ptr() as *mut c_void, n as c_int, 0, smh, &mut sq),
+                    0
+                );
+                let (mut sd, mut rd, mut sz) = (0, 0, 0);
+                while sd == 0 || rd == 0 {
+                    if sd == 0 {
+                        assert_eq!(test(sq, &mut sd, &mut sz), 0);
+                    }
+                    if rd == 0 {
+                        assert_eq!(test(rq, &mut rd, &mut sz), 0);
+                    }
+                }
+                assert_eq!(irecv_consumed(r, 1, rq), 0);
+            }
+            let secs = t0.elapsed().as_secs_f64();
+            eprintln!(
+                "host mode, 4 MiB messages one at a time: {:.2} GB/s",
+                (rounds * n) as f64 / secs / 1e9
+            );
+            assert_eq!(dereg_mr(s, smh), 0);
+            assert_eq!(dereg_mr(r, rmh), 0);
+            assert_eq!(close_comm(s), 0);
+            assert_eq!(close_comm(r), 0);
+            assert_eq!(close_listen(l), 0);
+        }
+    }
+}
