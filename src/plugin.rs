@@ -489,9 +489,9 @@ pub unsafe fn reg_mr(comm: *mut c_void, data: *mut c_void, size: usize, kind: c_
     };
     let mem = if gpu.is_some() { MemKind::Cuda } else { MemKind::Host };
     let registration = if tag_of(comm) == Some(CommTag::Send as u32) {
-        (*(comm as *const SendComm)).reg_mr(data as usize, size, mem)?
+        (*(comm as *const SendComm)).reg_mr(data as usize, size, mem, gpu.as_ref())?
     } else {
-        (*(comm as *const RecvComm)).reg_mr(data as usize, size, mem)?
+        (*(comm as *const RecvComm)).reg_mr(data as usize, size, mem, gpu.as_ref())?
     };
     let mh = Box::new(MemHandle {
         magic: MR_MAGIC,

@@ -129,6 +129,17 @@ pub struct SendLane {
 }
 
 impl SendLane {
+    /// Makes the staging slots and their events for chunks from `g`'s memory, if this stripe
+    /// needs them and has none yet: when NCCL registers GPU memory, so that nothing is created on
+    /// the data path.
+    pub fn prepare(&mut self, g: &Arc<Gpu>) -> Result<()> {
+        if self.gpu.is_none() && !self.inner.gpu_direct() {
+            let events = (0..GPU_SLOTS).map(|_| Event::new(g)).collect::<Result<Vec<_>>>()?;
+            self.gpu = Some((g.clone(), events, Slots::new(g, self.chunk_bytes)?));
+        }
+        Ok(())
+    }
+
     pub fn new(index: usize, inner: Box<dyn InnerSend>, chunk_bytes: usize) -> Self {
         SendLane {
             inner,
@@ -191,10 +202,8 @@ impl Lane for SendLane {
                 mr: stripe_mr(&ctx.reg, self.index),
             }),
             Some(g) => {
-                if self.gpu.is_none() {
-                    let events = (0..GPU_SLOTS).map(|_| Event::new(g)).collect::<Result<Vec<_>>>()?;
-                    self.gpu = Some((g.clone(), events, Slots::new(g, self.chunk_bytes)?));
-                }
+                // Made at regMr; memory NCCL never registered gets them here.
+                self.prepare(g)?;
                 let (g, events, slots) = self.gpu.as_mut().unwrap();
                 let Some(slot) = slots.free.pop() else { return Ok(false) };
                 // SAFETY: the slot holds chunk_bytes >= len; NCCL keeps the source valid until the
@@ -352,6 +361,17 @@ impl RecvLane {
         }
     }
 
+    /// Makes the bounce slots and their records for chunks bound for the memory of `stage`'s GPU,
+    /// if this stripe needs them and has none yet (see [`SendLane::prepare`]).
+    pub fn prepare(&mut self, stage: &SharedStage) -> Result<()> {
+        if self.gpu.is_none() && !self.inner.gpu_direct() {
+            let g = stage.lock().unwrap().gpu().clone();
+            let records = Mapped::new(&g, GPU_SLOTS * self.chunk_bytes.div_ceil(FRAGMENT) * 16)?;
+            self.gpu = Some((Slots::new(&g, self.chunk_bytes)?, records, stage.clone()));
+        }
+        Ok(())
+    }
+
     /// NCCL's device unpack (ring.rs): the inner stripe keeps landed bytes in its pool.
     pub fn keep_records(&mut self) {
         self.inner.keep_records();
@@ -397,11 +417,8 @@ impl Lane for RecvLane {
             });
             return Ok(true);
         }
-        if self.gpu.is_none() {
-            let g = stage.lock().unwrap().gpu().clone();
-            let records = Mapped::new(&g, GPU_SLOTS * self.chunk_bytes.div_ceil(FRAGMENT) * 16)?;
-            self.gpu = Some((Slots::new(&g, self.chunk_bytes)?, records, stage.clone()));
-        }
+        // Made at regMr; memory NCCL never registered gets them here.
+        self.prepare(stage)?;
         let (slots, _, _) = self.gpu.as_mut().unwrap();
         let Some(slot) = slots.free.pop() else { return Ok(false) };
         if !self.inner.post(slots.host(slot), len, InnerMr::NONE)? {

@@ -137,10 +137,15 @@ impl RecvComm {
         comm
     }
 
-    /// Registers `len` bytes at `ptr` with every stripe (NCCL's regMr on this comm).
-    pub fn reg_mr(&self, ptr: usize, len: usize, kind: MemKind) -> Result<Arc<Registration>> {
+    /// Registers `len` bytes at `ptr` with every stripe (NCCL's regMr on this comm). For memory
+    /// of `gpu` on a comm without device unpack, everything tcpxr's unpack kernel needs is made
+    /// now, so that no CUDA object is created on the data path.
+    pub fn reg_mr(&self, ptr: usize, len: usize, kind: MemKind, gpu: Option<&Arc<Gpu>>) -> Result<Arc<Registration>> {
         let mut guard = self.state.lock().unwrap();
         let st = &mut *guard;
+        if let (Some(g), None) = (gpu, &st.ring) {
+            st.gpu_stage(g)?;
+        }
         st.registry.add(&mut st.striper, ptr, len, kind)
     }
 
@@ -259,23 +264,11 @@ impl RecvComm {
             st.progress()?;
             return Ok(Some(request));
         }
-        // The GPU stage comes first, so that an error there loses no request slot.
+        // The GPU stage comes first, so that an error there loses no request slot. It exists since
+        // regMr, except for memory NCCL never registered.
         let stage = match gpu {
             None => None,
-            Some(g) => {
-                if st.stage.is_none() {
-                    st.stage = Some(RecvStage::new(g.clone())?);
-                }
-                let stage = st.stage.clone().unwrap();
-                let ordinal = stage.lock().unwrap().gpu().ordinal;
-                if ordinal != g.ordinal {
-                    return Err(Error::invalid_usage(format!(
-                        "irecv into GPU {} on a connection that receives into GPU {ordinal}",
-                        g.ordinal
-                    )));
-                }
-                Some(stage)
-            }
+            Some(g) => Some(st.gpu_stage(&g)?),
         };
         let Some(request) = st
             .posted
@@ -339,6 +332,31 @@ impl Drop for RecvComm {
 }
 
 impl State {
+    /// The unpack stage of receives into `g`'s memory, with every stripe's bounce slots and the
+    /// inline landing slots: made on first use (regMr), then shared by every such receive.
+    fn gpu_stage(&mut self, g: &Arc<Gpu>) -> Result<SharedStage> {
+        let stage = match &self.stage {
+            Some(s) => s.clone(),
+            None => {
+                let s = RecvStage::new(g.clone())?;
+                self.inline_landing = Some(InlineLanding::new(g, self.posted.capacity(), self.inline_limit)?);
+                self.stage = Some(s.clone());
+                s
+            }
+        };
+        let ordinal = stage.lock().unwrap().gpu().ordinal;
+        if ordinal != g.ordinal {
+            return Err(Error::invalid_usage(format!(
+                "GPU {} memory on a connection that receives into GPU {ordinal}",
+                g.ordinal
+            )));
+        }
+        for lane in self.striper.lanes_mut() {
+            lane.prepare(&stage)?;
+        }
+        Ok(stage)
+    }
+
     fn progress(&mut self) -> Result<()> {
         if let Some(e) = &self.error {
             return Err(e.clone());
@@ -385,7 +403,7 @@ impl State {
     fn read_control(&mut self) -> Result<()> {
         while self.ctrl_seq < self.posted.next_seq() {
             let seq = self.ctrl_seq;
-            let (slot, slots) = (self.posted.slot_of(seq), self.posted.capacity());
+            let slot = self.posted.slot_of(seq);
             let m = self.posted.get_mut(seq);
             if m.size.is_none() {
                 if !self.ctrl.read_into(&mut self.header, &mut self.header_got)? {
@@ -438,11 +456,9 @@ impl State {
                     Some(stage) => {
                         // Bound for GPU memory (the peer sent from host memory): the payload lands
                         // in this request's pinned slot and the unpack kernel places it.
-                        if self.inline_landing.is_none() {
-                            let g = stage.lock().unwrap().gpu().clone();
-                            self.inline_landing = Some(InlineLanding::new(&g, slots, self.inline_limit)?);
-                        }
-                        let landing = self.inline_landing.as_mut().unwrap();
+                        let landing = self.inline_landing.as_mut().ok_or_else(|| {
+                            Error::internal("an inline payload for GPU memory before its landing slots")
+                        })?;
                         if !self.ctrl.read_into(landing.payload(slot, size)?, &mut m.inline_got)? {
                             return Ok(());
                         }

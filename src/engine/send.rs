@@ -86,10 +86,16 @@ impl SendComm {
         comm
     }
 
-    /// Registers `len` bytes at `ptr` with every stripe (NCCL's regMr on this comm).
-    pub fn reg_mr(&self, ptr: usize, len: usize, kind: MemKind) -> Result<Arc<Registration>> {
+    /// Registers `len` bytes at `ptr` with every stripe (NCCL's regMr on this comm). For memory
+    /// of `gpu`, the staging its chunks need is made now, not on the data path.
+    pub fn reg_mr(&self, ptr: usize, len: usize, kind: MemKind, gpu: Option<&Arc<Gpu>>) -> Result<Arc<Registration>> {
         let mut guard = self.state.lock().unwrap();
         let st = &mut *guard;
+        if let Some(g) = gpu {
+            for lane in st.striper.lanes_mut() {
+                lane.prepare(g)?;
+            }
+        }
         st.registry.add(&mut st.striper, ptr, len, kind)
     }
 

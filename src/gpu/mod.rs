@@ -105,9 +105,10 @@ pub fn device_address(ptr: *const u8) -> Option<u64> {
 }
 
 /// Copies `out.len()` bytes at `src` (device or host memory) into `out`, and waits for the copy.
-/// For a few bytes read once (TCPX's device handle), never on a data path. The copy runs on the
-/// owning GPU's tcpxr stream, never on the legacy default stream, where the application may have
-/// queued work that waits for tcpxr.
+/// For a few bytes read once (TCPX's device handle, at accept), never on a data path. The copy
+/// runs in a CUDA context of tcpxr's own on the owning device, never in the application's: work
+/// queued there could wait behind a running kernel of the application (one hardware queue, MPS)
+/// while that kernel waits for a connection tcpxr is still making.
 ///
 /// # Safety
 /// `src` must point to `out.len()` readable bytes of host or device memory.
@@ -117,20 +118,51 @@ pub unsafe fn copy_to_host(src: *const u8, out: &mut [u8]) -> Result<()> {
         unsafe { std::ptr::copy_nonoverlapping(src, out.as_mut_ptr(), out.len()) };
         return Ok(());
     };
-    let _current = gpu.enter()?;
-    // SAFETY: `out` outlives the copy, which is waited for before returning.
+    let ctx = private_context(gpu.ordinal)?;
+    // SAFETY: a live context of ours, pushed for the copy and popped right after, so the calling
+    // thread's own context is current again; `out` outlives the synchronous copy.
     unsafe {
-        check(
-            sys::cuMemcpyDtoHAsync_v2(
-                out.as_mut_ptr() as *mut c_void,
-                src as sys::CUdeviceptr,
-                out.len(),
-                gpu.stream,
-            ),
-            "cuMemcpyDtoHAsync",
-        )?;
-        check(sys::cuStreamSynchronize(gpu.stream), "cuStreamSynchronize")
+        check(sys::cuCtxPushCurrent_v2(ctx.0), "cuCtxPushCurrent")?;
+        let r = check(
+            sys::cuMemcpyDtoH_v2(out.as_mut_ptr() as *mut c_void, src as sys::CUdeviceptr, out.len()),
+            "cuMemcpyDtoH (in tcpxr's own context)",
+        );
+        let mut popped: sys::CUcontext = std::ptr::null_mut();
+        sys::cuCtxPopCurrent_v2(&mut popped);
+        r
     }
+}
+
+/// A CUDA context of tcpxr's own (not the device's primary context), for work that must not share
+/// the application's hardware queues.
+#[derive(Clone, Copy)]
+struct PrivateContext(sys::CUcontext);
+
+// SAFETY: a context handle may be pushed on any thread.
+unsafe impl Send for PrivateContext {}
+
+/// The private context of device `ordinal`, made on first use and kept for the process.
+fn private_context(ordinal: usize) -> Result<PrivateContext> {
+    static CONTEXTS: Mutex<Vec<(usize, PrivateContext)>> = Mutex::new(Vec::new());
+    let mut all = CONTEXTS.lock().unwrap();
+    if let Some((_, c)) = all.iter().find(|(o, _)| *o == ordinal) {
+        return Ok(*c);
+    }
+    let mut dev: sys::CUdevice = 0;
+    let mut ctx: sys::CUcontext = std::ptr::null_mut();
+    // SAFETY: valid out-pointers; a NULL parameter block asks for a plain context, which
+    // cuCtxCreate makes current: it is popped at once, restoring the caller's.
+    unsafe {
+        check(sys::cuDeviceGet(&mut dev, ordinal as i32), "cuDeviceGet")?;
+        check(
+            sys::cuCtxCreate_v4(&mut ctx, std::ptr::null_mut(), 0, dev),
+            "cuCtxCreate (tcpxr's own context)",
+        )?;
+        let mut popped: sys::CUcontext = std::ptr::null_mut();
+        check(sys::cuCtxPopCurrent_v2(&mut popped), "cuCtxPopCurrent")?;
+    }
+    all.push((ordinal, PrivateContext(ctx)));
+    Ok(PrivateContext(ctx))
 }
 
 /// NVRTC is looked for under its usual names by cudarc; CUDA toolkits keep it in lib64, which is

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod gpu;
+pub mod spin;
 
 use nccl_net_tcpxr::abi::*;
 use std::ffi::{c_int, c_void, CStr};

@@ -1,0 +1,224 @@
+//! The test that would have caught the GPU-buffer deadlock of 2026-11-23 (issue 13): receives
+//! into GPU memory must complete while a kernel of the application's context holds the GPU and
+//! waits for exactly that data, with one hardware work queue (`CUDA_DEVICE_MAX_CONNECTIONS=1`),
+//! as NCCL's kernel does. CUDA promises no concurrency between streams, so any GPU work of
+//! tcpxr's that a receive's completion waits for may queue behind that kernel forever.
+//!
+//! With NCCL's device unpack (the v7+ tables; accept hands NCCL the ring) tcpxr issues no GPU
+//! work for a receive: this must pass. The test plays NCCL: it releases its kernel only after
+//! test() said done, then places the bytes from the ring as NCCL's kernel would and consumes.
+//! For contrast, the same with tcpxr's own unpack kernel (no device handle: the v5/v6 tables,
+//! the C API) says whether that path deadlocks on this machine; it is reported, not asserted,
+//! since whether a copy or kernel queued on another stream gets past a running one depends on the
+//! GPU and driver.
+//!
+//! CUDA reads `CUDA_DEVICE_MAX_CONNECTIONS` once, at initialisation, so each case runs in a child
+//! process of this binary. Without a CUDA driver: SKIPPED (TCPXR_REQUIRE_GPU=1 makes it fail).
+mod common;
+
+use common::gpu::{gpu_or_skip, DevBuf};
+use common::spin::{cu, Spin};
+use common::*;
+use cudarc::driver::sys;
+use nccl_net_tcpxr::abi::*;
+use std::ffi::c_void;
+use std::time::{Duration, Instant};
+
+/// Set in the child processes: "device-unpack" (socket), "device-unpack-tcpx" (the TCPX emulator
+/// in its GPU layout) or "own-kernel" (socket, tcpxr's unpack kernel).
+const CHILD: &str = "TCPXR_GPU_HAZARD_CHILD";
+const CHILD_TEST: &str = "hazard_child";
+
+#[test]
+fn gpu_receives_complete_while_a_kernel_waiting_for_them_holds_the_only_hardware_queue_or_skipped() {
+    if std::env::var_os(CHILD).is_some() {
+        return;
+    }
+    if gpu_or_skip("gpu_receives_complete_while_a_kernel_waiting_for_them_holds_...").is_none() {
+        return;
+    }
+    let run = |mode: &str| {
+        let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+        cmd.args([CHILD_TEST, "--exact", "--nocapture", "--test-threads=1"])
+            .env(CHILD, mode)
+            .env("CUDA_DEVICE_MAX_CONNECTIONS", "1");
+        if mode.ends_with("tcpx") {
+            // TCPX's layout: the emulator's pool in device memory, filled in a context of its own.
+            cmd.env("NCCL_TCPXR_TRANSPORT", "tcpx")
+                .env("NCCL_TCPXR_TCPX_LIB", build_emulator())
+                .env("TCPX_EMU_MODE", "gpu");
+        }
+        let out = cmd.output().expect("start the child test process");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        eprintln!("--- {mode}, CUDA_DEVICE_MAX_CONNECTIONS=1:\n{text}");
+        (out.status.success(), text)
+    };
+    for mode in ["device-unpack", "device-unpack-tcpx"] {
+        let (ok, text) = run(mode);
+        assert!(ok && text.contains(&format!("RESULT {mode} held")), "{mode}:\n{text}");
+    }
+    let (_, text) = run("own-kernel");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("RESULT own-kernel"))
+        .unwrap_or("RESULT own-kernel: none");
+    eprintln!("contrast, tcpxr's own unpack kernel: {line}");
+}
+
+/// One case, in a child process (does nothing in the parent).
+#[test]
+fn hazard_child() {
+    let Ok(mode) = std::env::var(CHILD) else { return };
+    let Some(_gpu) = gpu_or_skip("hazard_child") else {
+        return;
+    };
+    let unpack = mode.starts_with("device-unpack");
+    let net = v12();
+    assert_eq!(net.init(), OK);
+    let (send, recv, ring) = pair(&net, unpack);
+    let cap = 4 << 20;
+    let dst = DevBuf::new(cap);
+    let mh = reg_cuda(&net, recv, dst.0, cap);
+    // An inline-sized message, one chunk, several chunks over every stripe.
+    let sizes = [8usize, 100_000, 3 << 20];
+    let limit = Duration::from_secs(if unpack { 30 } else { 8 });
+    let mut held_all = true;
+    for (k, &n) in sizes.iter().enumerate() {
+        let mut data = pattern(n, 40 + k as u64);
+        // The application's kernel, started before the data is sent, waits for it (NCCL's kernel
+        // waits for the step the proxy marks received).
+        let mut spin = Spin::start(limit);
+        let (mut rq, mut sq) = (null(), null());
+        assert_eq!(net.irecv(recv, dst.0 as *mut c_void, cap, mh, &mut rq), OK);
+        assert_eq!(
+            net.isend(send, data.as_mut_ptr() as *mut c_void, n, null(), &mut sq),
+            OK
+        );
+        let t0 = Instant::now();
+        let (mut rdone, mut sdone, mut size) = (0, 0, 0);
+        while rdone == 0 || sdone == 0 {
+            if rdone == 0 {
+                assert_eq!(net.test(rq, &mut rdone, &mut size), OK);
+            }
+            if sdone == 0 {
+                let mut s = 0;
+                assert_eq!(net.test(sq, &mut sdone, &mut s), OK);
+            }
+            assert!(
+                t0.elapsed() < limit + Duration::from_secs(30),
+                "the receive never completed"
+            );
+        }
+        let took = t0.elapsed();
+        // Still spinning when released: the receive completed while the kernel held the GPU.
+        let held = spin.release();
+        held_all &= held;
+        drop(spin);
+        assert_eq!(size as usize, n);
+        if let Some(h) = &ring {
+            place_from_ring(h, k as u64, dst.0);
+            // SAFETY: tcpxr's table; its own comm and request.
+            assert_eq!(unsafe { net.0.irecvConsumed.unwrap()(recv, 1, rq) }, OK);
+        }
+        let got = DevBuf(dst.0).download_forget(n);
+        assert!(got == data, "message {k} ({n} bytes) arrived wrong");
+        println!("message {k}: {n} bytes in {took:?}, kernel still holding the GPU: {held}");
+    }
+    println!(
+        "RESULT {mode} {}",
+        if held_all {
+            "held: every receive completed while the kernel held the only hardware queue"
+        } else {
+            "deadlocked: a receive completed only after the kernel gave up"
+        }
+    );
+    assert!(held_all || !unpack, "device unpack must not wait for the GPU");
+    assert_eq!(net.dereg_mr(recv, mh), OK);
+    assert_eq!(net.close_send(send), OK);
+    assert_eq!(net.close_recv(recv), OK);
+}
+
+/// A connected pair; with `unpack` the receive side asks for NCCL's device unpack and its ring
+/// handle is returned.
+fn pair(net: &V12, unpack: bool) -> (*mut c_void, *mut c_void, Option<unpackNetDeviceHandle>) {
+    let mut h = [0u8; 128];
+    let mut l = null();
+    assert_eq!(net.listen(0, &mut h, &mut l), OK);
+    let mut dev = ncclNetDeviceHandle_v12_t {
+        netDeviceType: NCCL_NET_DEVICE_UNPACK,
+        netDeviceVersion: NCCL_NET_DEVICE_UNPACK_VERSION,
+        handle: null(),
+        size: 0,
+        needsProxyProgress: 0,
+    };
+    let mut devp: *mut ncclNetDeviceHandle_v12_t = if unpack { &mut dev } else { std::ptr::null_mut() };
+    let (mut s, mut r) = (null(), null());
+    let start = Instant::now();
+    while s.is_null() || r.is_null() {
+        if s.is_null() {
+            assert_eq!(net.connect(0, &mut h, &mut s), OK);
+        }
+        if r.is_null() {
+            // SAFETY: tcpxr's table; live out-pointers and NCCL's handle struct.
+            assert_eq!(unsafe { net.0.accept.unwrap()(l, &mut r, &mut devp) }, OK);
+        }
+        assert!(start.elapsed() < DEADLINE);
+    }
+    assert_eq!(net.close_listen(l), OK);
+    let ring = unpack.then(|| {
+        let mut u = [0u8; std::mem::size_of::<unpackNetDeviceHandle>()];
+        // SAFETY: the handle is device-readable memory of 24 bytes; a synchronous copy reads it.
+        cu(
+            unsafe { sys::cuMemcpyDtoH_v2(u.as_mut_ptr() as *mut c_void, dev.handle as u64, u.len()) },
+            "read the device handle",
+        );
+        // SAFETY: the bytes of an unpackNetDeviceHandle.
+        unsafe { std::ptr::read_unaligned(u.as_ptr() as *const unpackNetDeviceHandle) }
+    });
+    (s, r, ring)
+}
+
+fn reg_cuda(net: &V12, comm: *mut c_void, p: u64, len: usize) -> *mut c_void {
+    let mut mh = null();
+    // SAFETY: tcpxr's table; p is device memory of len bytes.
+    assert_eq!(
+        unsafe { net.0.regMr.unwrap()(comm, p as *mut c_void, len, NCCL_PTR_CUDA, &mut mh) },
+        OK
+    );
+    mh
+}
+
+/// What NCCL's kernel does for receive `n`: copy every record of slot n % 16 from the bounce
+/// buffer to `dst` (here with the copy engine, after the test's kernel has finished).
+fn place_from_ring(h: &unpackNetDeviceHandle, n: u64, dst: u64) {
+    let slot = (n % 16) as usize;
+    let meta = h.meta as u64;
+    let mut cnt = 0u64;
+    let cnt_at = meta + (std::mem::offset_of!(netUnpackMeta, cnt) + slot * 8) as u64;
+    // SAFETY: the ring is device-readable memory; synchronous copies of its count and records.
+    cu(
+        unsafe { sys::cuMemcpyDtoH_v2(&mut cnt as *mut u64 as *mut c_void, cnt_at, 8) },
+        "read cnt",
+    );
+    let mut recs = vec![loadMeta::default(); cnt as usize];
+    if cnt > 0 {
+        let at = meta + (slot * NET_UNPACK_MAX_SLICE_PAGES * 16) as u64;
+        // SAFETY: as above, cnt records.
+        cu(
+            unsafe { sys::cuMemcpyDtoH_v2(recs.as_mut_ptr() as *mut c_void, at, recs.len() * 16) },
+            "read records",
+        );
+    }
+    for r in recs {
+        // SAFETY: src inside the bounce memory the comm holds until irecvConsumed, dst inside the
+        // receive buffer (tcpxr checked the records).
+        cu(
+            unsafe { sys::cuMemcpyDtoD_v2(dst + r.dst_off, h.bounce_buf as u64 + r.src_off as u64, r.len as usize) },
+            "place a fragment",
+        );
+    }
+}
