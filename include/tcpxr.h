@@ -89,19 +89,18 @@
 #define NET_UNPACK_MAX_SLICE_PAGES ((NET_UNPACK_MAX_SLICE_SIZE / SLICE_PAGE_SIZE) * 2)
 
 /**
- * NCCL's result codes (`ncclResult_t`). Only values tcpxr produces are listed; values read from a
- * foreign library (the TCPX plugin) are handled as plain `c_int` by that transport.
+ * NCCL's result codes (`ncclResult_t`): a C enum, so any `int` a foreign library returns (the
+ * TCPX plugin's table has this type too) is a valid value here; the named ones are constants.
  */
-typedef enum {
-  ncclSuccess = 0,
-  ncclUnhandledCudaError = 1,
-  ncclSystemError = 2,
-  ncclInternalError = 3,
-  ncclInvalidArgument = 4,
-  ncclInvalidUsage = 5,
-  ncclRemoteError = 6,
-  ncclInProgress = 7,
-} ncclResult_t;
+typedef int ncclResult_t;
+#define ncclResult_t_ncclSuccess 0
+#define ncclResult_t_ncclUnhandledCudaError 1
+#define ncclResult_t_ncclSystemError 2
+#define ncclResult_t_ncclInternalError 3
+#define ncclResult_t_ncclInvalidArgument 4
+#define ncclResult_t_ncclInvalidUsage 5
+#define ncclResult_t_ncclRemoteError 6
+#define ncclResult_t_ncclInProgress 7
 
 /**
  * `ncclNetCommConfig_v10_t`: per-communicator config (v10 `connect`, v11+ `init`).
@@ -876,6 +875,12 @@ int tcpxr_version_code(void);
 
 /**
  * The newest NCCL table tcpxr exports (what NCCL 2.30+ loads).
+ *
+ * GPU buffers: ask for NCCL's device unpack at accept (a device handle of type
+ * NCCL_NET_DEVICE_UNPACK, version 7), place received pages from the ring it describes with your
+ * own kernel, then call irecvConsumed. Without that request tcpxr places them with its own unpack
+ * kernel on a stream of its own: never run it while a kernel that waits for the same data shares
+ * its hardware queue (CUDA_DEVICE_MAX_CONNECTIONS=1, CUDA MPS), or both wait forever.
  */
 const ncclNet_v12_t *tcpxr_net_v12(void);
 

@@ -22,6 +22,12 @@ pub extern "C" fn tcpxr_version_code() -> c_int {
 }
 
 /// The newest NCCL table tcpxr exports (what NCCL 2.30+ loads).
+///
+/// GPU buffers: ask for NCCL's device unpack at accept (a device handle of type
+/// NCCL_NET_DEVICE_UNPACK, version 7), place received pages from the ring it describes with your
+/// own kernel, then call irecvConsumed. Without that request tcpxr places them with its own unpack
+/// kernel on a stream of its own: never run it while a kernel that waits for the same data shares
+/// its hardware queue (CUDA_DEVICE_MAX_CONNECTIONS=1, CUDA MPS), or both wait forever.
 #[no_mangle]
 pub extern "C" fn tcpxr_net_v12() -> *const ncclNet_v12_t {
     &crate::export::ncclNetPlugin_v12

@@ -17,19 +17,45 @@ pub use net::*;
 pub use props::*;
 pub use unpack::*;
 
-/// NCCL's result codes (`ncclResult_t`). Only values tcpxr produces are listed; values read from a
-/// foreign library (the TCPX plugin) are handled as plain `c_int` by that transport.
-#[repr(C)]
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum ncclResult_t {
-    ncclSuccess = 0,
-    ncclUnhandledCudaError = 1,
-    ncclSystemError = 2,
-    ncclInternalError = 3,
-    ncclInvalidArgument = 4,
-    ncclInvalidUsage = 5,
-    ncclRemoteError = 6,
-    ncclInProgress = 7,
+/// NCCL's result codes (`ncclResult_t`): a C enum, so any `int` a foreign library returns (the
+/// TCPX plugin's table has this type too) is a valid value here; the named ones are constants.
+#[repr(transparent)]
+#[derive(Copy, Clone, PartialEq, Eq)]
+pub struct ncclResult_t(pub c_int);
+
+impl ncclResult_t {
+    pub const ncclSuccess: ncclResult_t = ncclResult_t(0);
+    pub const ncclUnhandledCudaError: ncclResult_t = ncclResult_t(1);
+    pub const ncclSystemError: ncclResult_t = ncclResult_t(2);
+    pub const ncclInternalError: ncclResult_t = ncclResult_t(3);
+    pub const ncclInvalidArgument: ncclResult_t = ncclResult_t(4);
+    pub const ncclInvalidUsage: ncclResult_t = ncclResult_t(5);
+    pub const ncclRemoteError: ncclResult_t = ncclResult_t(6);
+    pub const ncclInProgress: ncclResult_t = ncclResult_t(7);
+
+    /// NCCL's name of the code, or None for a value NCCL does not define.
+    pub fn name(self) -> Option<&'static str> {
+        const NAMES: [&str; 8] = [
+            "ncclSuccess",
+            "ncclUnhandledCudaError",
+            "ncclSystemError",
+            "ncclInternalError",
+            "ncclInvalidArgument",
+            "ncclInvalidUsage",
+            "ncclRemoteError",
+            "ncclInProgress",
+        ];
+        usize::try_from(self.0).ok().and_then(|i| NAMES.get(i).copied())
+    }
+}
+
+impl std::fmt::Debug for ncclResult_t {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.name() {
+            Some(n) => f.write_str(n),
+            None => write!(f, "ncclResult_t({})", self.0),
+        }
+    }
 }
 
 pub const NCCL_NET_HANDLE_MAXSIZE: usize = 128;

@@ -2,13 +2,12 @@
 //! table, and reading the memory it shares (the device handle `accept` writes and the
 //! `netUnpackMeta` ring). Everything above this file sees safe functions and opaque pointers.
 //!
-//! A foreign library may return any `int`, so results stay plain `c_int` here (a value outside
-//! `ncclResult_t` must never be transmuted into it): [`NetV7`] is `abi::ncclNet_v7_t` with `c_int`
-//! results, and a test proves the two layouts equal.
+//! The table is `abi::ncclNet_v7_t` itself: `ncclResult_t` is a plain `int` newtype, so whatever
+//! a foreign library returns is a valid value, turned into an [`Error`] by [`error`].
 #![allow(non_snake_case)]
 
 use crate::abi::{
-    loadMeta, ncclDebugLogger_t, ncclNetDeviceHandle_v7_t, ncclNetProperties_v7_t, netUnpackMeta,
+    loadMeta, ncclDebugLogger_t, ncclNetDeviceHandle_v7_t, ncclNetProperties_v7_t, ncclNet_v7_t, netUnpackMeta,
     unpackNetDeviceHandle, NCCL_NET_DEVICE_UNPACK, NCCL_NET_DEVICE_UNPACK_MAX_QUEUE_DEPTH,
     NCCL_NET_DEVICE_UNPACK_VERSION, NCCL_NET_HANDLE_MAXSIZE, NET_UNPACK_MAX_SLICE_PAGES,
 };
@@ -23,103 +22,17 @@ pub const RC_INTERNAL: c_int = 3;
 const NCCL_PTR_HOST: c_int = crate::abi::NCCL_PTR_HOST;
 const NCCL_PTR_CUDA: c_int = crate::abi::NCCL_PTR_CUDA;
 
-type Rc = c_int;
-
-/// `ncclNet_v7_t` with `c_int` results: how tcpxr sees a foreign v7 table.
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub(crate) struct NetV7 {
-    name: *const c_char,
-    init: Option<unsafe extern "C" fn(logFunction: ncclDebugLogger_t) -> Rc>,
-    devices: Option<unsafe extern "C" fn(ndev: *mut c_int) -> Rc>,
-    getProperties: Option<unsafe extern "C" fn(dev: c_int, props: *mut ncclNetProperties_v7_t) -> Rc>,
-    listen: Option<unsafe extern "C" fn(dev: c_int, handle: *mut c_void, listenComm: *mut *mut c_void) -> Rc>,
-    connect: Option<
-        unsafe extern "C" fn(
-            dev: c_int,
-            handle: *mut c_void,
-            sendComm: *mut *mut c_void,
-            sendDevComm: *mut *mut ncclNetDeviceHandle_v7_t,
-        ) -> Rc,
-    >,
-    accept: Option<
-        unsafe extern "C" fn(
-            listenComm: *mut c_void,
-            recvComm: *mut *mut c_void,
-            recvDevComm: *mut *mut ncclNetDeviceHandle_v7_t,
-        ) -> Rc,
-    >,
-    regMr: Option<
-        unsafe extern "C" fn(
-            comm: *mut c_void,
-            data: *mut c_void,
-            size: c_int,
-            type_: c_int,
-            mhandle: *mut *mut c_void,
-        ) -> Rc,
-    >,
-    regMrDmaBuf: Option<
-        unsafe extern "C" fn(
-            comm: *mut c_void,
-            data: *mut c_void,
-            size: usize,
-            type_: c_int,
-            offset: u64,
-            fd: c_int,
-            mhandle: *mut *mut c_void,
-        ) -> Rc,
-    >,
-    deregMr: Option<unsafe extern "C" fn(comm: *mut c_void, mhandle: *mut c_void) -> Rc>,
-    isend: Option<
-        unsafe extern "C" fn(
-            sendComm: *mut c_void,
-            data: *mut c_void,
-            size: c_int,
-            tag: c_int,
-            mhandle: *mut c_void,
-            request: *mut *mut c_void,
-        ) -> Rc,
-    >,
-    irecv: Option<
-        unsafe extern "C" fn(
-            recvComm: *mut c_void,
-            n: c_int,
-            data: *mut *mut c_void,
-            sizes: *mut c_int,
-            tags: *mut c_int,
-            mhandles: *mut *mut c_void,
-            request: *mut *mut c_void,
-        ) -> Rc,
-    >,
-    iflush: Option<
-        unsafe extern "C" fn(
-            recvComm: *mut c_void,
-            n: c_int,
-            data: *mut *mut c_void,
-            sizes: *mut c_int,
-            mhandles: *mut *mut c_void,
-            request: *mut *mut c_void,
-        ) -> Rc,
-    >,
-    test: Option<unsafe extern "C" fn(request: *mut c_void, done: *mut c_int, sizes: *mut c_int) -> Rc>,
-    closeSend: Option<unsafe extern "C" fn(sendComm: *mut c_void) -> Rc>,
-    closeRecv: Option<unsafe extern "C" fn(recvComm: *mut c_void) -> Rc>,
-    closeListen: Option<unsafe extern "C" fn(listenComm: *mut c_void) -> Rc>,
-    getDeviceMr: Option<unsafe extern "C" fn(comm: *mut c_void, mhandle: *mut c_void, dptr: *mut *mut c_void) -> Rc>,
-    irecvConsumed: Option<unsafe extern "C" fn(recvComm: *mut c_void, n: c_int, request: *mut c_void) -> Rc>,
-}
-
 /// The NCCL error a TCPX result code stands for.
 pub fn error(what: &str, rc: c_int) -> Error {
-    use crate::abi::ncclResult_t::*;
-    let (code, name) = match rc {
-        1 => (ncclUnhandledCudaError, "unhandled CUDA error"),
-        2 => (ncclSystemError, "system error"),
-        3 => (ncclInternalError, "internal error"),
-        4 => (ncclInvalidArgument, "invalid argument"),
-        5 => (ncclInvalidUsage, "invalid usage"),
-        6 => (ncclRemoteError, "remote error"),
-        _ => (ncclInternalError, "unknown result code"),
+    use crate::abi::ncclResult_t as R;
+    let (code, name) = match R(rc) {
+        R::ncclUnhandledCudaError => (R::ncclUnhandledCudaError, "unhandled CUDA error"),
+        R::ncclSystemError => (R::ncclSystemError, "system error"),
+        R::ncclInternalError => (R::ncclInternalError, "internal error"),
+        R::ncclInvalidArgument => (R::ncclInvalidArgument, "invalid argument"),
+        R::ncclInvalidUsage => (R::ncclInvalidUsage, "invalid usage"),
+        R::ncclRemoteError => (R::ncclRemoteError, "remote error"),
+        _ => (R::ncclInternalError, "unknown result code"),
     };
     Error::new(
         code,
@@ -187,7 +100,7 @@ pub enum Posted {
 pub struct Lib {
     pub path: String,
     pub name: String,
-    table: NetV7,
+    table: ncclNet_v7_t,
     _lib: ManuallyDrop<libloading::Library>,
 }
 
@@ -210,16 +123,15 @@ impl Lib {
         // named or one of the places TCPX is installed, which NCCL would load just the same.
         let lib = unsafe { libloading::Library::new(path) }.map_err(|e| Skip::NotFound(e.to_string()))?;
         // SAFETY: the symbol, if present, is the plugin's `ncclNet_v7_t` static; we read its address.
-        let table_ptr = match unsafe { lib.get::<*const NetV7>(b"ncclNetPlugin_v7\0") } {
+        let table_ptr = match unsafe { lib.get::<*const ncclNet_v7_t>(b"ncclNetPlugin_v7\0") } {
             Ok(sym) => *sym,
             Err(_) => return Err(Skip::Refused("it exports no ncclNetPlugin_v7".into())),
         };
-        let ours = &crate::export::ncclNetPlugin_v7 as *const crate::abi::ncclNet_v7_t as *const NetV7;
-        if table_ptr.is_null() || table_ptr == ours {
-            return Err(Skip::Refused("it is tcpxr itself".into()));
+        if table_ptr.is_null() {
+            return Err(Skip::Refused("its ncclNetPlugin_v7 is NULL".into()));
         }
-        // SAFETY: a plugin's v7 table is an initialised static with ncclNet_v7_t's layout (NetV7
-        // is that layout, see the test below); it is copied out once.
+        // SAFETY: a plugin's v7 table is an initialised static of ncclNet_v7_t; it is copied out once
+        // (every bit pattern of its result type is valid).
         let table = unsafe { *table_ptr };
         let name = if table.name.is_null() {
             String::new()
@@ -272,13 +184,13 @@ impl Lib {
             Some(unsafe { std::mem::transmute::<LoggerNoArgs, LoggerFn>(log_without_args) })
         });
         // SAFETY: init takes a logger function pointer, which lives for the process.
-        check("init", unsafe { self.table.init.unwrap()(logger) })
+        check("init", unsafe { self.table.init.unwrap()(logger).0 })
     }
 
     pub fn devices(&self) -> Result<usize> {
         let mut n: c_int = 0;
         // SAFETY: valid out-pointer.
-        check("devices", unsafe { self.table.devices.unwrap()(&mut n) })?;
+        check("devices", unsafe { self.table.devices.unwrap()(&mut n).0 })?;
         usize::try_from(n).map_err(|_| Error::internal(format!("TCPX reports {n} devices")))
     }
 
@@ -287,7 +199,7 @@ impl Lib {
         let mut p: ncclNetProperties_v7_t = unsafe { std::mem::zeroed() };
         // SAFETY: valid out-pointer; dev is below devices().
         check("getProperties", unsafe {
-            self.table.getProperties.unwrap()(dev as c_int, &mut p)
+            self.table.getProperties.unwrap()(dev as c_int, &mut p).0
         })?;
         // SAFETY: TCPX's name and pciPath are NUL-terminated strings it keeps for the process, or NULL.
         let text = |s: *mut c_char| (!s.is_null()).then(|| unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned());
@@ -307,7 +219,7 @@ impl Lib {
         let mut comm: *mut c_void = std::ptr::null_mut();
         // SAFETY: handle is NCCL_NET_HANDLE_MAXSIZE writable bytes, comm a valid out-pointer.
         check("listen", unsafe {
-            self.table.listen.unwrap()(dev as c_int, handle.as_mut_ptr() as *mut c_void, &mut comm)
+            self.table.listen.unwrap()(dev as c_int, handle.as_mut_ptr() as *mut c_void, &mut comm).0
         })?;
         if comm.is_null() {
             return Err(Error::internal("TCPX listen returned no listen comm"));
@@ -329,6 +241,7 @@ impl Lib {
                 &mut comm,
                 &mut dev_handle,
             )
+            .0
         })?;
         Ok((!comm.is_null()).then_some(Comm(comm)))
     }
@@ -341,7 +254,7 @@ impl Lib {
         // SAFETY: listen is a live TCPX listen comm; dev_handle points at 512 writable, 16-byte
         // aligned bytes (TCPX writes one ncclNetDeviceHandle_v7_t through it).
         check("accept", unsafe {
-            self.table.accept.unwrap()(listen.0, &mut comm, &mut dev_handle)
+            self.table.accept.unwrap()(listen.0, &mut comm, &mut dev_handle).0
         })?;
         Ok((!comm.is_null()).then_some(Comm(comm)))
     }
@@ -358,7 +271,7 @@ impl Lib {
         let mut mh: *mut c_void = std::ptr::null_mut();
         // SAFETY: comm is live; TCPX records ptr/size (CUDA: exports the range as a dmabuf).
         check("regMr", unsafe {
-            self.table.regMr.unwrap()(comm.0, ptr as *mut c_void, size, type_, &mut mh)
+            self.table.regMr.unwrap()(comm.0, ptr as *mut c_void, size, type_, &mut mh).0
         })?;
         if mh.is_null() {
             return Err(Error::internal("TCPX regMr returned no memory handle"));
@@ -368,7 +281,7 @@ impl Lib {
 
     pub fn dereg_mr(&self, comm: Comm, mr: Mr) -> Result<()> {
         // SAFETY: mr came from reg_mr on this comm and no request using it is outstanding.
-        check("deregMr", unsafe { self.table.deregMr.unwrap()(comm.0, mr.0) })
+        check("deregMr", unsafe { self.table.deregMr.unwrap()(comm.0, mr.0).0 })
     }
 
     /// Posts a send. TCPX reads `ptr .. ptr + len` until the request tests done; the engine keeps
@@ -379,7 +292,7 @@ impl Lib {
         };
         let mut req: *mut c_void = std::ptr::null_mut();
         // SAFETY: comm is live, mr registered on it and covering ptr..ptr+len; req is an out-pointer.
-        let rc = unsafe { self.table.isend.unwrap()(comm.0, ptr as *mut c_void, size, tag, mr.0, &mut req) };
+        let rc = unsafe { self.table.isend.unwrap()(comm.0, ptr as *mut c_void, size, tag, mr.0, &mut req).0 };
         posted(rc, req)
     }
 
@@ -405,6 +318,7 @@ impl Lib {
                 mhs.as_mut_ptr(),
                 &mut req,
             )
+            .0
         };
         posted(rc, req)
     }
@@ -415,7 +329,7 @@ impl Lib {
         let mut done: c_int = 0;
         let mut size: c_int = -1;
         // SAFETY: req is a live request of this library; out-pointers valid.
-        let rc = unsafe { self.table.test.unwrap()(req.0, &mut done, &mut size) };
+        let rc = unsafe { self.table.test.unwrap()(req.0, &mut done, &mut size).0 };
         if rc != 0 {
             return Err(rc);
         }
@@ -426,23 +340,23 @@ impl Lib {
     pub fn irecv_consumed(&self, comm: Comm, req: Request) -> Result<()> {
         // SAFETY: req is this comm's oldest completed, not yet consumed receive.
         check("irecvConsumed", unsafe {
-            self.table.irecvConsumed.unwrap()(comm.0, 1, req.0)
+            self.table.irecvConsumed.unwrap()(comm.0, 1, req.0).0
         })
     }
 
     pub fn close_send(&self, comm: Comm) -> Result<()> {
         // SAFETY: comm is a live send comm, closed once.
-        check("closeSend", unsafe { self.table.closeSend.unwrap()(comm.0) })
+        check("closeSend", unsafe { self.table.closeSend.unwrap()(comm.0).0 })
     }
 
     pub fn close_recv(&self, comm: Comm) -> Result<()> {
         // SAFETY: comm is a live receive comm, closed once.
-        check("closeRecv", unsafe { self.table.closeRecv.unwrap()(comm.0) })
+        check("closeRecv", unsafe { self.table.closeRecv.unwrap()(comm.0).0 })
     }
 
     pub fn close_listen(&self, comm: Comm) -> Result<()> {
         // SAFETY: comm is a live listen comm, closed once.
-        check("closeListen", unsafe { self.table.closeListen.unwrap()(comm.0) })
+        check("closeListen", unsafe { self.table.closeListen.unwrap()(comm.0).0 })
     }
 }
 
@@ -619,37 +533,7 @@ unsafe extern "C" fn log_without_args(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::abi::ncclNet_v7_t;
-    use std::mem::{offset_of, size_of};
-
-    #[test]
-    fn the_c_int_view_of_the_v7_table_has_the_abi_layout() {
-        assert_eq!(size_of::<NetV7>(), size_of::<ncclNet_v7_t>());
-        macro_rules! same {
-            ($($f:ident),*) => { $(assert_eq!(offset_of!(NetV7, $f), offset_of!(ncclNet_v7_t, $f), stringify!($f));)* };
-        }
-        same!(
-            name,
-            init,
-            devices,
-            getProperties,
-            listen,
-            connect,
-            accept,
-            regMr,
-            regMrDmaBuf,
-            deregMr,
-            isend,
-            irecv,
-            iflush,
-            test,
-            closeSend,
-            closeRecv,
-            closeListen,
-            getDeviceMr,
-            irecvConsumed
-        );
-    }
+    use std::mem::size_of;
 
     #[test]
     fn device_handle_storage_is_aligned_and_large_enough() {
@@ -660,11 +544,11 @@ mod tests {
 
     #[test]
     fn result_codes_map_to_nccl_errors() {
-        use crate::abi::ncclResult_t::*;
-        assert_eq!(error("x", 6).code, ncclRemoteError);
-        assert_eq!(error("x", 2).code, ncclSystemError);
-        assert_eq!(error("x", 3).code, ncclInternalError);
-        assert_eq!(error("x", 99).code, ncclInternalError);
+        use crate::abi::ncclResult_t as R;
+        assert_eq!(error("x", 6).code, R::ncclRemoteError);
+        assert_eq!(error("x", 2).code, R::ncclSystemError);
+        assert_eq!(error("x", 3).code, R::ncclInternalError);
+        assert_eq!(error("x", 99).code, R::ncclInternalError);
     }
 
     #[test]
