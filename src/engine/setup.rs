@@ -204,7 +204,8 @@ impl Connecting {
             ctrl: None,
             welcome_head: [0; WELCOME_HEAD_BYTES],
             head_got: 0,
-            inner_bytes: vec![0; handle.stripes as usize * INNER_HANDLE_BYTES],
+            // At most wire::MAX_STRIPES handles (8 KiB): ListenHandle::read bounds the count.
+            inner_bytes: vec![0; handle.inner_handle_bytes()],
             inner_got: 0,
             connectors: Vec::new(),
             sends: Vec::new(),
