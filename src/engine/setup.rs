@@ -246,6 +246,17 @@ impl Connecting {
         let ctrl = self.ctrl.as_mut().unwrap();
         ctrl.flush()?;
         if let Phase::Welcome = self.phase {
+            // A listener that accepts and then never completes its welcome must not hold NCCL's
+            // connect loop forever.
+            if self.started.elapsed() > tuning.handshake_timeout {
+                return Err(Error::remote(format!(
+                    "peer at {} sent {} of the {} bytes of its welcome in {} ms",
+                    self.handle.ctrl,
+                    self.head_got + self.inner_got,
+                    WELCOME_HEAD_BYTES + self.inner_bytes.len(),
+                    tuning.handshake_timeout.as_millis()
+                )));
+            }
             let refused = |e: Error| {
                 Error::remote(format!(
                     "peer at {} did not welcome this connection ({}); it refuses a hello whose nonce does not match its listen",
