@@ -111,7 +111,9 @@ const TCPX_LIB: Param = Param {
     name: "NCCL_TCPXR_TCPX_LIB",
     default: "",
     accepted: "a path or library name",
-    doc: "The TCPX plugin library to load. Unset: the default library search.",
+    doc: "The TCPX plugin library to load; when it cannot be loaded init fails (also with \
+          NCCL_TCPXR_TRANSPORT=auto, which falls back to the socket transport only when this is unset). \
+          Unset: the default library search.",
 };
 const STATS: Param = Param {
     name: "NCCL_TCPXR_STATS",

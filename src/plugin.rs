@@ -146,7 +146,8 @@ pub fn init(logger: ncclDebugLogger_t) -> Result<()> {
 
 /// The inner transport NCCL_TCPXR_TRANSPORT asks for: `socket`; `tcpx` (an error when the TCPX
 /// library does not load or has no device); `auto`: tcpx when it loads and reports a device, else
-/// socket. The choice and its reason are logged.
+/// socket, except that a library named by NCCL_TCPXR_TCPX_LIB that cannot be used fails init.
+/// The choice and its reason are logged.
 fn open_transport(
     config: &Config,
     logger: ncclDebugLogger_t,
@@ -181,10 +182,30 @@ fn open_transport(
             }
             Ok(chosen(t, "NCCL_TCPXR_TRANSPORT=tcpx"))
         }
-        config::Transport::Auto => match tcpx() {
-            Ok(t) if !t.devices().is_empty() => Ok(chosen(t, "auto, TCPX loaded with devices")),
-            Ok(t) => socket(&format!("auto: TCPX {} reports no devices", t.library().0)),
-            Err(e) => socket(&format!("auto: {}", e.msg)),
+        config::Transport::Auto => match (tcpx(), config.tcpx_lib.as_deref()) {
+            (Ok(t), _) if !t.devices().is_empty() => Ok(chosen(t, "auto, TCPX loaded with devices")),
+            (Ok(t), Some(lib)) => {
+                log::warn!(
+                    target: "tcpxr::init",
+                    "NCCL_TCPXR_TCPX_LIB={lib}: the TCPX library {} loads but reports no devices; NCCL_TCPXR_TRANSPORT=auto uses the socket transport",
+                    t.library().0
+                );
+                socket(&format!("auto: TCPX {} reports no devices", t.library().0))
+            }
+            (Ok(t), None) => socket(&format!("auto: TCPX {} reports no devices", t.library().0)),
+            // A library the user named is never silently replaced by the socket transport (a typo
+            // would quietly lose GPUDirect): init fails, and the guard's WARN says why.
+            (Err(e), Some(lib)) => {
+                let e = if e.msg.contains("NCCL_TCPXR_TCPX_LIB=") {
+                    e
+                } else {
+                    e.context(&format!("NCCL_TCPXR_TCPX_LIB={lib}"))
+                };
+                Err(e.context(
+                    "NCCL_TCPXR_TRANSPORT=auto (no fallback to the socket transport for a library NCCL_TCPXR_TCPX_LIB names)",
+                ))
+            }
+            (Err(e), None) => socket(&format!("auto: {}", e.msg)),
         },
     }
 }

@@ -315,3 +315,53 @@ fn a_bad_configuration_fails_init_naming_the_variable_and_its_range() {
         );
     }
 }
+
+/// The stderr of a peer process whose init must fail (TCPXR_LOG=warn); it exits by itself.
+fn failed_init(env: &[(&str, &str)]) -> String {
+    let out = bench()
+        .args(["peer", "--role", "recv"])
+        .envs(env.iter().copied())
+        .env("TCPXR_LOG", "warn")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "{env:?}: init did not fail:\n{err}");
+    err
+}
+
+/// The WARN lines of a log that contain `text`.
+fn warn_lines<'a>(log: &'a str, text: &str) -> Vec<&'a str> {
+    log.lines().filter(|l| l.contains("WARN") && l.contains(text)).collect()
+}
+
+#[test]
+fn an_explicit_tcpx_library_that_cannot_be_used_fails_init_naming_the_variable_path_and_reason() {
+    let not_a_library = std::env::temp_dir().join(format!("tcpxr-not-a-library-{}.so", std::process::id()));
+    std::fs::write(&not_a_library, "this is a text file, not a shared library\n".repeat(8)).unwrap();
+    let not_a_library = not_a_library.to_str().unwrap().to_string();
+    for transport in ["auto", "tcpx"] {
+        for (path, reason) in [
+            ("/nonexistent/libnccl-net.so", "cannot open shared object file"),
+            (not_a_library.as_str(), "invalid ELF header"),
+            ("libc.so.6", "it exports no ncclNetPlugin_v7"),
+        ] {
+            let log = failed_init(&[("NCCL_TCPXR_TRANSPORT", transport), ("NCCL_TCPXR_TCPX_LIB", path)]);
+            let lines = warn_lines(&log, &format!("NCCL_TCPXR_TCPX_LIB={path}"));
+            assert_eq!(
+                lines.len(),
+                1,
+                "{transport}, {path}: one WARN naming the setting:\n{log}"
+            );
+            assert!(
+                lines[0].contains(reason),
+                "{transport}, {path}: the reason is missing:\n{log}"
+            );
+            assert!(
+                !log.contains("inner transport"),
+                "{transport}, {path}: a transport was chosen:\n{log}"
+            );
+        }
+    }
+    let _ = std::fs::remove_file(&not_a_library);
+}
