@@ -64,11 +64,13 @@ pub fn init(logger: ncclDebugLogger_t) -> Result<()> {
         handshake_timeout: Duration::from_millis(config.handshake_timeout_ms),
         peer_timeout_ms: config.peer_timeout_ms,
     };
-    let ifname = config
-        .ifname
-        .clone()
-        .or_else(|| std::env::var("NCCL_SOCKET_IFNAME").ok().filter(|s| !s.is_empty()));
-    let transport = open_transport(config, logger, ifname.as_deref(), opts)?;
+    let ifname = ifname_setting(config);
+    let transport = open_transport(
+        config,
+        logger,
+        ifname.as_ref().map(|(var, spec)| (*var, spec.as_str())),
+        opts,
+    )?;
     let limits = transport.limits();
     let chunk_bytes = capped(
         "NCCL_TCPXR_CHUNK_BYTES",
@@ -144,6 +146,19 @@ pub fn init(logger: ncclDebugLogger_t) -> Result<()> {
     Ok(())
 }
 
+/// The interfaces tcpxr may use and the variable that said so: NCCL_TCPXR_IFNAME, else NCCL's own
+/// NCCL_SOCKET_IFNAME, else None (NCCL's default choice).
+fn ifname_setting(config: &Config) -> Option<(&'static str, String)> {
+    match &config.ifname {
+        Some(spec) => Some(("NCCL_TCPXR_IFNAME", spec.clone())),
+        None => std::env::var("NCCL_SOCKET_IFNAME")
+            .ok()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .map(|s| ("NCCL_SOCKET_IFNAME", s)),
+    }
+}
+
 /// The inner transport NCCL_TCPXR_TRANSPORT asks for: `socket`; `tcpx` (an error when the TCPX
 /// library does not load or has no device); `auto`: tcpx when it loads and reports a device, else
 /// socket, except that a library named by NCCL_TCPXR_TCPX_LIB that cannot be used fails init.
@@ -151,7 +166,7 @@ pub fn init(logger: ncclDebugLogger_t) -> Result<()> {
 fn open_transport(
     config: &Config,
     logger: ncclDebugLogger_t,
-    ifname: Option<&str>,
+    ifname: Option<(&str, &str)>,
     opts: SocketOptions,
 ) -> Result<Arc<dyn Transport>> {
     let socket = |why: &str| -> Result<Arc<dyn Transport>> {
@@ -162,7 +177,7 @@ fn open_transport(
         TcpxTransport::open(&TcpxOptions {
             lib: config.tcpx_lib.as_deref(),
             logger,
-            ifname,
+            ifname: ifname.map(|(_, spec)| spec),
         })
     };
     let chosen = |t: TcpxTransport, why: &str| -> Arc<dyn Transport> {

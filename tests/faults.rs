@@ -365,3 +365,29 @@ fn an_explicit_tcpx_library_that_cannot_be_used_fails_init_naming_the_variable_p
     }
     let _ = std::fs::remove_file(&not_a_library);
 }
+
+#[test]
+fn an_interface_setting_that_matches_nothing_fails_init_naming_its_variable_and_the_interfaces_up() {
+    for (var, other) in [
+        ("NCCL_TCPXR_IFNAME", "NCCL_SOCKET_IFNAME"),
+        ("NCCL_SOCKET_IFNAME", "NCCL_TCPXR_IFNAME"),
+    ] {
+        let mut cmd = bench();
+        cmd.args(["peer", "--role", "recv"])
+            .env(var, "doesnotexist")
+            .env_remove(other)
+            .env("NCCL_TCPXR_TRANSPORT", "socket")
+            .env("TCPXR_LOG", "warn")
+            .stdin(Stdio::null());
+        let out = cmd.output().unwrap();
+        let log = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{var}: init did not fail:\n{log}");
+        let lines = warn_lines(&log, &format!("{var}=doesnotexist"));
+        assert_eq!(lines.len(), 1, "{var}: one WARN naming the variable:\n{log}");
+        // Every host has lo up; the list names it with its address.
+        assert!(
+            lines[0].contains("lo (127.0.0.1)"),
+            "{var}: the interfaces up are not listed:\n{log}"
+        );
+    }
+}

@@ -44,17 +44,22 @@ pub struct SocketTransport {
 }
 
 impl SocketTransport {
-    /// Devices are the interfaces selected by `ifname` (NCCL_SOCKET_IFNAME syntax).
-    pub fn new(ifname: Option<&str>, speed_override: u32, opts: SocketOptions) -> Result<Self> {
+    /// Devices are the interfaces selected by `ifname`: (the variable that set it, its value in
+    /// NCCL_SOCKET_IFNAME syntax); None takes NCCL's default choice.
+    pub fn new(ifname: Option<(&str, &str)>, speed_override: u32, opts: SocketOptions) -> Result<Self> {
         let all = ifaces::list().map_err(|e| Error::os("getifaddrs", e))?;
-        let chosen = ifaces::select(&all, ifname);
+        let chosen = ifaces::select(&all, ifname.map(|(_, spec)| spec));
         if chosen.is_empty() {
-            let have: Vec<&str> = all.iter().map(|i| i.name.as_str()).collect();
-            return Err(Error::invalid_argument(format!(
-                "no network interface matches {:?}; interfaces that are up: {}",
-                ifname.unwrap_or(""),
-                have.join(", ")
-            )));
+            let up: Vec<String> = all.iter().map(|i| format!("{} ({})", i.name, i.addr)).collect();
+            let up = if up.is_empty() {
+                "none".to_string()
+            } else {
+                up.join(", ")
+            };
+            return Err(Error::invalid_argument(match ifname {
+                Some((var, spec)) => format!("{var}={spec} matches no network interface that is up; up: {up}"),
+                None => format!("no network interface is up with an address tcpxr can use; up: {up}"),
+            }));
         }
         let devices = chosen
             .iter()
