@@ -391,3 +391,40 @@ fn an_interface_setting_that_matches_nothing_fails_init_naming_its_variable_and_
         );
     }
 }
+
+#[test]
+fn a_configuration_error_is_logged_once() {
+    for (var, value) in [("NCCL_TCPXR_STRIPES", "99"), ("NCCL_TCPXR_SOCKET_SNDBUF", "1")] {
+        let log = failed_init(&[(var, value)]);
+        let lines = warn_lines(&log, &format!("{var}={value}"));
+        assert_eq!(lines.len(), 1, "{var}={value}: logged {} times:\n{log}", lines.len());
+    }
+}
+
+#[test]
+fn implausibly_small_socket_buffers_are_honoured_with_a_warn_at_init() {
+    let mut child = bench()
+        .args(["peer", "--role", "recv"])
+        .env("NCCL_TCPXR_SOCKET_SNDBUF", "4096")
+        .env("NCCL_TCPXR_SOCKET_RCVBUF", "8K")
+        .env("TCPXR_LOG", "warn")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    // Init succeeded: the peer listens and prints its handle.
+    read_line(&mut child, &mut out, "HANDLE");
+    child.kill().unwrap();
+    let output = child.wait_with_output().unwrap();
+    let log = String::from_utf8_lossy(&output.stderr);
+    for (var, value) in [("NCCL_TCPXR_SOCKET_SNDBUF", 4096), ("NCCL_TCPXR_SOCKET_RCVBUF", 8192)] {
+        let lines = warn_lines(&log, &format!("{var}={value} "));
+        assert_eq!(lines.len(), 1, "{var}: one WARN:\n{log}");
+        assert!(
+            lines[0].contains("implausibly small") && lines[0].contains(&format!("doubles it to {}", 2 * value)),
+            "{log}"
+        );
+    }
+}
