@@ -51,6 +51,14 @@ fn in_child(test: &str, env: &[(&str, &str)]) -> Option<(bool, String, String)> 
     ))
 }
 
+/// Repeats the child's summary lines ("hostile ...") in the parent's output (seen with
+/// --nocapture).
+fn summary(stderr: &str) {
+    for l in stderr.lines().filter(|l| l.starts_with("hostile ")) {
+        eprintln!("{l}");
+    }
+}
+
 /// The child's `EXPECT name=n` lines.
 fn expected(stdout: &str, name: &str) -> usize {
     stdout
@@ -177,13 +185,15 @@ fn hostile_hellos_to_the_listen_port_are_dropped_with_a_warn_and_the_real_peer_c
             !stderr.contains("internal error") && !stderr.contains("panicked"),
             "{stderr}"
         );
+        summary(&stderr);
         return;
     }
     let net = v12();
     assert_eq!(net.init(), OK);
     let mut rng = Rng::new(fuzzing::seed());
-    let (mut refused, mut cut) = (0, 0);
-    for round in 0..rounds(5, 100) {
+    let (mut refused, mut cut, mut strays) = (0, 0, 0);
+    let total = rounds(5, 100);
+    for round in 0..total {
         let mut handle = [0u8; 128];
         let mut l = null();
         assert_eq!(net.listen(0, &mut handle, &mut l), OK);
@@ -208,6 +218,7 @@ fn hostile_hellos_to_the_listen_port_are_dropped_with_a_warn_and_the_real_peer_c
             let kind = STRAYS[rng.below(STRAYS.len())];
             open.extend(stray(&mut rng, h.ctrl, &valid, kind));
         }
+        strays += if round < 2 { 20 } else { 10 };
         let (mut s, mut r) = (null(), null());
         let start = Instant::now();
         while s.is_null() || r.is_null() {
@@ -233,6 +244,7 @@ fn hostile_hellos_to_the_listen_port_are_dropped_with_a_warn_and_the_real_peer_c
         assert_eq!(net.close_listen(l), OK);
         drop(open);
     }
+    eprintln!("hostile hellos: {strays} strays at {total} listen ports, the real peer connected every time");
     println!("EXPECT refused={refused}");
     println!("EXPECT cut_short={cut}");
 }
@@ -349,6 +361,7 @@ fn hostile_stripe_hellos_are_dropped_and_hostile_control_bytes_end_the_comm_clea
             !stderr.contains("internal error") && !stderr.contains("panicked"),
             "{stderr}"
         );
+        summary(&stderr);
         return;
     }
     let net = v12();
@@ -469,6 +482,7 @@ fn a_hostile_listener_fails_connect_cleanly() {
             !stderr.contains("internal error") && !stderr.contains("panicked"),
             "{stderr}"
         );
+        summary(&stderr);
         return;
     }
     let net = v12();

@@ -206,7 +206,13 @@ impl Transport for SocketTransport {
 
     fn connect(&self, _dev: usize, handle: &InnerHandle) -> Result<Box<dyn InnerConnector>> {
         let (token, peer) = decode_stripe_handle(handle)?;
-        let stream = sys::connect_start(&peer).map_err(|e| Error::os(&format!("connect to {peer}"), e))?;
+        // The address came from the peer's welcome: one that cannot even be connected to (a
+        // broadcast address, say) is the peer's fault.
+        let stream = sys::connect_start(&peer).map_err(|e| {
+            Error::remote(format!(
+                "peer's stripe handle names {peer}, which cannot be connected to: {e}"
+            ))
+        })?;
         Ok(Box::new(SocketConnector {
             stream: Some(stream),
             peer,
