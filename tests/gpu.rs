@@ -437,10 +437,8 @@ impl Gate {
         }
         let blocker = SpinBlocker::launch_on(gpu, stream);
         // SAFETY: live event and stream of the current context.
-        assert_eq!(
-            unsafe { sys::cuEventRecord(event, stream) },
-            sys::CUresult::CUDA_SUCCESS
-        );
+        let recorded = unsafe { sys::cuEventRecord(event, stream) };
+        assert_eq!(recorded, sys::CUresult::CUDA_SUCCESS);
         Gate {
             blocker: Some(blocker),
             event,
