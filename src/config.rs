@@ -74,14 +74,19 @@ const SOCKET_SNDBUF: Param = Param {
     name: "NCCL_TCPXR_SOCKET_SNDBUF",
     default: "0",
     accepted: "0 (kernel autotuning) or 4096-1073741824 (K/M/G suffixes allowed)",
-    doc: "SO_SNDBUF of the data sockets; 0 leaves the kernel's autotuning on.",
+    doc: "SO_SNDBUF of the data sockets; 0 leaves the kernel's autotuning on. Below 65536 it is \
+          honoured with a WARN: such a buffer caps each stripe far below line rate.",
 };
 const SOCKET_RCVBUF: Param = Param {
     name: "NCCL_TCPXR_SOCKET_RCVBUF",
     default: "0",
     accepted: "0 (kernel autotuning) or 4096-1073741824 (K/M/G suffixes allowed)",
-    doc: "SO_RCVBUF of the data sockets; 0 leaves the kernel's autotuning on.",
+    doc: "SO_RCVBUF of the data sockets; 0 leaves the kernel's autotuning on. Below 65536 it is \
+          honoured with a WARN: such a buffer caps each stripe far below line rate.",
 };
+
+/// Socket buffer sizes below this are honoured but warned about (see [`Config::warnings`]).
+pub const PLAUSIBLE_SOCKET_BUFFER: usize = 64 << 10;
 const SPEED_MBPS: Param = Param {
     name: "NCCL_TCPXR_SPEED_MBPS",
     default: "0",
@@ -111,7 +116,9 @@ const TCPX_LIB: Param = Param {
     name: "NCCL_TCPXR_TCPX_LIB",
     default: "",
     accepted: "a path or library name",
-    doc: "The TCPX plugin library to load. Unset: the default library search.",
+    doc: "The TCPX plugin library to load; when it cannot be loaded init fails (also with \
+          NCCL_TCPXR_TRANSPORT=auto, which falls back to the socket transport only when this is unset). \
+          Unset: the default library search.",
 };
 const STATS: Param = Param {
     name: "NCCL_TCPXR_STATS",
@@ -404,6 +411,30 @@ impl Config {
         })
     }
 
+    /// Settings that are valid but almost certainly not what the user wants, each with the
+    /// variable, the value and why; logged as WARNs when the configuration is read.
+    ///
+    /// Socket buffers below [`PLAUSIBLE_SOCKET_BUFFER`]: Linux doubles an SO_SNDBUF/SO_RCVBUF value
+    /// (the other half is its bookkeeping) and, once it is set, stops autotuning that socket, so
+    /// the buffer alone bounds the bytes a stripe has in flight to about that much per round
+    /// trip; 4096 measured 0.01 GB/s. Autotuning (0) grows buffers to megabytes.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (p, v) in [(&SOCKET_SNDBUF, self.sndbuf), (&SOCKET_RCVBUF, self.rcvbuf)] {
+            if v != 0 && v < PLAUSIBLE_SOCKET_BUFFER {
+                out.push(format!(
+                    "{}={v} is implausibly small: Linux doubles it to {} bytes and stops autotuning the \
+                     socket, so each stripe keeps at most about that much in flight per round trip, far \
+                     below line rate (4096 measured 0.01 GB/s); honoured as asked. Use 0 (autotuning, \
+                     the default) or at least {PLAUSIBLE_SOCKET_BUFFER}.",
+                    p.name,
+                    2 * v
+                ));
+            }
+        }
+        out
+    }
+
     /// Parses the process environment.
     pub fn from_env() -> Result<Config> {
         Config::from_lookup(env_value)
@@ -483,18 +514,20 @@ static GLOBAL: OnceLock<Result<Config>> = OnceLock::new();
 
 /// The process-wide settings, parsed from the environment on the first call. The outcome is kept,
 /// a failure included, so every later init sees the same answer. The first call logs each
-/// effective value at INFO (or the failure as a WARN) with target `tcpxr::env`, so install the
-/// logger ([`crate::log::install`]) before calling it.
+/// effective value at INFO and each of [`Config::warnings`] as a WARN, with target `tcpxr::env`,
+/// so install the logger ([`crate::log::install`]) before calling it. A failure is not logged
+/// here: it is returned, and the exported function that called init logs it once, as it does every
+/// error (logging it here too printed every configuration error twice).
 pub fn global() -> Result<&'static Config> {
     let parsed = GLOBAL.get_or_init(|| {
         let parsed = Config::from_env();
-        match &parsed {
-            Ok(cfg) => {
-                for line in effective_lines(cfg, |name| env_value(name).is_some()) {
-                    ::log::info!(target: "tcpxr::env", "{line}");
-                }
+        if let Ok(cfg) = &parsed {
+            for line in effective_lines(cfg, |name| env_value(name).is_some()) {
+                ::log::info!(target: "tcpxr::env", "{line}");
             }
-            Err(e) => ::log::warn!(target: "tcpxr::env", "{}", e.msg),
+            for warning in cfg.warnings() {
+                ::log::warn!(target: "tcpxr::env", "{warning}");
+            }
         }
         parsed
     });
@@ -660,6 +693,34 @@ mod tests {
         }
         let c = with(&[("NCCL_TCPXR_SOCKET_SNDBUF", "4M"), ("NCCL_TCPXR_SOCKET_RCVBUF", "8M")]).unwrap();
         assert_eq!((c.sndbuf, c.rcvbuf), (4 << 20, 8 << 20));
+    }
+
+    #[test]
+    fn implausibly_small_socket_buffers_are_honoured_with_a_warning_naming_variable_value_and_why() {
+        for n in ["NCCL_TCPXR_SOCKET_SNDBUF", "NCCL_TCPXR_SOCKET_RCVBUF"] {
+            for (value, warned) in [
+                ("0", false),
+                ("4096", true),
+                ("65535", true),
+                ("64K", false),
+                ("4M", false),
+            ] {
+                let c = one(n, value).unwrap();
+                let w = c.warnings();
+                assert_eq!(w.len(), usize::from(warned), "{n}={value}: {w:?}");
+                if warned {
+                    let v = parse_uint(value, true).unwrap();
+                    assert!(w[0].starts_with(&format!("{n}={v} ")), "{w:?}");
+                    assert!(
+                        w[0].contains(&format!("doubles it to {}", 2 * v)) && w[0].contains("honoured"),
+                        "{w:?}"
+                    );
+                }
+            }
+        }
+        assert!(Config::default().warnings().is_empty());
+        let both = with(&[("NCCL_TCPXR_SOCKET_SNDBUF", "4K"), ("NCCL_TCPXR_SOCKET_RCVBUF", "8K")]).unwrap();
+        assert_eq!(both.warnings().len(), 2);
     }
 
     #[test]

@@ -72,11 +72,13 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
         handshake_timeout: Duration::from_millis(config.handshake_timeout_ms),
         peer_timeout_ms: config.peer_timeout_ms,
     };
-    let ifname = config
-        .ifname
-        .clone()
-        .or_else(|| std::env::var("NCCL_SOCKET_IFNAME").ok().filter(|s| !s.is_empty()));
-    let transport = open_transport(config, logger, ifname.as_deref(), opts)?;
+    let ifname = ifname_setting(config);
+    let transport = open_transport(
+        config,
+        logger,
+        ifname.as_ref().map(|(var, spec)| (*var, spec.as_str())),
+        opts,
+    )?;
     let limits = transport.limits();
     let chunk_bytes = capped(
         "NCCL_TCPXR_CHUNK_BYTES",
@@ -254,13 +256,27 @@ fn gpu_buffers(
     Ok(choice)
 }
 
+/// The interfaces tcpxr may use and the variable that said so: NCCL_TCPXR_IFNAME, else NCCL's own
+/// NCCL_SOCKET_IFNAME, else None (NCCL's default choice).
+fn ifname_setting(config: &Config) -> Option<(&'static str, String)> {
+    match &config.ifname {
+        Some(spec) => Some(("NCCL_TCPXR_IFNAME", spec.clone())),
+        None => std::env::var("NCCL_SOCKET_IFNAME")
+            .ok()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .map(|s| ("NCCL_SOCKET_IFNAME", s)),
+    }
+}
+
 /// The inner transport NCCL_TCPXR_TRANSPORT asks for: `socket`; `tcpx` (an error when the TCPX
 /// library does not load or has no device); `auto`: tcpx when it loads and reports a device, else
-/// socket. The choice and its reason are logged.
+/// socket, except that a library named by NCCL_TCPXR_TCPX_LIB that cannot be used fails init.
+/// The choice and its reason are logged.
 fn open_transport(
     config: &Config,
     logger: ncclDebugLogger_t,
-    ifname: Option<&str>,
+    ifname: Option<(&str, &str)>,
     opts: SocketOptions,
 ) -> Result<Arc<dyn Transport>> {
     let socket = |why: &str| -> Result<Arc<dyn Transport>> {
@@ -271,7 +287,7 @@ fn open_transport(
         TcpxTransport::open(&TcpxOptions {
             lib: config.tcpx_lib.as_deref(),
             logger,
-            ifname,
+            ifname: ifname.map(|(_, spec)| spec),
         })
     };
     let chosen = |t: TcpxTransport, why: &str| -> Arc<dyn Transport> {
@@ -291,10 +307,30 @@ fn open_transport(
             }
             Ok(chosen(t, "NCCL_TCPXR_TRANSPORT=tcpx"))
         }
-        config::Transport::Auto => match tcpx() {
-            Ok(t) if !t.devices().is_empty() => Ok(chosen(t, "auto, TCPX loaded with devices")),
-            Ok(t) => socket(&format!("auto: TCPX {} reports no devices", t.library().0)),
-            Err(e) => socket(&format!("auto: {}", e.msg)),
+        config::Transport::Auto => match (tcpx(), config.tcpx_lib.as_deref()) {
+            (Ok(t), _) if !t.devices().is_empty() => Ok(chosen(t, "auto, TCPX loaded with devices")),
+            (Ok(t), Some(lib)) => {
+                log::warn!(
+                    target: "tcpxr::init",
+                    "NCCL_TCPXR_TCPX_LIB={lib}: the TCPX library {} loads but reports no devices; NCCL_TCPXR_TRANSPORT=auto uses the socket transport",
+                    t.library().0
+                );
+                socket(&format!("auto: TCPX {} reports no devices", t.library().0))
+            }
+            (Ok(t), None) => socket(&format!("auto: TCPX {} reports no devices", t.library().0)),
+            // A library the user named is never silently replaced by the socket transport (a typo
+            // would quietly lose GPUDirect): init fails, and the guard's WARN says why.
+            (Err(e), Some(lib)) => {
+                let e = if e.msg.contains("NCCL_TCPXR_TCPX_LIB=") {
+                    e
+                } else {
+                    e.context(&format!("NCCL_TCPXR_TCPX_LIB={lib}"))
+                };
+                Err(e.context(
+                    "NCCL_TCPXR_TRANSPORT=auto (no fallback to the socket transport for a library NCCL_TCPXR_TCPX_LIB names)",
+                ))
+            }
+            (Err(e), None) => socket(&format!("auto: {}", e.msg)),
         },
     }
 }

@@ -91,3 +91,90 @@ fn the_readme_documents_every_configuration_variable() {
         );
     }
 }
+
+fn bench(args: &[&str]) -> std::process::Output {
+    common::bench_command()
+        .args(args)
+        .env("TCPXR_LOG", "warn")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run tcpxr-bench")
+}
+
+#[test]
+fn the_bench_refuses_unknown_flags_and_bad_values_with_a_message_and_exit_code_2() {
+    for (args, named) in [
+        (&["--bogus"][..], "--bogus"),
+        (&["--sizes", "abc"], "abc"),
+        (&["--stripes", "abc"], "abc"),
+        (&["--stripes", "0"], "--stripes"),
+        (&["--seconds", "-1"], "-1"),
+        (&["--seconds", "nan"], "nan"),
+        (&["--sizes", "8K:4K"], "8K:4K"),
+        (&["--sizes", "2G"], "2G"),
+        (&["--sizes"], "--sizes"),
+        (&["stray"], "stray"),
+        (&["--no-baseline=yes"], "--no-baseline"),
+        (
+            &["--csv", "/nonexistent/dir/out.csv", "--sizes", "4K"],
+            "/nonexistent/dir/out.csv",
+        ),
+        (&["latency", "--bogus"], "--bogus"),
+        (&["latency", "--iters", "0"], "--iters"),
+        (&["gpu", "--mib", "lots"], "lots"),
+        (&["interference", "--cycles", "-3"], "-3"),
+        (&["interference", "--buffers", "disk"], "disk"),
+        (&["peer", "--role", "both"], "both"),
+        (&["peer", "--role", "send"], "--handle"),
+        (&["peer", "--role", "send", "--handle", "12"], "--handle"),
+    ] {
+        let out = bench(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: exit code; stderr:\n{err}");
+        assert!(
+            err.contains(named),
+            "{args:?}: the message does not name {named}:\n{err}"
+        );
+        assert!(!err.contains("panicked"), "{args:?}: a panic on user input:\n{err}");
+        assert!(out.stdout.is_empty(), "{args:?}: it ran anyway");
+    }
+}
+
+/// `--seconds` is each point's measured time, small messages included: before, the message count
+/// was estimated once from a probe of a few messages (dominated by thread wake-ups and the inline
+/// path of an idle comm) and capped at 200000, so small sizes ran several times shorter or longer.
+#[test]
+fn the_bench_measures_each_size_for_the_seconds_asked() {
+    let seconds = 0.2;
+    let out = bench(&[
+        "--sizes",
+        "1K:64K",
+        "--stripes",
+        "1",
+        "--seconds",
+        &seconds.to_string(),
+        "--no-baseline",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let times: Vec<f64> = err
+        .lines()
+        .filter_map(|l| {
+            l.split_once(" messages in ")?
+                .1
+                .split_once(" s ")?
+                .0
+                .trim()
+                .parse()
+                .ok()
+        })
+        .collect();
+    assert_eq!(times.len(), 7, "one point per size 1K..64K:\n{err}");
+    for t in times {
+        // At least what was asked, by construction; the upper bound leaves room for a loaded host.
+        assert!(
+            (seconds * 0.99..=seconds * 3.0).contains(&t),
+            "a point ran {t} s for {seconds} s asked:\n{err}"
+        );
+    }
+}

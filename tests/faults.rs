@@ -315,3 +315,116 @@ fn a_bad_configuration_fails_init_naming_the_variable_and_its_range() {
         );
     }
 }
+
+/// The stderr of a peer process whose init must fail (TCPXR_LOG=warn); it exits by itself.
+fn failed_init(env: &[(&str, &str)]) -> String {
+    let out = bench()
+        .args(["peer", "--role", "recv"])
+        .envs(env.iter().copied())
+        .env("TCPXR_LOG", "warn")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "{env:?}: init did not fail:\n{err}");
+    err
+}
+
+/// The WARN lines of a log that contain `text`.
+fn warn_lines<'a>(log: &'a str, text: &str) -> Vec<&'a str> {
+    log.lines().filter(|l| l.contains("WARN") && l.contains(text)).collect()
+}
+
+#[test]
+fn an_explicit_tcpx_library_that_cannot_be_used_fails_init_naming_the_variable_path_and_reason() {
+    let not_a_library = std::env::temp_dir().join(format!("tcpxr-not-a-library-{}.so", std::process::id()));
+    std::fs::write(&not_a_library, "this is a text file, not a shared library\n".repeat(8)).unwrap();
+    let not_a_library = not_a_library.to_str().unwrap().to_string();
+    for transport in ["auto", "tcpx"] {
+        for (path, reason) in [
+            ("/nonexistent/libnccl-net.so", "cannot open shared object file"),
+            (not_a_library.as_str(), "invalid ELF header"),
+            ("libc.so.6", "it exports no ncclNetPlugin_v7"),
+        ] {
+            let log = failed_init(&[("NCCL_TCPXR_TRANSPORT", transport), ("NCCL_TCPXR_TCPX_LIB", path)]);
+            let lines = warn_lines(&log, &format!("NCCL_TCPXR_TCPX_LIB={path}"));
+            assert_eq!(
+                lines.len(),
+                1,
+                "{transport}, {path}: one WARN naming the setting:\n{log}"
+            );
+            assert!(
+                lines[0].contains(reason),
+                "{transport}, {path}: the reason is missing:\n{log}"
+            );
+            assert!(
+                !log.contains("inner transport"),
+                "{transport}, {path}: a transport was chosen:\n{log}"
+            );
+        }
+    }
+    let _ = std::fs::remove_file(&not_a_library);
+}
+
+#[test]
+fn an_interface_setting_that_matches_nothing_fails_init_naming_its_variable_and_the_interfaces_up() {
+    for (var, other) in [
+        ("NCCL_TCPXR_IFNAME", "NCCL_SOCKET_IFNAME"),
+        ("NCCL_SOCKET_IFNAME", "NCCL_TCPXR_IFNAME"),
+    ] {
+        let mut cmd = bench();
+        cmd.args(["peer", "--role", "recv"])
+            .env(var, "doesnotexist")
+            .env_remove(other)
+            .env("NCCL_TCPXR_TRANSPORT", "socket")
+            .env("TCPXR_LOG", "warn")
+            .stdin(Stdio::null());
+        let out = cmd.output().unwrap();
+        let log = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{var}: init did not fail:\n{log}");
+        let lines = warn_lines(&log, &format!("{var}=doesnotexist"));
+        assert_eq!(lines.len(), 1, "{var}: one WARN naming the variable:\n{log}");
+        // Every host has lo up; the list names it with its address.
+        assert!(
+            lines[0].contains("lo (127.0.0.1)"),
+            "{var}: the interfaces up are not listed:\n{log}"
+        );
+    }
+}
+
+#[test]
+fn a_configuration_error_is_logged_once() {
+    for (var, value) in [("NCCL_TCPXR_STRIPES", "99"), ("NCCL_TCPXR_SOCKET_SNDBUF", "1")] {
+        let log = failed_init(&[(var, value)]);
+        let lines = warn_lines(&log, &format!("{var}={value}"));
+        assert_eq!(lines.len(), 1, "{var}={value}: logged {} times:\n{log}", lines.len());
+    }
+}
+
+#[test]
+fn implausibly_small_socket_buffers_are_honoured_with_a_warn_at_init() {
+    let mut child = bench()
+        .args(["peer", "--role", "recv"])
+        .env("NCCL_TCPXR_SOCKET_SNDBUF", "4096")
+        .env("NCCL_TCPXR_SOCKET_RCVBUF", "8K")
+        .env("TCPXR_LOG", "warn")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    // Init succeeded: the peer listens and prints its handle.
+    read_line(&mut child, &mut out, "HANDLE");
+    child.kill().unwrap();
+    let output = child.wait_with_output().unwrap();
+    let log = String::from_utf8_lossy(&output.stderr);
+    for (var, value) in [("NCCL_TCPXR_SOCKET_SNDBUF", 4096), ("NCCL_TCPXR_SOCKET_RCVBUF", 8192)] {
+        let lines = warn_lines(&log, &format!("{var}={value} "));
+        assert_eq!(lines.len(), 1, "{var}: one WARN:\n{log}");
+        assert!(
+            lines[0].contains("implausibly small") && lines[0].contains(&format!("doubles it to {}", 2 * value)),
+            "{log}"
+        );
+    }
+}

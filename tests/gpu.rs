@@ -1,6 +1,7 @@
 //! GPU tests of the unpack path. They run where a CUDA driver is present (the GPU machine: build
-//! here with `cargo test --release --no-run`, run the `gpu-*` test binary there) and say SKIPPED,
-//! visibly, where there is none.
+//! here with `cargo test --release --no-run`, run the `gpu-*` test binary there with
+//! `TCPXR_REQUIRE_GPU=1`, which turns every skip into a failure) and say SKIPPED, visibly and
+//! naming the CUDA reason, where CUDA cannot be used.
 use nccl_net_tcpxr::abi::loadMeta;
 use nccl_net_tcpxr::gpu::unpack::Unpacker;
 use nccl_net_tcpxr::gpu::{Gpu, Mapped};
@@ -68,49 +69,185 @@ fn gpu_unpack_places_one_byte_misaligned_and_page_fragments_exactly_or_skipped()
     }
 }
 
+/// What the launch depth guarantees, checked where it can break: with the GPU held (the unpack
+/// streams wait behind a spinning kernel), exactly `DEPTH` launches are taken and the next is
+/// refused with its job kept pending; no held batch reports done, and nothing is placed, until the
+/// GPU is released; then every held batch completes, and the refused job launches into a freed
+/// slot. Each assertion fails if the code is wrong: a slot reused while its batch runs (a depth
+/// not enforced) makes launch `DEPTH + 1` succeed; `done` answered from a reused slot's bookkeeping
+/// instead of the batch's own event, or an event recorded again by a reuse, reports a held batch
+/// done although the GPU has not run it (and its destination is still empty); a refused launch
+/// that dropped its jobs never places the last region. (`running <= 3` over a free-running loop,
+/// which this replaced, held by construction: no interleaving could break it.)
 #[test]
-fn gpu_launch_slots_and_events_are_reused_without_new_allocations_or_skipped() {
-    let Some(gpu) = gpu_or_skip("gpu_launch_slots_...") else {
+fn gpu_launch_depth_bounds_batches_in_flight_and_done_waits_for_the_gpu_or_skipped() {
+    let Some(gpu) = gpu_or_skip("gpu_launch_depth_bounds_batches_in_flight_...") else {
         return;
     };
-    let mut u = Unpacker::new(gpu.clone(), 3).unwrap();
-    let bounce = Mapped::new(&gpu, 4096).unwrap();
-    let dst = Mapped::new(&gpu, 4096).unwrap();
-    let meta = Mapped::new(&gpu, 16).unwrap();
-    // SAFETY: meta holds one record.
-    unsafe {
-        std::ptr::write(
-            meta.host as *mut loadMeta,
-            loadMeta {
-                src_off: 0,
-                len: 4096,
-                dst_off: 0,
-            },
+    const DEPTH: usize = 3;
+    const PAGE: usize = 4096;
+    let mut u = Unpacker::new(gpu.clone(), DEPTH).unwrap();
+    let bounce = Mapped::new(&gpu, PAGE).unwrap();
+    let dst = Mapped::new(&gpu, PAGE * (DEPTH + 1)).unwrap();
+    let meta = Mapped::new(&gpu, 16 * (DEPTH + 1)).unwrap();
+    // SAFETY: live mappings of the stated sizes; meta holds DEPTH + 1 records.
+    let (b, d) = unsafe {
+        for k in 0..=DEPTH {
+            std::ptr::write(
+                (meta.host as *mut loadMeta).add(k),
+                loadMeta {
+                    src_off: 0,
+                    len: PAGE as u32,
+                    dst_off: (k * PAGE) as u64,
+                },
+            );
+        }
+        (
+            std::slice::from_raw_parts_mut(bounce.host, bounce.len),
+            std::slice::from_raw_parts_mut(dst.host, dst.len),
         )
     };
+    for (i, v) in b.iter_mut().enumerate() {
+        *v = (i % 251) as u8 + 1;
+    }
+    d.fill(0);
+    let region = |d: &[u8], k: usize| d[k * PAGE..(k + 1) * PAGE].to_vec();
+    let job = |u: &mut Unpacker, k: usize| assert!(u.add(meta.dev + (16 * k) as u64, 1, bounce.dev, dst.dev));
+
+    let gate = Gate::close(&gpu);
+    // SAFETY: the gate's event is live in GPU 0's context until the gate is dropped.
+    unsafe { u.start_after(gate.event) }.unwrap();
+    let mut held = Vec::new();
+    for k in 0..DEPTH {
+        job(&mut u, k);
+        held.push(
+            u.launch()
+                .unwrap()
+                .unwrap_or_else(|| panic!("launch {k} of {DEPTH}: a slot is free")),
+        );
+    }
+    job(&mut u, DEPTH);
+    for attempt in 0..3 {
+        assert_eq!(
+            u.launch().unwrap(),
+            None,
+            "attempt {attempt}: launch {} succeeded while {DEPTH} batches are held on the GPU",
+            DEPTH + 1
+        );
+        for (k, batch) in held.iter().enumerate() {
+            assert!(
+                !u.done(*batch).unwrap(),
+                "batch {k} reported done while the GPU is held"
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(u.has_pending(), "the refused launch keeps its job");
+    assert!(d.iter().all(|v| *v == 0), "something was placed while the GPU is held");
+
+    gate.open();
+    let start = std::time::Instant::now();
+    for (k, batch) in held.iter().enumerate() {
+        while !u.done(*batch).unwrap() {
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(10),
+                "batch {k} never completed"
+            );
+        }
+        assert!(region(d, k) == b, "batch {k} done but its page is not placed");
+    }
+    assert!(
+        region(d, DEPTH).iter().all(|v| *v == 0),
+        "the refused job ran without a launch"
+    );
+    let last = u
+        .launch()
+        .unwrap()
+        .expect("a slot is free once the held batches are done");
+    while !u.done(last).unwrap() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(10),
+            "the last batch never completed"
+        );
+    }
+    assert!(region(d, DEPTH) == b, "the refused job was lost");
+    assert_eq!(u.launches(), DEPTH as u64 + 1);
+    drop(gate);
+
+    // Slots and their events are reused for as long as the unpacker lives: 1000 launches on 3
+    // slots. A refusal means every slot holds a batch this loop has not seen complete.
     let mut outstanding = std::collections::VecDeque::new();
     for i in 0..1000 {
-        assert!(u.add(meta.dev, 1, bounce.dev, dst.dev));
+        job(&mut u, 0);
         let batch = loop {
             if let Some(b) = u.launch().unwrap() {
                 break b;
             }
-            // All 3 slots busy: the oldest must finish before another launch is possible.
-            let b = outstanding.pop_front().expect("a busy slot");
+            assert!(
+                outstanding.len() >= DEPTH,
+                "iteration {i}: launch refused with only {} batches outstanding",
+                outstanding.len()
+            );
+            let b = outstanding.pop_front().unwrap();
             while !u.done(b).unwrap() {}
         };
         outstanding.push_back(batch);
-        // Batches the unpacker already saw finish may linger here; count those still running.
-        let mut running = 0;
-        for b in outstanding.iter() {
-            running += !u.done(*b).unwrap() as usize;
-        }
-        assert!(running <= 3, "iteration {i}: {running} batches running on 3 slots");
     }
     while let Some(b) = outstanding.pop_front() {
         while !u.done(b).unwrap() {}
     }
-    assert_eq!(u.launches(), 1000);
+    assert_eq!(u.launches(), DEPTH as u64 + 1 + 1000);
+}
+
+/// Whether the GPU test helper says why it skips and fails under TCPXR_REQUIRE_GPU=1: the reason
+/// names cuInit's code and name, and the switch turns the skip into a failure carrying it.
+#[test]
+fn a_gpu_skip_names_the_cuda_error_and_require_gpu_turns_it_into_a_failure() {
+    let reason = common::gpu::cuinit_failure(sys::CUresult::CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, None);
+    assert_eq!(reason, "cuInit failed with 803 CUDA_ERROR_SYSTEM_DRIVER_MISMATCH");
+    let skipped = common::gpu::skip_or_fail("t", &reason, false).unwrap();
+    assert!(
+        skipped.starts_with("SKIPPED t: ") && skipped.contains(&reason),
+        "{skipped}"
+    );
+    let failed = common::gpu::skip_or_fail("t", &reason, true).unwrap_err();
+    assert!(
+        failed.contains("TCPXR_REQUIRE_GPU=1") && failed.contains(&reason),
+        "{failed}"
+    );
+}
+
+/// End to end, in a child run of one GPU test of this binary: where CUDA cannot be used, it passes
+/// with a SKIPPED line naming the reason, and fails with TCPXR_REQUIRE_GPU=1; where it can, it
+/// passes either way.
+#[test]
+fn a_gpu_test_run_with_require_gpu_fails_exactly_where_cuda_cannot_be_used() {
+    let reason = common::gpu::cuda_unavailable_reason();
+    let test = "gpu_unpack_places_one_byte_misaligned_and_page_fragments_exactly_or_skipped";
+    for require in [false, true] {
+        let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+        cmd.args(["--exact", test, "--test-threads", "1"]);
+        cmd.env_remove(common::gpu::REQUIRE_GPU);
+        if require {
+            cmd.env(common::gpu::REQUIRE_GPU, "1");
+        }
+        let out = cmd.output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+        assert!(
+            text.contains("1 passed") || text.contains("1 failed"),
+            "the child ran no test:\n{text}"
+        );
+        match &reason {
+            None => assert!(out.status.success(), "require={require}, CUDA usable:\n{text}"),
+            Some(why) => {
+                assert_eq!(out.status.success(), !require, "require={require}, {why}:\n{text}");
+                assert!(text.contains(why.as_str()), "the reason is not named:\n{text}");
+                if !require {
+                    assert!(text.contains("SKIPPED gpu_unpack_places_"), "{text}");
+                }
+            }
+        }
+    }
 }
 
 mod common;
@@ -204,15 +341,21 @@ fn gpu_buffers_move_through_the_plugin_in_every_combination_or_skipped() {
     }
 }
 
-/// A kernel on CUDA's legacy default stream that spins until a mapped flag is set: it stands for
-/// the application work torch queues there behind NCCL's kernel, which waits for tcpxr's receives.
-/// Dropping it sets the flag and waits for the kernel, so a failing test never leaves it spinning.
-struct LegacyStreamBlocker {
+/// A kernel that spins until a mapped flag is set, on `stream`. On CUDA's legacy default stream it
+/// stands for the application work torch queues there behind NCCL's kernel, which waits for tcpxr's
+/// receives; on a stream of its own it holds whatever waits for it (see [`Gate`]). Dropping it sets
+/// the flag and waits for the kernel, so a failing test never leaves it spinning.
+struct SpinBlocker {
     flag: Mapped,
+    stream: sys::CUstream,
 }
 
-impl LegacyStreamBlocker {
-    fn launch(gpu: &Gpu) -> LegacyStreamBlocker {
+impl SpinBlocker {
+    fn launch(gpu: &Gpu) -> SpinBlocker {
+        Self::launch_on(gpu, std::ptr::null_mut())
+    }
+
+    fn launch_on(gpu: &Gpu, stream: sys::CUstream) -> SpinBlocker {
         const SRC: &str = r#"extern "C" __global__ void tcpxr_test_spin(volatile unsigned *flag) {
             while (*flag == 0) { __nanosleep(1000); }
         }"#;
@@ -225,7 +368,7 @@ impl LegacyStreamBlocker {
         let mut arg = flag.dev;
         let mut params = [&mut arg as *mut u64 as *mut c_void];
         // SAFETY: a NUL-terminated PTX image; one parameter that lives across the launch; stream
-        // NULL is the legacy default stream.
+        // NULL is the legacy default stream, any other a live stream of the current context.
         unsafe {
             assert_eq!(
                 sys::cuModuleLoadData(&mut module, image.as_ptr() as *const c_void),
@@ -245,14 +388,14 @@ impl LegacyStreamBlocker {
                     1,
                     1,
                     0,
-                    std::ptr::null_mut(),
+                    stream,
                     params.as_mut_ptr(),
                     std::ptr::null_mut()
                 ),
                 sys::CUresult::CUDA_SUCCESS
             );
         }
-        LegacyStreamBlocker { flag }
+        SpinBlocker { flag, stream }
     }
 
     fn release(&self) {
@@ -261,11 +404,63 @@ impl LegacyStreamBlocker {
     }
 }
 
-impl Drop for LegacyStreamBlocker {
+impl Drop for SpinBlocker {
     fn drop(&mut self) {
         self.release();
-        // SAFETY: waits for the legacy stream, which the released kernel leaves.
-        unsafe { sys::cuStreamSynchronize(std::ptr::null_mut()) };
+        // SAFETY: waits for the blocker's stream, which the released kernel leaves.
+        unsafe { sys::cuStreamSynchronize(self.stream) };
+    }
+}
+
+/// An event that completes only when the gate is opened: recorded on a stream of its own behind a
+/// spinning kernel. Work made to wait for it (`Unpacker::start_after`) is held on the GPU.
+struct Gate {
+    // Dropped first: opens the gate and waits for its stream.
+    blocker: Option<SpinBlocker>,
+    event: sys::CUevent,
+    stream: sys::CUstream,
+}
+
+impl Gate {
+    fn close(gpu: &Gpu) -> Gate {
+        let (mut stream, mut event) = (std::ptr::null_mut(), std::ptr::null_mut());
+        // SAFETY: valid out-pointers; GPU 0's context is current on this thread (gpu_or_skip).
+        unsafe {
+            assert_eq!(
+                sys::cuStreamCreate(&mut stream, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32),
+                sys::CUresult::CUDA_SUCCESS
+            );
+            assert_eq!(
+                sys::cuEventCreate(&mut event, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32),
+                sys::CUresult::CUDA_SUCCESS
+            );
+        }
+        let blocker = SpinBlocker::launch_on(gpu, stream);
+        // SAFETY: live event and stream of the current context.
+        let recorded = unsafe { sys::cuEventRecord(event, stream) };
+        assert_eq!(recorded, sys::CUresult::CUDA_SUCCESS);
+        Gate {
+            blocker: Some(blocker),
+            event,
+            stream,
+        }
+    }
+
+    fn open(&self) {
+        if let Some(b) = &self.blocker {
+            b.release();
+        }
+    }
+}
+
+impl Drop for Gate {
+    fn drop(&mut self) {
+        drop(self.blocker.take());
+        // SAFETY: the stream is idle (the blocker waited for it); both were created by `close`.
+        unsafe {
+            sys::cuEventDestroy_v2(self.event);
+            sys::cuStreamDestroy_v2(self.stream);
+        }
     }
 }
 
@@ -319,7 +514,7 @@ fn gpu_messages_complete_while_the_legacy_default_stream_waits_for_them_or_skipp
         }
     }
 
-    let blocker = LegacyStreamBlocker::launch(&gpu);
+    let blocker = SpinBlocker::launch(&gpu);
     let done = std::sync::atomic::AtomicBool::new(false);
     let valve = std::thread::scope(|scope| {
         // Releases the legacy stream after 15 s whatever happens, so a regression fails the test

@@ -204,7 +204,8 @@ impl Connecting {
             ctrl: None,
             welcome_head: [0; WELCOME_HEAD_BYTES],
             head_got: 0,
-            inner_bytes: vec![0; handle.stripes as usize * INNER_HANDLE_BYTES],
+            // At most wire::MAX_STRIPES handles (8 KiB): ListenHandle::read bounds the count.
+            inner_bytes: vec![0; handle.inner_handle_bytes()],
             inner_got: 0,
             connectors: Vec::new(),
             sends: Vec::new(),
@@ -245,6 +246,17 @@ impl Connecting {
         let ctrl = self.ctrl.as_mut().unwrap();
         ctrl.flush()?;
         if let Phase::Welcome = self.phase {
+            // A listener that accepts and then never completes its welcome must not hold NCCL's
+            // connect loop forever.
+            if self.started.elapsed() > tuning.handshake_timeout {
+                return Err(Error::remote(format!(
+                    "peer at {} sent {} of the {} bytes of its welcome in {} ms",
+                    self.handle.ctrl,
+                    self.head_got + self.inner_got,
+                    WELCOME_HEAD_BYTES + self.inner_bytes.len(),
+                    tuning.handshake_timeout.as_millis()
+                )));
+            }
             let refused = |e: Error| {
                 Error::remote(format!(
                     "peer at {} did not welcome this connection ({}); it refuses a hello whose nonce does not match its listen",

@@ -8,6 +8,13 @@
 //! * A message header per NCCL message on the control connection: {size, sequence, flags}.
 //!
 //! All integers are little-endian.
+//!
+//! Every decoder here takes bytes from the peer (the handle travels through NCCL's bootstrap, the
+//! rest over the control connection) and treats them as hostile: it never panics, whatever the
+//! bytes and their length, and every count or size it returns is bounded by a constant below
+//! ([`MAX_STRIPES`], [`MAX_CHUNK_BYTES`], [`MAX_INLINE_BYTES`]), so nothing the peer says sizes an
+//! allocation beyond [`MAX_WELCOME_BYTES`]. tests/fuzz_decoders.rs drives them with millions of
+//! hostile inputs.
 use crate::error::{Error, Result};
 use crate::transport::socket::addr;
 use crate::transport::{InnerHandle, INNER_HANDLE_BYTES};
@@ -19,6 +26,14 @@ pub const VERSION: u16 = 2;
 pub const HANDLE_BYTES: usize = 128;
 /// Largest inline payload either side may announce (NCCL_TCPXR_INLINE_BYTES's upper bound).
 pub const MAX_INLINE_BYTES: u32 = 1 << 20;
+/// Most stripes a handle may ask for (NCCL_TCPXR_STRIPES accepts 1-16; the margin is for peers of
+/// other versions). It bounds the inner handles the connecting side allocates for and reads.
+pub const MAX_STRIPES: u16 = 64;
+/// Largest chunk a handle may ask for (NCCL_TCPXR_CHUNK_BYTES's upper bound): the connecting side
+/// sizes its GPU staging slots by it.
+pub const MAX_CHUNK_BYTES: u32 = 16 << 20;
+/// Largest welcome: its head and [`MAX_STRIPES`] inner handles (8 KiB).
+pub const MAX_WELCOME_BYTES: usize = WELCOME_HEAD_BYTES + MAX_STRIPES as usize * INNER_HANDLE_BYTES;
 
 /// Where the connecting side keeps its in-progress state between connect() calls: NCCL calls
 /// connect again with the same handle buffer until it returns a comm.
@@ -63,9 +78,12 @@ impl ListenHandle {
         }
         let stripes = u16::from_le_bytes([h[6], h[7]]);
         let chunk_bytes = u32::from_le_bytes(h[8..12].try_into().unwrap());
-        if !(1..=64).contains(&stripes) || chunk_bytes < 4096 || chunk_bytes % 4096 != 0 {
+        if !(1..=MAX_STRIPES).contains(&stripes)
+            || !(4096..=MAX_CHUNK_BYTES).contains(&chunk_bytes)
+            || chunk_bytes % 4096 != 0
+        {
             return Err(Error::invalid_argument(format!(
-                "connect handle asks for {stripes} stripes of {chunk_bytes}-byte chunks: accepted 1-64 stripes, chunks a multiple of 4096"
+                "connect handle asks for {stripes} stripes of {chunk_bytes}-byte chunks: accepted 1-{MAX_STRIPES} stripes, chunks of 4096-{MAX_CHUNK_BYTES} bytes, a multiple of 4096"
             )));
         }
         let inline_bytes = u32::from_le_bytes(h[12..16].try_into().unwrap());
@@ -85,6 +103,12 @@ impl ListenHandle {
             nonce,
         })
     }
+
+    /// Bytes of inner handles the welcome to this handle carries (at most 8 KiB: `read` caps
+    /// the stripe count at [`MAX_STRIPES`]).
+    pub fn inner_handle_bytes(&self) -> usize {
+        self.stripes.min(MAX_STRIPES) as usize * INNER_HANDLE_BYTES
+    }
 }
 
 pub const HELLO_BYTES: usize = 16;
@@ -100,8 +124,12 @@ pub fn hello(nonce: u64) -> [u8; HELLO_BYTES] {
     b
 }
 
-/// Why a hello is refused, or Ok if it presents the expected nonce.
+/// Why a hello is refused, or Ok if it is exactly [`hello`]`(nonce)`. Any length is taken; only
+/// [`HELLO_BYTES`] bytes can be a hello.
 pub fn check_hello(b: &[u8], nonce: u64) -> std::result::Result<(), String> {
+    let Ok(b) = <&[u8; HELLO_BYTES]>::try_from(b) else {
+        return Err(format!("a hello of {} bytes, expected {HELLO_BYTES}", b.len()));
+    };
     let magic = u32::from_le_bytes(b[0..4].try_into().unwrap());
     let version = u16::from_le_bytes([b[4], b[5]]);
     let kind = u16::from_le_bytes([b[6], b[7]]);
@@ -134,15 +162,23 @@ pub fn welcome(stripes: u16, chunk_bytes: u32, inner: &[InnerHandle]) -> Vec<u8>
     b
 }
 
-/// Parses a welcome's fixed head; returns (stripes, chunk_bytes).
+/// Parses a welcome's fixed head; returns (stripes, chunk_bytes), which must be those of the
+/// handle the connection was made with (so the inner handles that follow are
+/// [`ListenHandle::inner_handle_bytes`]).
 pub fn read_welcome_head(b: &[u8; WELCOME_HEAD_BYTES], expected: &ListenHandle) -> Result<(u16, u32)> {
     let magic = u32::from_le_bytes(b[0..4].try_into().unwrap());
+    let version = u16::from_le_bytes([b[4], b[5]]);
     let kind = u16::from_le_bytes([b[6], b[7]]);
     let stripes = u16::from_le_bytes([b[8], b[9]]);
     let chunk = u32::from_le_bytes(b[12..16].try_into().unwrap());
     if magic != MAGIC || kind != KIND_WELCOME {
         return Err(Error::remote(format!(
             "peer answered the hello with something else (magic {magic:#x}, kind {kind})"
+        )));
+    }
+    if version != VERSION {
+        return Err(Error::remote(format!(
+            "peer's welcome has protocol version {version}, this tcpxr speaks {VERSION}"
         )));
     }
     if stripes != expected.stripes || chunk != expected.chunk_bytes {
@@ -235,6 +271,18 @@ mod tests {
         let mut bad = h;
         bad[12..16].copy_from_slice(&(MAX_INLINE_BYTES + 1).to_le_bytes());
         assert!(ListenHandle::read(&bad).unwrap_err().msg.contains("inline"));
+        // Counts and sizes that would size the connector's allocations are bounded.
+        let mut bad = h;
+        bad[6..8].copy_from_slice(&(MAX_STRIPES + 1).to_le_bytes());
+        assert!(ListenHandle::read(&bad).unwrap_err().msg.contains("stripes"));
+        let mut bad = h;
+        bad[8..12].copy_from_slice(&(MAX_CHUNK_BYTES + 4096).to_le_bytes());
+        assert!(ListenHandle::read(&bad).unwrap_err().msg.contains("chunks"));
+        let mut top = h;
+        top[6..8].copy_from_slice(&MAX_STRIPES.to_le_bytes());
+        top[8..12].copy_from_slice(&MAX_CHUNK_BYTES.to_le_bytes());
+        let top = ListenHandle::read(&top).unwrap();
+        assert_eq!(WELCOME_HEAD_BYTES + top.inner_handle_bytes(), MAX_WELCOME_BYTES);
     }
 
     #[test]
@@ -242,6 +290,11 @@ mod tests {
         assert!(check_hello(&hello(7), 7).is_ok());
         assert!(check_hello(&hello(7), 8).unwrap_err().contains("nonce"));
         assert!(check_hello(&[0u8; 16], 7).unwrap_err().contains("not a tcpxr hello"));
+        assert!(check_hello(&hello(7)[..15], 7).unwrap_err().contains("15 bytes"));
+        assert!(check_hello(&[], 7).is_err());
+        let mut long = hello(7).to_vec();
+        long.push(0);
+        assert!(check_hello(&long, 7).is_err());
     }
 
     #[test]
@@ -271,5 +324,8 @@ mod tests {
         assert_eq!(read_welcome_head(&head, &sample()).unwrap(), (4, 512 << 10));
         let other = ListenHandle { stripes: 2, ..sample() };
         assert!(read_welcome_head(&head, &other).is_err());
+        let mut old = head;
+        old[4] ^= 1;
+        assert!(read_welcome_head(&old, &sample()).unwrap_err().msg.contains("version"));
     }
 }

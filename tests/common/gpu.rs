@@ -1,22 +1,82 @@
-//! GPU helpers of the GPU tests (tests/gpu.rs, tests/gpu_tcpx.rs): skip visibly without a CUDA
-//! driver, and device buffers through the driver API.
+//! GPU helpers of the GPU tests (tests/gpu.rs, tests/gpu_tcpx.rs): every GPU test starts with
+//! [`gpu_or_skip`], which skips visibly, naming the CUDA reason, where CUDA cannot be used, and
+//! fails instead with `TCPXR_REQUIRE_GPU=1` (every run on a GPU machine sets it, so a broken driver
+//! can never make the GPU tests pass in 0.00 s); and device buffers through the driver API.
 use cudarc::driver::sys;
 use nccl_net_tcpxr::gpu::{self, Gpu};
-use std::ffi::c_void;
+use std::ffi::{c_void, CStr};
 
-/// GPU 0, opened, its context current on the calling thread, and with NCCL_TCPXR_GPU_BUFFERS=1 set (before the plugin initialises), or None
-/// after a SKIPPED line on a host without a CUDA driver.
+/// The switch that turns every GPU skip into a failure.
+pub const REQUIRE_GPU: &str = "TCPXR_REQUIRE_GPU";
+
+/// Why CUDA cannot be used on this host, or None when it can: no driver library, or cuInit's
+/// error code, name and description (803 CUDA_ERROR_SYSTEM_DRIVER_MISMATCH on a host whose kernel
+/// module and libcuda disagree).
+pub fn cuda_unavailable_reason() -> Option<String> {
+    // SAFETY: only tries to dlopen the driver library (libcuda.so and its usual names).
+    if !unsafe { sys::is_culib_present() } {
+        return Some("no CUDA driver library (libcuda.so) could be loaded".into());
+    }
+    // SAFETY: cuInit has no preconditions; the library is present, so the call resolves.
+    let r = unsafe { sys::cuInit(0) };
+    if r != sys::CUresult::CUDA_SUCCESS {
+        let mut text: *const std::ffi::c_char = std::ptr::null();
+        // SAFETY: valid out-pointer; the driver points it at a static string or leaves it NULL.
+        let described = unsafe { sys::cuGetErrorString(r, &mut text) } == sys::CUresult::CUDA_SUCCESS;
+        let description = (described && !text.is_null())
+            // SAFETY: a NUL-terminated static string of the driver.
+            .then(|| unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned());
+        return Some(cuinit_failure(r, description.as_deref()));
+    }
+    if !gpu::available() {
+        // Both checks ask the same driver; a disagreement is tcpxr's bug, and still no GPU.
+        return Some("cuInit succeeds but tcpxr's gpu::available() says no CUDA".into());
+    }
+    None
+}
+
+/// The reason given for a failed cuInit: its code, its name and the driver's description,
+/// e.g. "cuInit failed with 803 CUDA_ERROR_SYSTEM_DRIVER_MISMATCH: system has unsupported display
+/// driver / cuda driver combination".
+pub fn cuinit_failure(r: sys::CUresult, description: Option<&str>) -> String {
+    let what = description.map(|d| format!(": {d}")).unwrap_or_default();
+    format!("cuInit failed with {} {r:?}{what}", r as u32)
+}
+
+/// What [`gpu_or_skip`] does where CUDA cannot be used: Err(message) to fail with when
+/// `TCPXR_REQUIRE_GPU=1` (`require`), else Ok(the SKIPPED line).
+pub fn skip_or_fail(test: &str, reason: &str, require: bool) -> Result<String, String> {
+    if require {
+        Err(format!(
+            "{test}: {REQUIRE_GPU}=1 and CUDA cannot be used here: {reason}"
+        ))
+    } else {
+        Ok(format!(
+            "SKIPPED {test}: {reason} (set {REQUIRE_GPU}=1 to fail instead)"
+        ))
+    }
+}
+
+/// GPU 0, opened, its context current on the calling thread, and with NCCL_TCPXR_GPU_BUFFERS=1 set
+/// (before the plugin initialises); or None after a SKIPPED line naming the CUDA reason, and a
+/// panic instead of the skip under `TCPXR_REQUIRE_GPU=1`.
 pub fn gpu_or_skip(test: &str) -> Option<std::sync::Arc<Gpu>> {
     // GPU buffers are opt-in; every test here is about them. Set once, before any test of this
     // binary initialises the plugin (each starts here).
     static OPT_IN: std::sync::Once = std::sync::Once::new();
     OPT_IN.call_once(|| std::env::set_var("NCCL_TCPXR_GPU_BUFFERS", "1"));
-    if !gpu::available() {
-        // Written to the stderr handle directly, which the test harness does not capture, so the
-        // skip shows in every run's output.
-        use std::io::Write;
-        let _ = writeln!(std::io::stderr(), "SKIPPED {test}: no CUDA driver on this host");
-        return None;
+    if let Some(reason) = cuda_unavailable_reason() {
+        let require = std::env::var(REQUIRE_GPU).is_ok_and(|v| v.trim() == "1");
+        match skip_or_fail(test, &reason, require) {
+            Ok(line) => {
+                // Written to the stderr handle directly, which the test harness does not capture,
+                // so the skip shows in every run's output.
+                use std::io::Write;
+                let _ = writeln!(std::io::stderr(), "{line}");
+                return None;
+            }
+            Err(failure) => panic!("{failure}"),
+        }
     }
     let g = Gpu::get(0).expect("open GPU 0");
     // The test thread works on GPU 0, as NCCL's threads have their GPU's context current.

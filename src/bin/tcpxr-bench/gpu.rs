@@ -168,7 +168,8 @@ fn expected(src: &[u8], recs: &[(u32, u32, u64)], dst_len: usize, base: &[u8]) -
 }
 
 pub fn run(args: &[String]) -> i32 {
-    let mib: usize = super::opt(args, "--mib").and_then(|s| s.parse().ok()).unwrap_or(64);
+    let a = super::parse_or_exit!("gpu", args, &[super::cli::value("--mib")]);
+    let mib = super::read_or_exit!(a, "--mib", "64", |s| super::cli::int_in(s, 1, 4096)) as usize;
     let total = mib << 20;
     let frag = 4096usize;
     let stride = frag + 64;

@@ -12,7 +12,7 @@
 //! One process and one context, as under NCCL, so tcpxr's kernels and the GEMM share the GPU's
 //! multiprocessors instead of time-slicing between processes. NCCL's own kernels are not here:
 //! this isolates tcpxr's share (ncclTests/interference.py measures the whole of NCCL).
-use super::{check, connect_pair, init, opt, parse_size, run_side, Slot, NET};
+use super::{check, cli, connect_pair, init, parse_or_exit, read_or_exit, run_side, Slot, NET};
 use cudarc::driver::sys;
 use nccl_net_tcpxr::abi::{NCCL_PTR_CUDA, NCCL_PTR_HOST};
 use nccl_net_tcpxr::gpu::Gpu;
@@ -330,26 +330,31 @@ fn mean(v: &[f64]) -> f64 {
 }
 
 pub fn run(args: &[String]) -> i32 {
+    let a = parse_or_exit!(
+        "interference",
+        args,
+        &[
+            cli::value("--sizes"),
+            cli::value("--period"),
+            cli::value("--cycles"),
+            cli::value("--gemm"),
+            cli::value("--buffers"),
+        ]
+    );
+    let sizes = read_or_exit!(a, "--sizes", "512K,4M", |s| cli::list(s, cli::size));
+    let period = read_or_exit!(a, "--period", "0.3", |s| cli::seconds_up_to(s, 60.0));
+    let cycles = read_or_exit!(a, "--cycles", "4", |s| cli::int_in(s, 1, 1000)) as usize;
+    let n = read_or_exit!(a, "--gemm", "8192", |s| cli::int_in(s, 64, 32768)) as i32;
+    // Which buffers to measure: host (the control) and GPU by default.
+    let kinds: Vec<bool> = read_or_exit!(a, "--buffers", "host,gpu", |s| {
+        cli::one_of(s, &["host", "gpu", "host,gpu", "gpu,host"]).map(|k| match k {
+            "host" => vec![false],
+            "gpu" => vec![true],
+            _ => vec![false, true],
+        })
+    });
     // GPU buffers are what is measured; the plugin reads this once, at init.
     std::env::set_var("NCCL_TCPXR_GPU_BUFFERS", "1");
-    let sizes: Vec<usize> = opt(args, "--sizes")
-        .unwrap_or("512K,4M")
-        .split(',')
-        .map(parse_size)
-        .collect();
-    let period: f64 = opt(args, "--period").and_then(|s| s.parse().ok()).unwrap_or(0.3);
-    let cycles: usize = opt(args, "--cycles").and_then(|s| s.parse().ok()).unwrap_or(4);
-    let n: i32 = opt(args, "--gemm").and_then(|s| s.parse().ok()).unwrap_or(8192);
-    // Which buffers to measure: host (the control) and GPU by default.
-    let kinds: Vec<bool> = match opt(args, "--buffers").unwrap_or("host,gpu") {
-        "host" => vec![false],
-        "gpu" => vec![true],
-        "host,gpu" | "gpu,host" => vec![false, true],
-        other => {
-            eprintln!("tcpxr-bench interference: --buffers {other}: accepted host, gpu, host,gpu");
-            return 2;
-        }
-    };
     let depth = 8;
     let gpu = match Gpu::get(0) {
         Ok(g) => g,

@@ -3,7 +3,7 @@
 //! (half a round trip) as median and 99th percentile, beside the same ping-pong over plain TCP
 //! (two connections, non-blocking sockets polled in a loop as NCCL's proxy polls test()): the
 //! difference is what tcpxr adds per message.
-use super::{check, connect_pair, init, opt, post, NET};
+use super::{check, cli, connect_pair, init, parse_or_exit, post, read_or_exit, NET};
 use std::ffi::c_void;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -29,9 +29,10 @@ fn one(send: bool, comm: usize, buf: &mut [u8]) {
 }
 
 pub fn run(args: &[String]) -> i32 {
+    let a = parse_or_exit!("latency", args, &[cli::value("--size"), cli::value("--iters")]);
+    let size = read_or_exit!(a, "--size", "8", |s| cli::size_in(s, 0, cli::MAX_SIZE));
+    let iters = read_or_exit!(a, "--iters", "20000", |s| cli::int_in(s, 1, 100_000_000)) as usize;
     init();
-    let size: usize = opt(args, "--size").and_then(|s| s.parse().ok()).unwrap_or(8);
-    let iters: usize = opt(args, "--iters").and_then(|s| s.parse().ok()).unwrap_or(20000);
     let (a_to_b_send, a_to_b_recv) = connect_pair();
     let (b_to_a_send, b_to_a_recv) = connect_pair();
     let (ab_s, ab_r, ba_s, ba_r) = (

@@ -8,6 +8,9 @@
 //!
 //! Each stripe count runs in a child process of its own, because tcpxr reads its configuration
 //! (NCCL_TCPXR_STRIPES) once per process, as it does inside NCCL.
+//!
+//! An unknown option or a bad value is reported on stderr with exit code 2 (see cli.rs).
+use cli::Usage;
 use nccl_net_tcpxr::abi::*;
 pub(crate) use nccl_net_tcpxr::export::ncclNetPlugin_v12 as NET;
 use std::ffi::{c_int, c_void};
@@ -16,6 +19,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+mod cli;
 mod gpu;
 mod interference;
 mod latency;
@@ -37,10 +41,41 @@ fn main() {
     std::process::exit(code);
 }
 
+/// Reports a command-line error; the exit code for it.
+pub(crate) fn usage(e: Usage) -> i32 {
+    eprintln!("tcpxr-bench: {e}\n(tcpxr-bench --help lists the subcommands and their options)");
+    2
+}
+
+/// Parses `args` for `cmd`, or returns from the calling subcommand with exit code 2.
+macro_rules! parse_or_exit {
+    ($cmd:expr, $args:expr, $known:expr) => {
+        match $crate::cli::Args::parse($cmd, $args, $known) {
+            Ok(a) => a,
+            Err(e) => return $crate::usage(e),
+        }
+    };
+}
+pub(crate) use parse_or_exit;
+
+/// The value of an option read by `$read`, or a return from the calling subcommand with exit
+/// code 2.
+macro_rules! read_or_exit {
+    ($args:expr, $name:expr, $default:expr, $read:expr) => {
+        match $args.read($name, $default, $read) {
+            Ok(v) => v,
+            Err(e) => return $crate::usage(e),
+        }
+    };
+}
+pub(crate) use read_or_exit;
+
 const HELP: &str = "tcpxr-bench: two endpoints over loopback through tcpxr's NCCL table (no GPU needed)
   tcpxr-bench [--sizes MIN:MAX] [--stripes 1,2,4,8] [--seconds S] [--csv FILE] [--no-baseline]
-      sizes double from MIN to MAX (K/M/G suffixes, default 4K:1G); each point runs about S seconds
-      (default 0.3) after a warm-up; every received message of the first round is checked byte for byte.
+      sizes double from MIN to MAX (K/M/G suffixes, 1 B - 1G, default 4K:1G); stripes 1-16; each
+      point runs about S seconds (default 0.3, at most 3600; a point is never fewer messages than
+      are kept in flight) after a warm-up; every received message of the first round is checked
+      byte for byte.
   tcpxr-bench latency [--size 8] [--iters 20000]
       small-message ping-pong between two threads: one-way latency, median and p99
   tcpxr-bench gpu [--mib 64]
@@ -53,36 +88,6 @@ const HELP: &str = "tcpxr-bench: two endpoints over loopback through tcpxr's NCC
   tcpxr-bench peer --role recv|send [--size N] [--handle HEX]
       a long-running peer process used by tcpxr's fault tests";
 
-pub(crate) fn opt<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .map(String::as_str)
-}
-
-pub(crate) fn parse_size(s: &str) -> usize {
-    let s = s.trim();
-    let (num, mul) = match s.chars().last() {
-        Some('K' | 'k') => (&s[..s.len() - 1], 1 << 10),
-        Some('M' | 'm') => (&s[..s.len() - 1], 1 << 20),
-        Some('G' | 'g') => (&s[..s.len() - 1], 1 << 30),
-        _ => (s, 1),
-    };
-    num.parse::<usize>().unwrap_or_else(|_| panic!("bad size {s}")) * mul
-}
-
-fn sizes(args: &[String]) -> Vec<usize> {
-    let spec = opt(args, "--sizes").unwrap_or("4K:1G");
-    let (lo, hi) = spec.split_once(':').unwrap_or((spec, spec));
-    let (mut s, hi) = (parse_size(lo).max(1), parse_size(hi));
-    let mut v = vec![];
-    while s <= hi {
-        v.push(s);
-        s *= 2;
-    }
-    v
-}
-
 pub(crate) fn check(r: ncclResult_t, what: &str) {
     if r != ncclResult_t::ncclSuccess {
         eprintln!("tcpxr-bench: {what} failed: {r:?}");
@@ -90,39 +95,68 @@ pub(crate) fn check(r: ncclResult_t, what: &str) {
     }
 }
 
+const SWEEP: &[cli::Opt] = &[
+    cli::value("--sizes"),
+    cli::value("--stripes"),
+    cli::value("--seconds"),
+    cli::value("--csv"),
+    cli::switch("--no-baseline"),
+];
+const DEFAULT_SIZES: &str = "4K:1G";
+const DEFAULT_SECONDS: &str = "0.3";
+/// The longest point the bench runs.
+const MAX_SECONDS: f64 = 3600.0;
+
 /// The parent: one child per stripe count, then the baseline, then the table and the CSV.
 fn sweep(args: &[String]) -> i32 {
-    let stripes: Vec<usize> = opt(args, "--stripes")
-        .unwrap_or("1,2,4,8")
-        .split(',')
-        .map(|s| s.trim().parse().expect("--stripes"))
-        .collect();
-    let seconds = opt(args, "--seconds").unwrap_or("0.3");
-    let sizes_arg = opt(args, "--sizes").unwrap_or("4K:1G").to_string();
-    let exe = std::env::current_exe().unwrap();
+    let a = parse_or_exit!("the sweep", args, SWEEP);
+    let sizes = read_or_exit!(a, "--sizes", DEFAULT_SIZES, cli::size_range);
+    let stripes = read_or_exit!(a, "--stripes", "1,2,4,8", |s| cli::list(s, |x| cli::int_in(x, 1, 16)));
+    let secs = read_or_exit!(a, "--seconds", DEFAULT_SECONDS, |s| cli::seconds_up_to(s, MAX_SECONDS));
+    let (sizes_arg, seconds) = (
+        a.get("--sizes").unwrap_or(DEFAULT_SIZES).to_string(),
+        a.get("--seconds").unwrap_or(DEFAULT_SECONDS).to_string(),
+    );
+    // The CSV file is made before anything runs, so a path that cannot be written fails at once.
+    let mut csv = match a.get("--csv") {
+        Some(path) => match std::fs::File::create(path) {
+            Ok(f) => Some((path.to_string(), f)),
+            Err(e) => return usage(format!("--csv {path:?}: cannot create it: {e}")),
+        },
+        None => None,
+    };
+    let Ok(exe) = std::env::current_exe() else {
+        eprintln!("tcpxr-bench: cannot find its own executable to start the workers");
+        return 1;
+    };
     // Per configuration: (size, GB/s, CPU cores busy) rows.
     let mut columns: Vec<(String, Vec<Row>)> = vec![];
     for s in &stripes {
         let label = format!("tcpxr x{s}");
         eprintln!("running {label} ...");
-        let out = Command::new(&exe)
-            .args(["--worker", "--sizes", &sizes_arg, "--seconds", seconds])
+        let out = match Command::new(&exe)
+            .args(["--worker", "--sizes", &sizes_arg, "--seconds", &seconds])
             .env("NCCL_TCPXR_STRIPES", s.to_string())
             .stderr(Stdio::inherit())
             .output()
-            .expect("spawn worker");
+        {
+            Ok(out) => out,
+            Err(e) => {
+                eprintln!("tcpxr-bench: cannot start the worker for {s} stripes: {e}");
+                return 1;
+            }
+        };
         if !out.status.success() {
             eprintln!("tcpxr-bench: worker for {s} stripes failed ({})", out.status);
             return 1;
         }
         columns.push((label, parse_results(&String::from_utf8_lossy(&out.stdout))));
     }
-    if !args.iter().any(|a| a == "--no-baseline") {
+    if !a.has("--no-baseline") {
         eprintln!("running tcp x1 baseline ...");
-        let secs: f64 = seconds.parse().unwrap_or(0.3);
-        let rows = sizes(args)
-            .into_iter()
-            .map(|n| {
+        let rows = sizes
+            .iter()
+            .map(|&n| {
                 let (cpu0, t0) = (cpu_seconds(), Instant::now());
                 let gbps = baseline(n, secs);
                 (n, gbps, (cpu_seconds() - cpu0) / t0.elapsed().as_secs_f64())
@@ -137,13 +171,16 @@ fn sweep(args: &[String]) -> i32 {
         "CPU cores busy: the whole process, both endpoints and their polling threads",
         |r| r.2,
     );
-    if let Some(path) = opt(args, "--csv") {
-        let mut f = std::fs::File::create(path).expect("create csv");
-        writeln!(f, "size_bytes,config,gbps,cpu_cores").unwrap();
+    if let Some((path, f)) = csv.as_mut() {
+        let mut text = String::from("size_bytes,config,gbps,cpu_cores\n");
         for (label, rows) in &columns {
             for (n, gbps, cores) in rows {
-                writeln!(f, "{n},{label},{gbps:.3},{cores:.2}").unwrap();
+                text.push_str(&format!("{n},{label},{gbps:.3},{cores:.2}\n"));
             }
+        }
+        if let Err(e) = f.write_all(text.as_bytes()) {
+            eprintln!("tcpxr-bench: writing {path}: {e}");
+            return 1;
         }
         eprintln!("wrote {path}");
     }
@@ -332,11 +369,13 @@ fn pattern(n: usize, seed: usize) -> Vec<u8> {
 
 /// One process, one stripe count: sweep the sizes and print RESULT lines.
 fn worker(args: &[String]) -> i32 {
+    let a = parse_or_exit!("the worker", args, &[cli::value("--sizes"), cli::value("--seconds")]);
+    let sizes = read_or_exit!(a, "--sizes", DEFAULT_SIZES, cli::size_range);
+    let seconds = read_or_exit!(a, "--seconds", DEFAULT_SECONDS, |s| cli::seconds_up_to(s, MAX_SECONDS));
     init();
-    let seconds: f64 = opt(args, "--seconds").unwrap_or("0.3").parse().unwrap_or(0.3);
     let (send_comm, recv_comm) = connect_pair();
     let (send_comm, recv_comm) = (send_comm as usize, recv_comm as usize);
-    for n in sizes(args) {
+    for n in sizes {
         let depth = ((256usize << 20) / n).clamp(1, 4);
         // Warm-up and check: `depth` messages with distinct patterns, verified byte for byte.
         let sends: Vec<Vec<u8>> = (0..depth).map(|i| pattern(n, i)).collect();
@@ -355,13 +394,25 @@ fn worker(args: &[String]) -> i32 {
             eprintln!("tcpxr-bench: received data differs from what was sent at {n} bytes");
             return 4;
         }
-        // Timed: enough iterations for about `seconds`, estimated from the warm-up.
+        // Timed: batches until `seconds` are measured. A single estimate from a short probe
+        // misjudged small messages several-fold both ways (a probe of 2 x depth messages is
+        // dominated by costs a steady stream does not pay: waking the stripes' sleeping threads,
+        // starting the receiving thread, the inline path of a nearly idle comm), and the old cap of
+        // 200000 messages cut long runs of small ones short. So each batch aims at what is left,
+        // but at most at the time measured so far (the first at 1/16 of it, from the probe), and
+        // its count comes from the rate measured so far.
         let probe = both(depth * 2) / (depth * 2) as f64;
-        let iters = ((seconds / probe.max(1e-7)) as usize).clamp(depth, 200_000);
-        let cpu_before = cpu_seconds();
-        let secs = both(iters);
+        let (mut iters, mut secs, mut per) = (0usize, 0f64, probe.max(1e-7));
+        let (cpu_before, wall) = (cpu_seconds(), Instant::now());
+        while secs < seconds * 0.99 || iters == 0 {
+            let aim = (seconds - secs).min(secs.max(seconds / 16.0));
+            let batch = ((aim / per) as usize).max(depth);
+            secs += both(batch);
+            iters += batch;
+            per = secs / iters as f64;
+        }
         let gbps = (n * iters) as f64 / secs / 1e9;
-        let cores = (cpu_seconds() - cpu_before) / secs;
+        let cores = (cpu_seconds() - cpu_before) / wall.elapsed().as_secs_f64();
         println!("RESULT {n} {gbps:.4} {iters} {secs:.6} {cores:.3}");
         eprintln!(
             "  {:>8}: {iters} messages in {secs:.3} s = {gbps:.2} GB/s, {cores:.2} CPU cores busy",
@@ -409,12 +460,22 @@ fn baseline(n: usize, seconds: f64) -> f64 {
 
 /// A long-running peer for the fault tests: it is killed while a transfer is under way.
 fn peer(args: &[String]) -> i32 {
+    let a = parse_or_exit!(
+        "peer",
+        args,
+        &[cli::value("--role"), cli::value("--size"), cli::value("--handle")]
+    );
+    let role = read_or_exit!(a, "--role", "recv", |s| cli::one_of(s, &["recv", "send"]));
+    let size = read_or_exit!(a, "--size", "8M", cli::size);
+    let handle = match (role, a.get("--handle")) {
+        ("send", None) => return usage("peer --role send needs --handle HEX (the receiver's HANDLE line)".into()),
+        (_, None) => None,
+        (_, Some(_)) => Some(read_or_exit!(a, "--handle", "", hex_handle)),
+    };
     init();
-    let size = opt(args, "--size").map(parse_size).unwrap_or(8 << 20);
     let mut buf = vec![7u8; size];
-    let role = opt(args, "--role").unwrap_or("recv");
-    let comm = match role {
-        "recv" => {
+    let comm = match handle {
+        None => {
             let mut handle = [0u8; 128];
             let mut l = std::ptr::null_mut();
             // SAFETY: valid out-pointers.
@@ -426,7 +487,7 @@ fn peer(args: &[String]) -> i32 {
             };
             let hex: String = handle.iter().map(|b| format!("{b:02x}")).collect();
             println!("HANDLE {hex}");
-            std::io::stdout().flush().unwrap();
+            let _ = std::io::stdout().flush();
             let mut r: *mut c_void = std::ptr::null_mut();
             let mut dh = std::ptr::null_mut();
             while r.is_null() {
@@ -436,12 +497,7 @@ fn peer(args: &[String]) -> i32 {
             }
             r
         }
-        _ => {
-            let hex = opt(args, "--handle").expect("--handle");
-            let mut handle = [0u8; 128];
-            for (i, b) in handle.iter_mut().enumerate() {
-                *b = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).expect("hex handle");
-            }
+        Some(mut handle) => {
             let mut s: *mut c_void = std::ptr::null_mut();
             let mut dh = std::ptr::null_mut();
             while s.is_null() {
@@ -464,7 +520,7 @@ fn peer(args: &[String]) -> i32 {
         }
     };
     println!("CONNECTED");
-    std::io::stdout().flush().unwrap();
+    let _ = std::io::stdout().flush();
     // Move data until killed (or until stdin closes).
     let stdin_closed = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flag = stdin_closed.clone();
@@ -477,4 +533,18 @@ fn peer(args: &[String]) -> i32 {
         run_side(role == "send", comm, &slots_of(std::slice::from_mut(&mut buf)), size, 1);
     }
     0
+}
+
+/// A handle as the receiving peer prints it: 256 hex digits.
+fn hex_handle(s: &str) -> Result<[u8; 128], String> {
+    let accepted = || "256 hex digits (the receiving peer's HANDLE line)".to_string();
+    let s = s.trim();
+    if s.len() != 256 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(accepted());
+    }
+    let mut h = [0u8; 128];
+    for (i, b) in h.iter_mut().enumerate() {
+        *b = u8::from_str_radix(&s[2 * i..2 * i + 2], 16).map_err(|_| accepted())?;
+    }
+    Ok(h)
 }

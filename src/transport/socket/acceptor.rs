@@ -3,19 +3,26 @@
 //! Every accepted connection must send a fixed-size hello within a deadline. Connections are read
 //! without blocking, side by side, so garbage is rejected at once, a half-sent hello waits only for
 //! itself, and a connection that never speaks is dropped when its deadline passes.
+//!
+//! What a stranger can make it hold is bounded: at most [`MAX_PENDING`] connections, and of each
+//! no more than the hello's fixed length (bytes after it are never read here). A refused hello, or
+//! one cut short (closed or timed out after some of its bytes), is dropped with a WARN naming the
+//! peer; a connection that closes or times out without sending anything (a port probe) only gets
+//! an INFO line.
 use crate::error::{Error, Result};
 use std::io::{ErrorKind, Read};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
 /// What the owner says of a complete hello.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
     Accept,
     Reject(String),
 }
 
 /// At most this many connections wait for their hello; beyond it the oldest is dropped.
-const MAX_PENDING: usize = 64;
+pub const MAX_PENDING: usize = 64;
 
 struct Pending {
     stream: TcpStream,
@@ -47,6 +54,11 @@ impl Acceptor {
             timeout,
             what,
         })
+    }
+
+    /// Connections still waiting for their hello (never more than [`MAX_PENDING`]).
+    pub fn pending(&self) -> usize {
+        self.pending.len()
     }
 
     pub fn local_addr(&self) -> Result<SocketAddr> {
@@ -90,7 +102,13 @@ impl Acceptor {
                 HelloState::Incomplete => {
                     if self.pending[i].since.elapsed() > self.timeout {
                         let p = self.pending.remove(i);
-                        log::info!(
+                        let level = if p.hello.is_empty() {
+                            log::Level::Info
+                        } else {
+                            log::Level::Warn
+                        };
+                        log::log!(
+                            level,
                             "{}: dropped {} after {} ms without a complete hello ({} of {} bytes)",
                             self.what,
                             p.peer,
@@ -104,7 +122,17 @@ impl Acceptor {
                 }
                 HelloState::Closed(why) => {
                     let p = self.pending.remove(i);
-                    log::info!("{}: dropped {} before its hello completed: {why}", self.what, p.peer);
+                    if p.hello.is_empty() {
+                        log::info!("{}: dropped {} before it sent a hello: {why}", self.what, p.peer);
+                    } else {
+                        log::warn!(
+                            "{}: dropped {} with a truncated hello ({} of {} bytes): {why}",
+                            self.what,
+                            p.peer,
+                            p.hello.len(),
+                            self.hello_len
+                        );
+                    }
                 }
                 HelloState::Complete => {
                     let p = self.pending.remove(i);

@@ -2,6 +2,9 @@
 //!
 //! An inner listener is a listening socket; its handle carries the address and a random token that
 //! the connecting side must present as its hello, so only the intended peer becomes a stripe.
+//! Both byte formats arrive from the peer (the handle inside its welcome, the hello on a stripe
+//! listener) and are decoded by [`decode_stripe_handle`] and [`check_stripe_hello`], which take
+//! any bytes without panicking and allocate nothing sized by them.
 pub mod acceptor;
 pub mod addr;
 pub mod ifaces;
@@ -9,7 +12,9 @@ pub mod stripe;
 pub mod sys;
 
 use crate::error::{Error, Result};
-use crate::transport::{DeviceInfo, InnerConnector, InnerHandle, InnerListener, InnerRecv, InnerSend, Transport};
+use crate::transport::{
+    DeviceInfo, InnerConnector, InnerHandle, InnerListener, InnerRecv, InnerSend, Transport, INNER_HANDLE_BYTES,
+};
 use acceptor::{Acceptor, Verdict};
 use std::io::{ErrorKind, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -18,7 +23,8 @@ use std::time::{Duration, Instant};
 use stripe::{Direction, Stripe};
 
 const STRIPE_MAGIC: u32 = 0x4452_5854; // "TXRD" little-endian
-const HELLO_BYTES: usize = 16; // magic u32, version u32, token u64
+/// A stripe's hello: magic u32, version u32, token u64.
+pub const HELLO_BYTES: usize = 16;
 const VERSION: u32 = 1;
 /// Speed reported for loopback, which has no link speed in sysfs.
 pub const LOOPBACK_MBPS: i32 = 400_000;
@@ -38,17 +44,22 @@ pub struct SocketTransport {
 }
 
 impl SocketTransport {
-    /// Devices are the interfaces selected by `ifname` (NCCL_SOCKET_IFNAME syntax).
-    pub fn new(ifname: Option<&str>, speed_override: u32, opts: SocketOptions) -> Result<Self> {
+    /// Devices are the interfaces selected by `ifname`: (the variable that set it, its value in
+    /// NCCL_SOCKET_IFNAME syntax); None takes NCCL's default choice.
+    pub fn new(ifname: Option<(&str, &str)>, speed_override: u32, opts: SocketOptions) -> Result<Self> {
         let all = ifaces::list().map_err(|e| Error::os("getifaddrs", e))?;
-        let chosen = ifaces::select(&all, ifname);
+        let chosen = ifaces::select(&all, ifname.map(|(_, spec)| spec));
         if chosen.is_empty() {
-            let have: Vec<&str> = all.iter().map(|i| i.name.as_str()).collect();
-            return Err(Error::invalid_argument(format!(
-                "no network interface matches {:?}; interfaces that are up: {}",
-                ifname.unwrap_or(""),
-                have.join(", ")
-            )));
+            let up: Vec<String> = all.iter().map(|i| format!("{} ({})", i.name, i.addr)).collect();
+            let up = if up.is_empty() {
+                "none".to_string()
+            } else {
+                up.join(", ")
+            };
+            return Err(Error::invalid_argument(match ifname {
+                Some((var, spec)) => format!("{var}={spec} matches no network interface that is up; up: {up}"),
+                None => format!("no network interface is up with an address tcpxr can use; up: {up}"),
+            }));
         }
         let devices = chosen
             .iter()
@@ -91,6 +102,66 @@ fn random_u64() -> u64 {
     u64::from_ne_bytes(v)
 }
 
+/// A stripe listener's inner handle: magic u32, version u32, token u64, then its address
+/// ([`addr`], 20 bytes); the rest is zero.
+pub fn encode_stripe_handle(token: u64, at: &SocketAddr) -> InnerHandle {
+    let mut handle = [0u8; INNER_HANDLE_BYTES];
+    handle[0..4].copy_from_slice(&STRIPE_MAGIC.to_le_bytes());
+    handle[4..8].copy_from_slice(&VERSION.to_le_bytes());
+    handle[8..16].copy_from_slice(&token.to_le_bytes());
+    addr::encode(at, &mut handle[16..16 + addr::ADDR_BYTES]);
+    handle
+}
+
+/// The token and address of a stripe listener's inner handle, as the peer sent it in its welcome.
+pub fn decode_stripe_handle(handle: &InnerHandle) -> Result<(u64, SocketAddr)> {
+    let magic = u32::from_le_bytes(handle[0..4].try_into().unwrap());
+    let version = u32::from_le_bytes(handle[4..8].try_into().unwrap());
+    if magic != STRIPE_MAGIC || version != VERSION {
+        return Err(Error::remote(format!(
+            "peer sent a stripe handle tcpxr's socket transport does not understand (magic {magic:#x}, version {version})"
+        )));
+    }
+    let token = u64::from_le_bytes(handle[8..16].try_into().unwrap());
+    let peer = addr::decode(&handle[16..16 + addr::ADDR_BYTES])
+        .ok_or_else(|| Error::remote("peer sent a stripe handle without a valid address"))?;
+    Ok((token, peer))
+}
+
+/// The hello a stripe sends first, presenting its listener's token.
+pub fn stripe_hello(token: u64) -> [u8; HELLO_BYTES] {
+    let mut hello = [0u8; HELLO_BYTES];
+    hello[0..4].copy_from_slice(&STRIPE_MAGIC.to_le_bytes());
+    hello[4..8].copy_from_slice(&VERSION.to_le_bytes());
+    hello[8..16].copy_from_slice(&token.to_le_bytes());
+    hello
+}
+
+/// A stripe listener's verdict on a hello (any bytes): accepted only if it is exactly
+/// [`stripe_hello`]`(token)`.
+pub fn check_stripe_hello(hello: &[u8], token: u64) -> Verdict {
+    let Ok(hello) = <&[u8; HELLO_BYTES]>::try_from(hello) else {
+        return Verdict::Reject(format!(
+            "a stripe hello of {} bytes, expected {HELLO_BYTES}",
+            hello.len()
+        ));
+    };
+    let magic = u32::from_le_bytes(hello[0..4].try_into().unwrap());
+    let version = u32::from_le_bytes(hello[4..8].try_into().unwrap());
+    let t = u64::from_le_bytes(hello[8..16].try_into().unwrap());
+    if magic != STRIPE_MAGIC {
+        Verdict::Reject(format!("bad magic {magic:#x} (not a tcpxr stripe)"))
+    } else if version != VERSION {
+        Verdict::Reject(format!(
+            "stripe protocol version {version}, this tcpxr speaks {VERSION}"
+        ))
+    } else if t != token {
+        Verdict::Reject("wrong stripe token".into())
+    } else {
+        Verdict::Accept
+    }
+}
+
 /// A fresh random 64-bit value, for nonces and tokens.
 pub fn nonce() -> u64 {
     random_u64()
@@ -122,11 +193,7 @@ impl Transport for SocketTransport {
         let ip = self.device(dev)?.ctrl_addr;
         let acceptor = Acceptor::bind(ip, HELLO_BYTES, self.opts.handshake_timeout, "tcpxr stripe listener")?;
         let token = random_u64();
-        let mut handle = [0u8; 128];
-        handle[0..4].copy_from_slice(&STRIPE_MAGIC.to_le_bytes());
-        handle[4..8].copy_from_slice(&VERSION.to_le_bytes());
-        handle[8..16].copy_from_slice(&token.to_le_bytes());
-        addr::encode(&acceptor.local_addr()?, &mut handle[16..16 + addr::ADDR_BYTES]);
+        let handle = encode_stripe_handle(token, &acceptor.local_addr()?);
         Ok((
             handle,
             Box::new(SocketListener {
@@ -138,25 +205,18 @@ impl Transport for SocketTransport {
     }
 
     fn connect(&self, _dev: usize, handle: &InnerHandle) -> Result<Box<dyn InnerConnector>> {
-        let magic = u32::from_le_bytes(handle[0..4].try_into().unwrap());
-        let version = u32::from_le_bytes(handle[4..8].try_into().unwrap());
-        if magic != STRIPE_MAGIC || version != VERSION {
-            return Err(Error::remote(format!(
-                "peer sent a stripe handle tcpxr's socket transport does not understand (magic {magic:#x}, version {version})"
-            )));
-        }
-        let token = u64::from_le_bytes(handle[8..16].try_into().unwrap());
-        let peer = addr::decode(&handle[16..16 + addr::ADDR_BYTES])
-            .ok_or_else(|| Error::remote("peer sent a stripe handle without a valid address"))?;
-        let stream = sys::connect_start(&peer).map_err(|e| Error::os(&format!("connect to {peer}"), e))?;
-        let mut hello = [0u8; HELLO_BYTES];
-        hello[0..4].copy_from_slice(&STRIPE_MAGIC.to_le_bytes());
-        hello[4..8].copy_from_slice(&VERSION.to_le_bytes());
-        hello[8..16].copy_from_slice(&token.to_le_bytes());
+        let (token, peer) = decode_stripe_handle(handle)?;
+        // The address came from the peer's welcome: one that cannot even be connected to (a
+        // broadcast address, say) is the peer's fault.
+        let stream = sys::connect_start(&peer).map_err(|e| {
+            Error::remote(format!(
+                "peer's stripe handle names {peer}, which cannot be connected to: {e}"
+            ))
+        })?;
         Ok(Box::new(SocketConnector {
             stream: Some(stream),
             peer,
-            hello,
+            hello: stripe_hello(token),
             sent: 0,
             connected: false,
             started: Instant::now(),
@@ -174,22 +234,7 @@ struct SocketListener {
 impl InnerListener for SocketListener {
     fn accept(&mut self) -> Result<Option<Box<dyn InnerRecv>>> {
         let token = self.token;
-        let got = self.acceptor.poll(|hello| {
-            let magic = u32::from_le_bytes(hello[0..4].try_into().unwrap());
-            let version = u32::from_le_bytes(hello[4..8].try_into().unwrap());
-            let t = u64::from_le_bytes(hello[8..16].try_into().unwrap());
-            if magic != STRIPE_MAGIC {
-                Verdict::Reject(format!("bad magic {magic:#x} (not a tcpxr stripe)"))
-            } else if version != VERSION {
-                Verdict::Reject(format!(
-                    "stripe protocol version {version}, this tcpxr speaks {VERSION}"
-                ))
-            } else if t != token {
-                Verdict::Reject("wrong stripe token".into())
-            } else {
-                Verdict::Accept
-            }
-        })?;
+        let got = self.acceptor.poll(|hello| check_stripe_hello(hello, token))?;
         let Some((stream, _)) = got else {
             return Ok(None);
         };

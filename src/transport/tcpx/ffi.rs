@@ -121,7 +121,9 @@ impl Lib {
     pub fn load(path: &str, want_tcpx_name: bool) -> std::result::Result<Lib, Skip> {
         // SAFETY: loading a library runs its initialisers; the path is a TCPX-ABI plugin the user
         // named or one of the places TCPX is installed, which NCCL would load just the same.
-        let lib = unsafe { libloading::Library::new(path) }.map_err(|e| Skip::NotFound(e.to_string()))?;
+        let lib = unsafe { libloading::Library::new(path) }
+            // dlerror's reason is the source; libloading's own text is only "dlopen failed".
+            .map_err(|e| Skip::NotFound(std::error::Error::source(&e).map_or(e.to_string(), |s| s.to_string())))?;
         // SAFETY: the symbol, if present, is the plugin's `ncclNet_v7_t` static; we read its address.
         let table_ptr = match unsafe { lib.get::<*const ncclNet_v7_t>(b"ncclNetPlugin_v7\0") } {
             Ok(sym) => *sym,

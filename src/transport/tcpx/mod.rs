@@ -145,14 +145,22 @@ impl TcpxTransport {
     }
 }
 
+/// Loads the TCPX library: the one NCCL_TCPXR_TCPX_LIB names (`explicit`), which must load and be
+/// a TCPX-ABI plugin, or else the first of [`DEFAULT_LIBRARIES`] that is a GPUDirectTCPX net. The
+/// error says what was tried and why each failed (dlerror's reason for a library that does not
+/// load).
 fn load(explicit: Option<&str>) -> Result<Lib> {
-    let (candidates, want_name): (Vec<&str>, bool) = match explicit {
-        Some(p) => (vec![p], false),
-        None => (DEFAULT_LIBRARIES.to_vec(), true),
-    };
+    if let Some(path) = explicit {
+        return Lib::load(path, false).map_err(|skip| {
+            let (Skip::NotFound(why) | Skip::Refused(why)) = skip;
+            Error::system(format!(
+                "no TCPX library could be loaded from NCCL_TCPXR_TCPX_LIB={path}: {why}"
+            ))
+        });
+    }
     let mut tried = Vec::new();
-    for c in candidates {
-        match Lib::load(c, want_name) {
+    for c in DEFAULT_LIBRARIES {
+        match Lib::load(c, true) {
             Ok(lib) => return Ok(lib),
             Err(Skip::NotFound(why)) => tried.push(format!("{c}: {why}")),
             Err(Skip::Refused(why)) => {
@@ -162,7 +170,7 @@ fn load(explicit: Option<&str>) -> Result<Lib> {
         }
     }
     Err(Error::system(format!(
-        "no TCPX library could be loaded (set NCCL_TCPXR_TCPX_LIB): {}",
+        "no TCPX library could be loaded from the default places (NCCL_TCPXR_TCPX_LIB is unset): {}",
         tried.join("; ")
     )))
 }
