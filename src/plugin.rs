@@ -19,7 +19,7 @@ use crate::transport::tcpx::{TcpxOptions, TcpxTransport};
 use crate::transport::{MemKind, Transport};
 use std::collections::HashMap;
 use std::ffi::{c_int, c_void, CString};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -287,7 +287,7 @@ fn open_transport(
         TcpxTransport::open(&TcpxOptions {
             lib: config.tcpx_lib.as_deref(),
             logger,
-            ifname: ifname.map(|(_, spec)| spec),
+            ifname,
         })
     };
     let chosen = |t: TcpxTransport, why: &str| -> Arc<dyn Transport> {
@@ -401,10 +401,13 @@ pub unsafe fn listen(dev: c_int, handle: *mut c_void) -> Result<*mut c_void> {
     Ok(Box::into_raw(comm) as *mut c_void)
 }
 
-/// In-progress connects, keyed by a ticket kept inside NCCL's handle buffer (NCCL calls connect
-/// again with the same buffer until a comm comes back).
-static CONNECTING: Mutex<Option<HashMap<u64, Connecting>>> = Mutex::new(None);
-static NEXT_TICKET: AtomicU64 = AtomicU64::new(1);
+/// In-progress connects, keyed by a random ticket kept inside NCCL's handle buffer (NCCL calls
+/// connect again with the same buffer until a comm comes back), each with the handle it started
+/// from: a handle that carries another connect's ticket (the bytes came from the peer) does not
+/// take that connect over.
+static CONNECTING: Mutex<Option<HashMap<u64, InProgress>>> = Mutex::new(None);
+/// The handle a connect started from (ticket zeroed), and its state.
+type InProgress = ([u8; HANDLE_BYTES], Connecting);
 
 /// Returns NULL while the connection is still being made.
 ///
@@ -415,21 +418,31 @@ pub unsafe fn connect(dev: c_int, handle: *mut c_void, max_requests: usize) -> R
     let dev = check_dev(&p, dev)?;
     let bytes = &mut *(handle as *mut [u8; HANDLE_BYTES]);
     let t = tuning(&p, max_requests);
-    let ticket_bytes = &mut bytes[HANDLE_TICKET_OFFSET..HANDLE_TICKET_OFFSET + 8];
-    let ticket = u64::from_le_bytes(ticket_bytes.try_into().unwrap());
+    let ticket = u64::from_le_bytes(
+        bytes[HANDLE_TICKET_OFFSET..HANDLE_TICKET_OFFSET + 8]
+            .try_into()
+            .unwrap(),
+    );
+    let mut fresh = *bytes;
+    fresh[HANDLE_TICKET_OFFSET..HANDLE_TICKET_OFFSET + 8].fill(0);
     let mut table = CONNECTING.lock().unwrap();
     let table = table.get_or_insert_with(HashMap::new);
     let (ticket, mut state) = match table.remove(&ticket) {
-        Some(s) => (ticket, s),
-        None => {
-            // The handle travelled from the peer with a zero ticket; a ticket we do not know is
-            // stale or foreign, and starting afresh is right in both cases.
-            let mut fresh = *bytes;
-            fresh[HANDLE_TICKET_OFFSET..HANDLE_TICKET_OFFSET + 8].fill(0);
-            (
-                NEXT_TICKET.fetch_add(1, Ordering::Relaxed),
-                Connecting::start(p.transport.clone(), dev, &fresh, &t)?,
-            )
+        Some((started_from, s)) if started_from == fresh => (ticket, s),
+        other => {
+            // The handle travelled from the peer with a zero ticket; a ticket we do not know, or
+            // one of a connect that started from another handle, is stale or foreign, and
+            // starting afresh is right in every case (the other connect keeps its state).
+            if let Some(theirs) = other {
+                table.insert(ticket, theirs);
+            }
+            let ticket = loop {
+                let t = crate::transport::socket::nonce();
+                if t != 0 && !table.contains_key(&t) {
+                    break t;
+                }
+            };
+            (ticket, Connecting::start(p.transport.clone(), dev, &fresh, &t)?)
         }
     };
     match state.poll(&t)? {
@@ -438,7 +451,7 @@ pub unsafe fn connect(dev: c_int, handle: *mut c_void, max_requests: usize) -> R
             Ok(Box::into_raw(comm) as *mut c_void)
         }
         None => {
-            table.insert(ticket, state);
+            table.insert(ticket, (fresh, state));
             bytes[HANDLE_TICKET_OFFSET..HANDLE_TICKET_OFFSET + 8].copy_from_slice(&ticket.to_le_bytes());
             Ok(std::ptr::null_mut())
         }

@@ -241,6 +241,53 @@ fn a_handle_with_the_wrong_nonce_is_refused_and_the_real_peer_still_connects() {
 }
 
 #[test]
+fn a_handle_carrying_another_connects_ticket_does_not_take_it_over() {
+    let net = v12();
+    assert_eq!(net.init(), OK);
+    let (mut ha, mut hb) = ([0u8; 128], [0u8; 128]);
+    let (mut la, mut lb) = (null(), null());
+    assert_eq!(net.listen(0, &mut ha, &mut la), OK);
+    assert_eq!(net.listen(0, &mut hb, &mut lb), OK);
+    // A's connect is under way (its listener has not accepted): tcpxr keeps its ticket in A's buffer.
+    let mut sa = null();
+    assert_eq!(net.connect(0, &mut ha, &mut sa), OK);
+    assert!(sa.is_null());
+    // B's handle arrives carrying A's ticket (the bytes come from the peer).
+    hb[48..56].copy_from_slice(&ha[48..56]);
+    let (mut sb, mut ra, mut rb) = (null(), null(), null());
+    let start = Instant::now();
+    while sa.is_null() || sb.is_null() || ra.is_null() || rb.is_null() {
+        for (h, s) in [(&mut ha, &mut sa), (&mut hb, &mut sb)] {
+            if s.is_null() {
+                assert_eq!(net.connect(0, h, s), OK);
+            }
+        }
+        for (l, r) in [(la, &mut ra), (lb, &mut rb)] {
+            if r.is_null() {
+                assert_eq!(net.accept(l, r), OK);
+            }
+        }
+        assert!(
+            start.elapsed() < DEADLINE,
+            "both connects must complete, each to its own peer"
+        );
+    }
+    assert_ne!(sa, sb);
+    // Each sender reaches its own listener's receiver.
+    for (s, r, seed) in [(sa, ra, 1), (sb, rb, 2)] {
+        let pair = Pair {
+            net: &net,
+            send: s,
+            recv: r,
+        };
+        let mut data = pattern(5000, seed);
+        assert!(pair.transfer(&mut data, 5000) == data);
+    }
+    assert_eq!(net.close_listen(la), OK);
+    assert_eq!(net.close_listen(lb), OK);
+}
+
+#[test]
 fn a_handle_with_wrong_magic_or_version_fails_connect_at_once() {
     let net = v12();
     assert_eq!(net.init(), OK);

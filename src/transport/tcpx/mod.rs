@@ -73,7 +73,8 @@ pub struct TcpxOptions<'a> {
     pub logger: ncclDebugLogger_t,
     /// NCCL_TCPXR_IFNAME / NCCL_SOCKET_IFNAME: where tcpxr's own control connections listen. Unset:
     /// on the interface TCPX names as the device, else the first interface NCCL's rules pick.
-    pub ifname: Option<&'a str>,
+    /// As (the variable that set it, its value).
+    pub ifname: Option<(&'a str, &'a str)>,
 }
 
 pub struct TcpxTransport {
@@ -176,8 +177,8 @@ fn load(explicit: Option<&str>) -> Result<Lib> {
 }
 
 /// The address tcpxr's control listener binds for TCPX device `name`.
-fn ctrl_addr(name: &str, all: &[ifaces::Interface], spec: Option<&str>) -> Result<IpAddr> {
-    let chosen = match spec {
+fn ctrl_addr(name: &str, all: &[ifaces::Interface], setting: Option<(&str, &str)>) -> Result<IpAddr> {
+    let chosen = match setting.map(|(_, spec)| spec) {
         Some(spec) => ifaces::select(all, Some(spec)).into_iter().next(),
         None => all
             .iter()
@@ -187,8 +188,10 @@ fn ctrl_addr(name: &str, all: &[ifaces::Interface], spec: Option<&str>) -> Resul
     };
     chosen.map(|i| i.addr).ok_or_else(|| {
         Error::invalid_argument(format!(
-            "no interface for tcpxr's control connection of TCPX device {name} (NCCL_TCPXR_IFNAME={})",
-            spec.unwrap_or("")
+            "no interface that is up for tcpxr's control connection of TCPX device {name}{}",
+            setting
+                .map(|(var, spec)| format!(" matches {var}={spec}"))
+                .unwrap_or_default()
         ))
     })
 }
@@ -745,7 +748,13 @@ mod tests {
         let all = [lo, eth];
         assert_eq!(ctrl_addr("eth1", &all, None).unwrap().to_string(), "10.0.0.5");
         assert_eq!(ctrl_addr("lo", &all, None).unwrap().to_string(), "127.0.0.1");
-        assert_eq!(ctrl_addr("eth1", &all, Some("lo")).unwrap().to_string(), "127.0.0.1");
-        assert!(ctrl_addr("eth1", &all, Some("ib")).is_err());
+        assert_eq!(
+            ctrl_addr("eth1", &all, Some(("NCCL_TCPXR_IFNAME", "lo")))
+                .unwrap()
+                .to_string(),
+            "127.0.0.1"
+        );
+        let e = ctrl_addr("eth1", &all, Some(("NCCL_SOCKET_IFNAME", "ib"))).unwrap_err();
+        assert!(e.msg.contains("NCCL_SOCKET_IFNAME=ib"), "{}", e.msg);
     }
 }
