@@ -67,6 +67,13 @@ class Configs(unittest.TestCase):
         env = configs.overrides("socket-4x4", "/opt/p", "x", base_env={})
         self.assertEqual((env["NCCL_NET"], env["NCCL_NSOCKS_PERTHREAD"], env["NCCL_SOCKET_NTHREADS"]),
                          ("Socket", "4", "4"))
+        for name, n in (("socket-1x1", "1"), ("socket-2x2", "2")):
+            env = configs.overrides(name, "/opt/p", "x", base_env={})
+            self.assertEqual((env["NCCL_NET"], env["NCCL_NSOCKS_PERTHREAD"], env["NCCL_SOCKET_NTHREADS"]),
+                             ("Socket", n, n))
+        self.assertNotIn("NCCL_SOCKET_NTHREADS", configs.overrides("socket", "/opt/p", "x", base_env={}))
+        self.assertEqual(configs.DEFAULT_CONFIGS, ["socket", "socket-1x1", "socket-2x2", "socket-4x4",
+                                                   "tcpxr-host", "tcpxr-gpu"])
         self.assertNotIn("LD_LIBRARY_PATH", env)
         self.assertEqual(configs.expected_net("socket"), "Socket")
         self.assertIsNone(configs.expected_gdr("socket"))
@@ -183,7 +190,7 @@ class EndToEnd(unittest.TestCase):
             self.assertTrue(os.path.isfile(os.path.join(self.out, name)), name)
         self.assertTrue(any(os.path.isfile(os.path.join(self.out, f"busbw.{x}")) for x in ("png", "svg")))
         calls = [json.loads(line) for line in read(self.calls).splitlines()]
-        self.assertEqual(len(calls), 8)
+        self.assertEqual(len(calls), 12)  # 2 ops x 6 default configs
         self.assertEqual(len({tuple(c["argv"]) for c in calls}), 1)  # identical flags everywhere
         self.assertTrue(all(c["env"]["NCCL_NVLS_ENABLE"] == "0" for c in calls))
         with open(os.path.join(self.out, "summary.csv")) as fh:
@@ -192,8 +199,10 @@ class EndToEnd(unittest.TestCase):
         big = next(r for r in rows if r["op"] == "all_reduce" and r["size_bytes"] == str(1 << 30))
         self.assertEqual(big["busbw_socket"], "3.44")
         self.assertEqual(big["tcpxr-gpu/socket-4x4"], "1.0000")
+        self.assertEqual(big["best_socket"], "socket")  # all equal: the first in order
+        self.assertEqual(big["tcpxr-gpu/best_socket"], "1.0000")
         md = read(os.path.join(self.out, "summary.md"))
-        self.assertIn("| 1 GiB | 3.44 | 3.44 | 3.44 | 3.44 | 1.00 |", md)
+        self.assertIn("| 1 GiB | 3.44 | 3.44 | 3.44 | 3.44 | 3.44 | 3.44 | socket | 1.00 | 1.00 |", md)
         self.assertIn("8 B time (us): socket 22.90", md)
         self.assertIn("NCCL 2.28.3+cuda13.0", md)
         self.assertRegex(md, r"CPU cores busy, .*all_reduce socket [0-9.]+, ")
