@@ -60,6 +60,11 @@ DESCRIPTIONS = {
     "tcpxr-tcpx": "tcpxr over Google's GPUDirect-TCPX library (NCCL_TCPXR_TCPX_LIB)",
 }
 
+# GPU buffers through NCCL's device unpack (NCCL_NET_DEVICE_UNPACK v7): NCCL's own kernel copies
+# received data out of the plugin's bounce buffers, so no GPU work of the plugin stands between
+# NCCL's kernel and its data (issue 13). The log must show NCCL using it.
+DEVICE_UNPACK = ("tcpxr-gpu", "tcpxr-tcpx")
+
 DEFAULT_CONFIGS = ["socket", "socket-1x1", "socket-2x2", "socket-4x4", "tcpxr-host", "tcpxr-gpu"]
 
 
@@ -75,6 +80,16 @@ def expected_net(name):
 def expected_gdr(name):
     """True: GPU buffers required; False: host buffers required; None: not checked."""
     return {"SYS": True, "LOC": False}.get(CONFIGS[name].get("NCCL_NET_GDR_LEVEL"))
+
+
+def expected_device_unpack(name):
+    """True: NCCL must log that it uses the plugin's device unpack; None: not checked."""
+    return True if name in DEVICE_UNPACK else None
+
+
+def expectations(name):
+    """What the NCCL log of a run of `name` must show, as parse.check_transport's arguments."""
+    return {"expected": expected_net(name), "gdr": expected_gdr(name), "device_unpack": expected_device_unpack(name)}
 
 
 def uses_plugin(name):

@@ -154,8 +154,7 @@ def problems_of(result, rc, sizes, nranks, log_text, n_logs, config, *, allow_in
         problems.append("no NCCL debug log written (NCCL_DEBUG_FILE)")
         evidence = ""
     else:
-        ok, evidence = parse.check_transport(log_text, configs.expected_net(config),
-                                             gdr=configs.expected_gdr(config), allow_intra=allow_intra)
+        ok, evidence = parse.check_transport(log_text, **configs.expectations(config), allow_intra=allow_intra)
         if not ok:
             problems.append("transport: " + evidence)
     return problems, evidence

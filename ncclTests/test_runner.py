@@ -40,6 +40,8 @@ log = os.environ["NCCL_DEBUG_FILE"].replace("%h", socket.gethostname()).replace(
 with open(log, "w") as fh:
     if os.environ.get("NCCL_NET_PLUGIN", "").endswith("libnccl-net-tcpxr.so"):
         fh.write("h:1:1 [0] NCCL INFO NET/Plugin: Loaded net plugin tcpxr (v11)\n")
+        if gdr and mode != "no-unpack":
+            fh.write("h:1:1 [0] NCCL INFO Using NCCL_NET_DEVICE_UNPACK net plugin version 7\n")
         if os.environ.get("NCCL_TCPXR_STATS") == "1":
             fh.write("h:1:3 [0] NCCL INFO NET/tcpxr stats send: 10 messages (2 inline), 8.0 MB in 1.00 s; stripes "
                      "s0 4.0 MB in 8 chunks 40% busy, queued ahead avg 1.5 max 3, s1 4.0 MB in 8 chunks 20% busy, "
@@ -78,6 +80,9 @@ class Configs(unittest.TestCase):
         self.assertEqual(configs.expected_net("socket"), "Socket")
         self.assertIsNone(configs.expected_gdr("socket"))
         self.assertFalse(configs.expected_gdr("tcpxr-host"))
+        self.assertEqual([n for n in configs.CONFIGS if configs.expected_device_unpack(n)], ["tcpxr-gpu", "tcpxr-tcpx"])
+        self.assertEqual(configs.expectations("tcpxr-gpu"), {"expected": "tcpxr", "gdr": True, "device_unpack": True})
+        self.assertEqual(configs.expectations("socket-2x2"), {"expected": "Socket", "gdr": None, "device_unpack": None})
 
     def test_tcpx_needs_caller_variable(self):
         with self.assertRaisesRegex(configs.ConfigUnavailable, "NCCL_TCPXR_TCPX_LIB"):
@@ -227,6 +232,13 @@ class EndToEnd(unittest.TestCase):
         self.assertEqual(rc, 1)
         self.assertIn("FAILED sendrecv tcpxr-host: transport: used Socket instead of tcpxr", text)
         self.assertNotIn("FAILED sendrecv socket", text)
+
+    def test_device_unpack_required_for_gpu_buffers(self):
+        rc, text = self.run_main("no-unpack", "--configs", "tcpxr-host,tcpxr-gpu", "--ops", "all_reduce")
+        self.assertEqual(rc, 1)
+        self.assertIn("FAILED all_reduce tcpxr-gpu: transport: device unpack expected but no 'Using "
+                      "NCCL_NET_DEVICE_UNPACK net plugin version 7' line", text)
+        self.assertNotIn("FAILED all_reduce tcpxr-host", text)   # host buffers: not required
 
     def test_missing_rows_fail(self):
         rc, text = self.run_main("ok", "--configs", "socket", "--ops", "all_reduce", "--max", "2G")

@@ -256,7 +256,7 @@ def run_config(a, config, out_dir, steps):
     if not logs:
         problems.append("no NCCL debug log written (NCCL_DEBUG_FILE)")
     else:
-        ok, evidence = parse.check_transport(log_text, configs.expected_net(config), gdr=configs.expected_gdr(config))
+        ok, evidence = parse.check_transport(log_text, **configs.expectations(config))
         if not ok:
             problems.append("transport: " + evidence)
     return {"config": config, "rows": rows, "problems": problems, "evidence": evidence, "env": over,
