@@ -107,6 +107,17 @@ def check_names(names):
     return names
 
 
+def parse_env(pairs):
+    """--env KEY=VALUE arguments -> {KEY: VALUE}."""
+    out = {}
+    for kv in pairs:
+        key, eq, value = kv.partition("=")
+        if not eq or not key:
+            raise ValueError(f"--env {kv!r}: use KEY=VALUE")
+        out[key] = value
+    return out
+
+
 def overrides(name, plugin_dir, log_path, *, single_host=True, base_env=None, extra=None):
     """The variables a run of `name` sets on top of the caller's environment.
 
