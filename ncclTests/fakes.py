@@ -64,6 +64,50 @@ sys.exit(max(p.wait() for p in ranks))
 '''
 
 
+# <op>_perf for soak.py: honours -b -e -N (0: until stopped), prints one row per size per cycle
+# (rank 0 only, flushed at once, as stdbuf -oL makes nccl-tests do) and writes an NCCL INFO log
+# that proves the configured transport. FAKE_MODE: ok; leak (one more open fd per cycle);
+# wrong (#wrong 5 in cycle 3); exit (exits with status 3 after cycle 3).
+NCCL_TESTS_LOOP = r'''#!PYTHON
+import json, os, socket, sys, time
+args = sys.argv[1:]
+opt = lambda flag, default=None: args[args.index(flag) + 1] if flag in args else default
+lo, hi, wanted = int(opt("-b")), int(opt("-e")), int(opt("-N", "1"))
+op, mode = os.path.basename(sys.argv[0])[: -len("_perf")], os.environ.get("FAKE_MODE", "ok")
+rank = os.environ.get("OMPI_COMM_WORLD_RANK", "0")
+with open(os.environ["FAKE_CALLS"], "a") as fh:
+    fh.write(json.dumps({"argv": args, "pid": os.getpid(), "env": {k: v for k, v in os.environ.items()
+                         if k.startswith(("NCCL_", "CUDA_", "OMPI_"))}}) + "\n")
+net = os.environ["NCCL_NET"]
+gdr = "/GDRDMA" if os.environ.get("NCCL_NET_GDR_LEVEL") == "SYS" else ""
+log = os.environ["NCCL_DEBUG_FILE"].replace("%h", socket.gethostname()).replace("%p", str(os.getpid()))
+with open(log, "w") as fh:
+    if net == "tcpxr":
+        fh.write("h:1:1 [0] NCCL INFO NET/Plugin: Loaded net plugin tcpxr (v11)\n")
+        if gdr:
+            fh.write("h:1:1 [0] NCCL INFO Using NCCL_NET_DEVICE_UNPACK net plugin version 7\n")
+    fh.write(f"h:1:1 [0] NCCL INFO Using network {net}\nh:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] "
+             f"[send] via NET/{net}/0{gdr}\n")
+say = (lambda line: print(line, flush=True)) if rank == "0" else (lambda line: None)
+say(f"# nccl-tests version 2.19.6 nccl-headers=22803 nccl-library=22803\n# Collective test starting: {op}_perf")
+held, cycle = [], 0
+while wanted == 0 or cycle < wanted:
+    cycle += 1
+    size = lo
+    while size <= hi:
+        wrong = 5 if mode == "wrong" and cycle == 3 and size == lo else 0
+        in_place = "N/A" if op == "sendrecv" else wrong
+        say(f"{size:12d}  {size // 4:12d}     float     sum      -1    10.00    0.00    0.00  {wrong:6d}    "
+            f"10.00    0.00    0.00  {in_place:>6}")
+        size *= 2
+    if mode == "leak":
+        held.append(open(os.devnull))
+    if mode == "exit" and cycle == 3:
+        sys.exit(3)
+    time.sleep(0.05)
+'''
+
+
 def install(directory, name, source):
     path = os.path.join(directory, name)
     with open(path, "w") as fh:

@@ -199,11 +199,12 @@ def prepare(a, op, config, out_dir, base_env, tool_env=None, flags=None, launche
             "txt": os.path.join(out_dir, f"{op}.{config}.txt"), "log_prefix": log_prefix}
 
 
-def write_settings(a, spec, flags, daemon, machine_info, base_env):
+def write_settings(a, spec, flags, daemon, machine_info, base_env, more_facts=()):
     """<op>.<config>.settings.txt beside the run's output."""
     path = spec["txt"][: -len(".txt")] + ".settings.txt"
     return settings.write(path, output=os.path.basename(spec["txt"]), machine_info=machine_info,
-                          facts=run_facts(a, flags, daemon), command=spec["cmd"], overrides=spec["over"],
+                          facts=run_facts(a, flags, daemon) + list(more_facts), command=spec["cmd"],
+                          overrides=spec["over"],
                           base_env=base_env, forwarded=spec["forwarded"] if a.mpirun else None)
 
 
