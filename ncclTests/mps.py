@@ -8,17 +8,16 @@ Daemon(True, log_dir) starts `nvidia-cuda-mps-control -d` with a fresh pipe dire
 temporary one: the daemon's UNIX sockets live there) and a log directory, given to it and to
 every run as CUDA_MPS_PIPE_DIRECTORY and CUDA_MPS_LOG_DIRECTORY (`env`). Only processes with the
 same pipe directory talk to this daemon, so a system-wide MPS daemon is neither used nor
-touched. Leaving the `with` block, on success, exception, Ctrl-C or SIGTERM, sends
+touched. Leaving the `with` block, on success, exception or Ctrl-C (and SIGTERM, under
+procs.interrupt_on_sigterm()), sends
 `echo quit | nvidia-cuda-mps-control` with the same variables and waits (bounded) until the
 daemon and its server are gone; `problems` says if that failed. Daemon(False, ...) does nothing.
 """
 
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
-import threading
 import time
 
 import procs
@@ -33,17 +32,12 @@ class MpsError(Exception):
     """The MPS daemon could not be started."""
 
 
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
 class Daemon:
     def __init__(self, enabled, log_dir, *, base_env=None, wait_s=30.0, proc_root=procs.PROC):
         self.enabled, self.log_dir = enabled, os.path.abspath(log_dir)
         self.base_env = dict(os.environ if base_env is None else base_env)
         self.wait_s, self.proc_root = wait_s, proc_root
         self.pipe_dir, self.pids, self.env, self.problems = None, [], {}, []
-        self._saved_sigterm = None
 
     def describe(self):
         if not self.enabled:
@@ -130,14 +124,8 @@ class Daemon:
         return self.problems
 
     def __enter__(self):
-        self.start()
-        if self.enabled and threading.current_thread() is threading.main_thread():
-            self._saved_sigterm = signal.signal(signal.SIGTERM, _interrupt)   # kill <pid>: stop MPS as for Ctrl-C
-        return self
+        return self.start()
 
     def __exit__(self, *exc):
-        if self._saved_sigterm is not None:
-            signal.signal(signal.SIGTERM, self._saved_sigterm)
-            self._saved_sigterm = None
         self.stop()
         return False

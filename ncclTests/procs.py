@@ -1,13 +1,35 @@
-"""Processes seen through /proc (Linux): the processes of a launched job, and what each holds.
+"""Processes seen through /proc (Linux): the processes of a launched job, and what each holds;
+and interrupt_on_sigterm(), so that `kill <pid>` of a tool cleans up as Ctrl-C does.
 
 Every function takes the /proc root as `root` (default "/proc"), so tests can hand it a fake tree:
 <root>/<pid>/stat, <root>/<pid>/status, <root>/<pid>/fd/ and <root>/<pid>/environ.
 A process that vanishes while it is being read is simply not there.
 """
 
+import contextlib
 import os
+import signal
+import threading
 
 PROC = "/proc"
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+@contextlib.contextmanager
+def interrupt_on_sigterm():
+    """Inside: SIGTERM raises KeyboardInterrupt, so `finally` blocks and context managers stop
+    what the tool started (runs, jobs, the MPS daemon). Outside the main thread: nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    saved = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, saved)
 
 
 def _read(path):

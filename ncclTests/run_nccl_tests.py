@@ -28,6 +28,7 @@ import time
 import configs
 import mps
 import parse
+import procs
 import plotting
 import report
 import settings
@@ -346,7 +347,7 @@ def main(argv=None):
     runs, total = [], len(a.ops) * len(runnable)
     daemon = mps.Daemon(a.mps, os.path.join(out_dir, "mps-log"), base_env=base_env)
     try:
-        with daemon:
+        with procs.interrupt_on_sigterm(), daemon:
             if a.mps:
                 print(f"MPS daemon started: {daemon.describe()}")
             for op in a.ops:

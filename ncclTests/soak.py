@@ -249,23 +249,34 @@ def start_jobs(a, out_dir, base_env, daemon, machine_info, jobs):
                                       "name": os.path.basename(spec["binary"]), "end_s": None, "stop_at": None}
 
 
+def _signal(pids, sig):
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+
+
 def stop_jobs(jobs, sig=signal.SIGTERM, grace_s=STOP_GRACE_S):
-    """End every job's session (mpirun and its ranks); SIGKILL what outlives the grace time.
-    What a job prints after this (a rank seeing its peer go first) is not held against it."""
-    for job in jobs.values():
+    """Signal every job's processes (its session, and each descendant in case an MPI launcher
+    moved its ranks to a group of their own); SIGKILL what outlives the grace time. What a job
+    prints after this (a rank seeing its peer go first) is not held against it."""
+    members = {}
+    for name, job in jobs.items():
         if job["proc"].poll() is None:
             job["stop_at"] = len(_read(job["spec"]["txt"]))
-            try:
-                os.killpg(job["proc"].pid, sig)
-            except ProcessLookupError:
-                pass
+            members[name] = procs.family(job["proc"].pid)
+            _signal([-job["proc"].pid] + sorted(members[name]), sig)
     deadline = time.monotonic() + grace_s
-    for job in jobs.values():
+    for name, job in jobs.items():
         try:
             job["proc"].wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            os.killpg(job["proc"].pid, signal.SIGKILL)
+            _signal([-job["proc"].pid], signal.SIGKILL)
             job["proc"].wait()
+        while (left := [p for p in members.get(name, ()) if procs.alive(p)]) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        _signal(left, signal.SIGKILL)
 
 
 def job_progress(job, last_size):
@@ -353,7 +364,7 @@ def main(argv=None):
     daemon = mps.Daemon(a.mps, os.path.join(out_dir, "mps-log"), base_env=base_env)
     jobs = {}
     try:
-        with daemon:
+        with procs.interrupt_on_sigterm(), daemon:
             if a.mps:
                 print(f"MPS daemon started: {daemon.describe()}")
             try:

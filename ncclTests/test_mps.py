@@ -2,6 +2,7 @@
 
 import json
 import os
+import signal
 import tempfile
 import time
 import unittest
@@ -126,12 +127,14 @@ class Mps(unittest.TestCase):
             self.assertEqual(d.problems, [])
 
     def test_sigterm_stops_it_like_ctrl_c(self):
+        before = signal.getsignal(signal.SIGTERM)
         with self.assertRaises(KeyboardInterrupt):
-            with mps.Daemon(True, self.log, base_env=self.env, wait_s=5) as d:
+            with procs.interrupt_on_sigterm(), mps.Daemon(True, self.log, base_env=self.env, wait_s=5) as d:
                 daemon = d.pids[0]
-                os.kill(os.getpid(), 15)
+                os.kill(os.getpid(), signal.SIGTERM)
                 time.sleep(5)
         self.assertFalse(procs.alive(daemon))
+        self.assertIs(signal.getsignal(signal.SIGTERM), before)
 
     def test_off(self):
         with mps.Daemon(False, self.log, base_env=self.env) as d:

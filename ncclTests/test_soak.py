@@ -6,7 +6,9 @@ import contextlib
 import io
 import json
 import os
+import signal
 import tempfile
+import threading
 import types
 import unittest
 from unittest import mock
@@ -268,6 +270,23 @@ class EndToEnd(unittest.TestCase):
         self.assertEqual(rc, 1)
         self.assertRegex(text, r"FAILED all_reduce\.tcpxr-gpu: exited by itself after \d+ s with status 3")
         self.assertRegex(self.read("soak.md"), r"\| all_reduce\.tcpxr-gpu \| 3 \(exited by itself at \d+ s\) \|")
+
+    def test_sigterm_ends_every_job_and_mps(self):
+        """kill <soak.py's pid> in the middle: no job (-N 0 runs forever) and no MPS daemon is left."""
+        timer = threading.Timer(1.5, os.kill, (os.getpid(), signal.SIGTERM))
+        timer.start()
+        try:
+            with self.assertRaises(KeyboardInterrupt):
+                self.run_main("ok", "--mps", "--ops", "sendrecv", "--duration", "30")
+        finally:
+            timer.cancel()
+        with open(self.calls) as fh:
+            calls = [json.loads(line) for line in fh]
+        ranks = [c for c in calls if "prog" not in c]
+        self.assertEqual(len(ranks), 2)
+        self.assertTrue(all(not procs.alive(c["pid"]) for c in ranks))
+        start, quit_ = [c for c in calls if c.get("prog") == "mps"]
+        self.assertFalse(os.path.exists(start["pipe"]))
 
     def test_one_gpu_under_mps(self):
         rc, text = self.run_main("ok", "--one-gpu", "--mps", "--configs", "tcpxr-gpu", "--ops", "sendrecv",

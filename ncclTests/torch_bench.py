@@ -28,6 +28,7 @@ import time
 import configs
 import mps
 import parse
+import procs
 import plotting
 import report
 import settings
@@ -389,7 +390,7 @@ def main(argv=None):
     runs = []
     daemon = mps.Daemon(a.mps, os.path.join(out_dir, "mps-log"))
     try:
-        with daemon:
+        with procs.interrupt_on_sigterm(), daemon:
             if a.mps:
                 print(f"MPS daemon started: {daemon.describe()}")
             for c in a.configs:
