@@ -40,8 +40,8 @@ if os.environ.get("OMPI_COMM_WORLD_RANK", "0") == "0":   # nccl-tests prints fro
 with open(os.environ["FAKE_CALLS"], "a") as fh:
     fh.write(json.dumps({"argv": sys.argv[1:], "pid": os.getpid(), "env": {k: v for k, v in os.environ.items()
                          if k.startswith(("NCCL_", "CUDA_", "OMPI_"))}}) + "\n")
-if mode == "interrupt":                 # Ctrl-C reaches the runner while this run is going
-    os.kill(os.getppid(), signal.SIGINT)
+if mode == "interrupt":                 # kill <runner> (as Ctrl-C: KeyboardInterrupt) during this run
+    os.kill(os.getppid(), signal.SIGTERM)
     time.sleep(30)
 net = "Socket" if mode == "fallback" else os.environ["NCCL_NET"]
 gdr = "/GDRDMA" if os.environ.get("NCCL_NET_GDR_LEVEL") == "SYS" else ""

@@ -9,6 +9,7 @@ import os
 import signal
 import tempfile
 import threading
+import time
 import types
 import unittest
 from unittest import mock
@@ -219,7 +220,7 @@ class EndToEnd(unittest.TestCase):
         out = io.StringIO()
         with mock.patch.dict(os.environ, env), contextlib.redirect_stdout(out):
             rc = soak.main(["--nccl-tests", self.build, "--plugin-dir", self.plugin, "--out", self.out,
-                            "--duration", "2.5", "--interval", "0.5", "--warmup-seconds", "1", "--max", "64K", *extra])
+                            "--duration", "4", "--interval", "0.5", "--warmup-seconds", "1", "--max", "64K", *extra])
         return rc, out.getvalue()
 
     def read(self, name):
@@ -248,7 +249,7 @@ class EndToEnd(unittest.TestCase):
             self.assertEqual(c["argv"][-4:], ["-N", "0", "-g", "2"])
             self.assertEqual(c["env"]["NCCL_MIN_NCHANNELS"], "16")
         settings = self.read("sendrecv.tcpxr-gpu.settings.txt")
-        self.assertIn("soak: 2.5 s, samples every 0.5 s, warm-up 1 s, all 4 jobs at once", settings)
+        self.assertIn("soak: 4 s, samples every 0.5 s, warm-up 1 s, all 4 jobs at once", settings)
         self.assertIn("output buffering: stdbuf -oL", settings)
         self.assertIn("  NCCL_MIN_NCHANNELS=16", settings)
         self.assertTrue(all(not procs.alive(c["pid"]) for c in calls))   # every job stopped
@@ -273,13 +274,24 @@ class EndToEnd(unittest.TestCase):
 
     def test_sigterm_ends_every_job_and_mps(self):
         """kill <soak.py's pid> in the middle: no job (-N 0 runs forever) and no MPS daemon is left."""
-        timer = threading.Timer(1.5, os.kill, (os.getpid(), signal.SIGTERM))
-        timer.start()
+        def kill_when_both_jobs_run():
+            deadline = time.monotonic() + 30      # well before the soak would end by itself
+            while time.monotonic() < deadline:
+                try:
+                    if len(self.ranks()) == 2:
+                        break
+                except (OSError, ValueError):     # not written yet, or a line being written
+                    pass
+                time.sleep(0.05)
+            os.kill(os.getpid(), signal.SIGTERM)
+
+        killer = threading.Thread(target=kill_when_both_jobs_run)
+        killer.start()
         try:
             with self.assertRaises(KeyboardInterrupt):
-                self.run_main("ok", "--mps", "--ops", "sendrecv", "--duration", "30")
+                self.run_main("ok", "--mps", "--ops", "sendrecv", "--duration", "60")
         finally:
-            timer.cancel()
+            killer.join()
         with open(self.calls) as fh:
             calls = [json.loads(line) for line in fh]
         ranks = [c for c in calls if "prog" not in c]
