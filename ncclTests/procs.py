@@ -14,22 +14,46 @@ import threading
 PROC = "/proc"
 
 
+_held = {"depth": 0, "pending": None}
+
+
 def _interrupt(signum, frame):
+    if _held["depth"]:
+        _held["pending"] = signum            # raised when held_interrupts() ends
+        return
     raise KeyboardInterrupt(f"signal {signum}")
 
 
 @contextlib.contextmanager
 def interrupt_on_sigterm():
-    """Inside: SIGTERM raises KeyboardInterrupt, so `finally` blocks and context managers stop
-    what the tool started (runs, jobs, the MPS daemon). Outside the main thread: nothing."""
+    """Inside: SIGTERM raises KeyboardInterrupt, as Ctrl-C does, so `finally` blocks and context
+    managers stop what the tool started (runs, jobs, the MPS daemon); both wait while
+    held_interrupts() is active. Outside the main thread: nothing."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    saved = signal.signal(signal.SIGTERM, _interrupt)
+    saved = {signal.SIGTERM: signal.signal(signal.SIGTERM, _interrupt)}
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:   # an ignored SIGINT stays ignored
+        saved[signal.SIGINT] = signal.signal(signal.SIGINT, _interrupt)
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, saved)
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+
+
+@contextlib.contextmanager
+def held_interrupts():
+    """Inside: an interrupt waits for the end of the block (under interrupt_on_sigterm()), so that
+    a process is never started without being recorded for its cleanup."""
+    _held["depth"] += 1
+    try:
+        yield
+    finally:
+        _held["depth"] -= 1
+        if not _held["depth"] and _held["pending"] is not None:
+            signum, _held["pending"] = _held["pending"], None
+            raise KeyboardInterrupt(f"signal {signum}")
 
 
 def _read(path):

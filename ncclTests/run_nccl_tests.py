@@ -275,16 +275,18 @@ def run_one(a, op, config, out_dir, base_env, daemon, machine_info):
     write_settings(a, spec, test_flags(a), daemon, machine_info, base_env)
     start = time.monotonic()
     cpu_before = _children_cpu_seconds()
+    proc = None
     with open(spec["txt"], "w") as fh:
-        proc = subprocess.Popen(spec["cmd"], stdout=fh, stderr=subprocess.STDOUT, env=spec["env"],
-                                start_new_session=True)
         try:
+            with procs.held_interrupts():     # an interrupt waits until proc is known to the finally
+                proc = subprocess.Popen(spec["cmd"], stdout=fh, stderr=subprocess.STDOUT, env=spec["env"],
+                                        start_new_session=True)
             rc = proc.wait(timeout=a.timeout)
         except subprocess.TimeoutExpired:
             rc = None
         finally:
-            if proc.poll() is None:               # timed out, or Ctrl-C/SIGTERM reached this script:
-                os.killpg(proc.pid, signal.SIGKILL)  # end the session this run started, nothing else
+            if proc is not None and proc.poll() is None:   # timed out, or Ctrl-C/SIGTERM reached this script:
+                os.killpg(proc.pid, signal.SIGKILL)         # end the session this run started, nothing else
                 proc.wait()
     seconds = time.monotonic() - start
     cpu_seconds = _children_cpu_seconds() - cpu_before

@@ -242,11 +242,11 @@ def start_jobs(a, out_dir, base_env, daemon, machine_info, jobs):
                 ("soak", f"{a.duration:g} s, samples every {a.interval:g} s, warm-up {a.warmup_seconds:g} s, "
                          f"all {len(a.ops) * len(a.configs)} jobs at once"),
                 ("output buffering", "stdbuf -oL" if stdbuf else "stdbuf not found: nccl-tests' own")])
-            with open(spec["txt"], "w") as fh:
+            with open(spec["txt"], "w") as fh, procs.held_interrupts():   # started = recorded for stop_jobs
                 proc = subprocess.Popen(spec["cmd"], stdout=fh, stderr=subprocess.STDOUT, env=spec["env"],
                                         start_new_session=True)
-            jobs[f"{op}.{config}"] = {"op": op, "config": config, "spec": spec, "proc": proc,
-                                      "name": os.path.basename(spec["binary"]), "end_s": None, "stop_at": None}
+                jobs[f"{op}.{config}"] = {"op": op, "config": config, "spec": spec, "proc": proc,
+                                          "name": os.path.basename(spec["binary"]), "end_s": None, "stop_at": None}
 
 
 def _signal(pids, sig):

@@ -82,6 +82,29 @@ class FakeProcTree(unittest.TestCase):
         self.assertIn(os.getpid(), procs.family(os.getpid()))
 
 
+class Interrupts(unittest.TestCase):
+    def test_held_until_the_block_ends(self):
+        steps = []
+        with self.assertRaises(KeyboardInterrupt):
+            with procs.interrupt_on_sigterm():
+                with procs.held_interrupts():
+                    os.kill(os.getpid(), signal.SIGTERM)
+                    time.sleep(0.2)
+                    steps.append("after the signal")         # not interrupted here
+                steps.append("after the block")              # interrupted before this
+        self.assertEqual(steps, ["after the signal"])
+        with procs.interrupt_on_sigterm(), procs.held_interrupts():
+            pass                                             # nothing pending: nothing raised
+
+    def test_ignored_sigint_stays_ignored(self):
+        before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            with procs.interrupt_on_sigterm():
+                self.assertIs(signal.getsignal(signal.SIGINT), signal.SIG_IGN)
+        finally:
+            signal.signal(signal.SIGINT, before)
+
+
 class Mps(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()

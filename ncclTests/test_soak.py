@@ -242,7 +242,7 @@ class EndToEnd(unittest.TestCase):
         self.assertIn("device unpack v7", md)                      # tcpxr-gpu's transport check
         csv_lines = self.read("soak.csv").splitlines()
         self.assertEqual(csv_lines[0], "time_s,job,pid,rss_kb,threads,fds,cycles")
-        self.assertGreater(len(csv_lines), 4 * 5)
+        self.assertGreaterEqual(len(csv_lines), 1 + 4 * 2)   # PASS needs two samples after warm-up
         calls = self.ranks()
         self.assertEqual(len(calls), 4)                             # one process each, -g 2
         for c in calls:
