@@ -136,11 +136,14 @@ def judge(samples, ticks, jobs, *, warmup_s, nranks, max_rss_growth_kb, max_gap_
         cycled = [t for t, c in points if c >= 1]
         warm_t = max(warmup_s, cycled[0]) if cycled else None   # warm-up: time, and one whole cycle
         info = per_job[name] = {"warm_s": warm_t, "gap_s": None, "cycles_warm": None}
+        known = len(problems)
         if job["ended_early"]:
             say(f"exited by itself after {job['end_s']:.0f} s with status {job['rc']}")
         if job["wrong"]:
-            say("#wrong > 0: " + ", ".join(f"{report.human_size(s)} {w.replace('_', '-')} {n}"
-                                           for s, w, n in job["wrong"][:6]))
+            more = len(job["wrong"]) - 10
+            say(f"#wrong > 0 {len(job['wrong'])} time(s) (size, placement, #wrong): "
+                + ", ".join(f"{report.human_size(s)} {w.replace('_', '-')} {n}" for s, w, n in job["wrong"][:10])
+                + (f" and {more} more (see the job's .txt)" if more > 0 else ""))
         if job["errors"]:
             say(f"error lines in the output: {job['errors'][0]}")
         problems.extend(f"{name}: {p}" for p in job["transport"])
@@ -149,7 +152,8 @@ def judge(samples, ticks, jobs, *, warmup_s, nranks, max_rss_growth_kb, max_gap_
             continue
         after = [(t, c) for t, c in points if t >= warm_t]
         if len(after) < 2:
-            say(f"fewer than two samples after warm-up (it ends at {warm_t:.0f} s): run longer")
+            if len(problems) == known:       # not when the soak stopped early for this job's failure
+                say(f"fewer than two samples after warm-up (it ends at {warm_t:.0f} s): run longer")
             continue
         info["cycles_warm"], info["gap_s"] = after[0][1], _longest_gap(after, end_t)
         if after[-1][1] <= after[0][1]:
@@ -193,7 +197,7 @@ def criteria_text(a, nranks):
 def markdown(title, ok, problems, criteria, notes, jobs, per_job, per_rank):
     lines = [f"# {title}", "", f"**{'PASS' if ok else 'FAIL'}**", "", criteria, ""]
     lines += [f"{n}  " for n in notes] + ["", "## Jobs", "",
-              "| job | exit | cycles | after warm-up | rows | #wrong rows | error lines | transport | warm-up ends (s) "
+              "| job | exit | cycles | after warm-up | rows | #wrong > 0 (times) | error lines | transport | warm-up ends (s) "
               "| longest gap (s) |", "|---|---|---:|---:|---:|---:|---:|---|---:|---:|"]
     for name, job in jobs.items():
         info = per_job.get(name, {})

@@ -151,9 +151,17 @@ class Verdict(unittest.TestCase):
                                                         transport=["transport: used Socket instead of tcpxr"]))
         self.assertFalse(ok)
         self.assertEqual(problems[:4], ["all_reduce.tcpxr-host: exited by itself after 42 s with status 3",
-                                        "all_reduce.tcpxr-host: #wrong > 0: 8 B out-of-place 2",
+                                        "all_reduce.tcpxr-host: #wrong > 0 1 time(s) (size, placement, #wrong): 8 B out-of-place 2",
                                         "all_reduce.tcpxr-host: error lines in the output: NCCL failure x",
                                         "all_reduce.tcpxr-host: transport: used Socket instead of tcpxr"])
+
+    def test_many_wrong_rows_are_counted(self):
+        rows, ticks = samples(lambda pid, t: (500000, 40, 60))
+        wrong = [(8 << i, "in_place", i + 1) for i in range(12)]
+        problem = judge(rows, ticks, outcome(wrong=wrong))[1][0]
+        self.assertTrue(problem.startswith("all_reduce.tcpxr-host: #wrong > 0 12 time(s) (size, placement, "
+                                           "#wrong): 8 B in-place 1, 16 B in-place 2"), problem)
+        self.assertTrue(problem.endswith("4 KiB in-place 10 and 2 more (see the job's .txt)"), problem)
 
     def test_hang_and_gaps(self):
         rows, ticks = samples(lambda pid, t: (500000, 40, 60), cycles=lambda t: min(t // 10, 4))
@@ -264,7 +272,8 @@ class EndToEnd(unittest.TestCase):
         rc, text = self.run_main("wrong", "--configs", "tcpxr-host", "--ops", "all_reduce", "--duration", "20")
         self.assertEqual(rc, 1)
         self.assertIn("stopping early: all_reduce.tcpxr-host failed", text)
-        self.assertIn("FAILED all_reduce.tcpxr-host: #wrong > 0: 8 B out-of-place 5", text)
+        self.assertIn("FAILED all_reduce.tcpxr-host: #wrong > 0 2 time(s) (size, placement, #wrong): "
+                      "8 B out-of-place 5, 8 B in-place 5", text)
 
     def test_exit_fails(self):
         rc, text = self.run_main("exit", "--configs", "tcpxr-gpu", "--ops", "all_reduce", "--duration", "20")
