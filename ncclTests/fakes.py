@@ -44,7 +44,8 @@ echo "GPU 0: NVIDIA H200 (UUID: GPU-00000000-1111-2222-3333-444444444444)"
 
 # mpirun: takes the options the runner passes, starts -np copies of the program at once with
 # OMPI_COMM_WORLD_RANK set, and gives them only the -x variables (plus PATH and FAKE_*), so a
-# variable the runner forgets to forward is missing, as it would be on another host.
+# variable the runner forgets to forward is missing, as it would be on another host. Like
+# OpenMPI 4.1's mpirun, it puts each rank in a process group of its own, in mpirun's session.
 MPIRUN = r'''#!PYTHON
 import os, subprocess, sys
 args, np, keep = sys.argv[1:], 1, []
@@ -59,7 +60,8 @@ while args and args[0].startswith("-"):
         elif opt == "--mca":
             args.pop(0)
 base = {k: v for k, v in os.environ.items() if k in keep or k == "PATH" or k.startswith("FAKE_")}
-ranks = [subprocess.Popen(args, env=dict(base, OMPI_COMM_WORLD_RANK=str(r))) for r in range(np)]
+ranks = [subprocess.Popen(args, env=dict(base, OMPI_COMM_WORLD_RANK=str(r)), preexec_fn=os.setpgrp)
+         for r in range(np)]
 sys.exit(max(p.wait() for p in ranks))
 '''
 

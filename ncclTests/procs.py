@@ -10,6 +10,7 @@ import contextlib
 import os
 import signal
 import threading
+import time
 
 PROC = "/proc"
 
@@ -111,6 +112,26 @@ def named(leader, name, root=PROC):
     characters of it), sorted: the ranks of a job, found by their binary's name."""
     return sorted(pid for pid in family(leader, root)
                   if (st := stat(pid, root)) and st["comm"] == name[:15] and st["state"] not in ("Z", "X"))
+
+
+def signal_family(leader, sig, root=PROC):
+    """Send `sig` to `leader`'s process group and to every process of its family (OpenMPI 4's
+    mpirun puts each rank in a process group of its own); returns the pids of the family."""
+    members = family(leader, root)
+    for pid in [-leader] + sorted(members):
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+    return members
+
+
+def wait_gone(pids, timeout_s, root=PROC):
+    """Wait until none of `pids` is alive, `timeout_s` at most; returns those still alive."""
+    deadline = time.monotonic() + timeout_s
+    while (left := sorted(p for p in pids if alive(p, root))) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
 
 
 def environ(pid, root=PROC):

@@ -286,8 +286,9 @@ def run_one(a, op, config, out_dir, base_env, daemon, machine_info):
             rc = None
         finally:
             if proc is not None and proc.poll() is None:   # timed out, or Ctrl-C/SIGTERM reached this script:
-                os.killpg(proc.pid, signal.SIGKILL)         # end the session this run started, nothing else
-                proc.wait()
+                ranks = procs.signal_family(proc.pid, signal.SIGKILL)  # end this run's processes (mpirun and
+                proc.wait()                                    # each rank: OpenMPI 4 gives each its own group)
+                procs.wait_gone(ranks, 10)                     # before MPS is told to quit
     seconds = time.monotonic() - start
     cpu_seconds = _children_cpu_seconds() - cpu_before
     result = parse.parse_nccl_tests(_read(spec["txt"]))

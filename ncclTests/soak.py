@@ -253,34 +253,27 @@ def start_jobs(a, out_dir, base_env, daemon, machine_info, jobs):
                                           "name": os.path.basename(spec["binary"]), "end_s": None, "stop_at": None}
 
 
-def _signal(pids, sig):
-    for pid in pids:
-        try:
-            os.kill(pid, sig)
-        except ProcessLookupError:
-            pass
-
-
 def stop_jobs(jobs, sig=signal.SIGTERM, grace_s=STOP_GRACE_S):
-    """Signal every job's processes (its session, and each descendant in case an MPI launcher
-    moved its ranks to a group of their own); SIGKILL what outlives the grace time. What a job
-    prints after this (a rank seeing its peer go first) is not held against it."""
+    """Signal every job's processes (procs.signal_family: its session leader's group and each
+    rank); SIGKILL what outlives the grace time. What a job prints after this (a rank seeing
+    its peer go first) is not held against it."""
     members = {}
     for name, job in jobs.items():
         if job["proc"].poll() is None:
             job["stop_at"] = len(_read(job["spec"]["txt"]))
-            members[name] = procs.family(job["proc"].pid)
-            _signal([-job["proc"].pid] + sorted(members[name]), sig)
+            members[name] = procs.signal_family(job["proc"].pid, sig)
     deadline = time.monotonic() + grace_s
     for name, job in jobs.items():
         try:
             job["proc"].wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            _signal([-job["proc"].pid], signal.SIGKILL)
+            procs.signal_family(job["proc"].pid, signal.SIGKILL)
             job["proc"].wait()
-        while (left := [p for p in members.get(name, ()) if procs.alive(p)]) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        _signal(left, signal.SIGKILL)
+        for pid in procs.wait_gone(members.get(name, ()), max(0.0, deadline - time.monotonic())):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
 
 def job_progress(job, last_size):

@@ -11,6 +11,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 from unittest import mock
 
@@ -41,7 +42,8 @@ with open(os.environ["FAKE_CALLS"], "a") as fh:
     fh.write(json.dumps({"argv": sys.argv[1:], "pid": os.getpid(), "env": {k: v for k, v in os.environ.items()
                          if k.startswith(("NCCL_", "CUDA_", "OMPI_"))}}) + "\n")
 if mode == "interrupt":                 # kill <runner> (as Ctrl-C: KeyboardInterrupt) during this run
-    os.kill(os.getppid(), signal.SIGTERM)
+    if os.environ.get("OMPI_COMM_WORLD_RANK", "0") == "0":
+        os.kill(int(os.environ["FAKE_RUNNER_PID"]), signal.SIGTERM)
     time.sleep(30)
 net = "Socket" if mode == "fallback" else os.environ["NCCL_NET"]
 gdr = "/GDRDMA" if os.environ.get("NCCL_NET_GDR_LEVEL") == "SYS" else ""
@@ -198,7 +200,7 @@ class EndToEnd(unittest.TestCase):
         self.tmp.cleanup()
 
     def run_main(self, mode, *extra, fake_bin=False):
-        env = {"FAKE_MODE": mode, "FAKE_CALLS": self.calls}
+        env = {"FAKE_MODE": mode, "FAKE_CALLS": self.calls, "FAKE_RUNNER_PID": str(os.getpid())}
         if fake_bin:                   # mpirun, nvidia-cuda-mps-control and nvidia-smi stand-ins
             env["PATH"] = self.bin + os.pathsep + os.environ.get("PATH", "")
         out = io.StringIO()
@@ -323,6 +325,17 @@ class EndToEnd(unittest.TestCase):
         self.assertEqual(quit_["stdin"], "quit\n")
         self.assertFalse(os.path.exists(start["pipe"]))
         self.assertFalse(procs.alive(run["pid"]))              # the run's session was ended
+
+    def test_interrupt_ends_every_rank(self):
+        """Under mpirun each rank has a process group of its own (OpenMPI 4.1): all are ended."""
+        with self.assertRaises(KeyboardInterrupt):
+            self.run_main("interrupt", "--one-gpu", "--configs", "socket", "--ops", "sendrecv", fake_bin=True)
+        deadline = time.monotonic() + 10
+        while len(self.calls_made()) < 2 and time.monotonic() < deadline:   # rank 1 may still be starting
+            time.sleep(0.05)
+        ranks = self.calls_made()
+        self.assertEqual(len(ranks), 2)
+        self.assertTrue(all(not procs.alive(r["pid"]) for r in ranks))
 
     def test_wrong_and_exit_status_fail(self):
         rc, text = self.run_main("wrong", "--configs", "socket,tcpxr-host", "--ops", "all_reduce")

@@ -321,6 +321,7 @@ class EndToEnd(unittest.TestCase):
             self.assertEqual(c["env"]["CUDA_MPS_PIPE_DIRECTORY"], start["pipe"])
             self.assertEqual(c["env"]["CUDA_DEVICE_MAX_CONNECTIONS"], "1")
         self.assertFalse(os.path.exists(start["pipe"]))
+        self.assertTrue(all(not procs.alive(c["pid"]) for c in ranks))   # each in its own process group
         md = self.read("soak.md")
         self.assertIn("2 rank process(es) in every sample after warm-up", md)
         self.assertIn(f"MPS: on (CUDA_MPS_PIPE_DIRECTORY={start['pipe']}", md)
