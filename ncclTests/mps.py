@@ -9,9 +9,13 @@ temporary one: the daemon's UNIX sockets live there) and a log directory, given 
 every run as CUDA_MPS_PIPE_DIRECTORY and CUDA_MPS_LOG_DIRECTORY (`env`). Only processes with the
 same pipe directory talk to this daemon, so a system-wide MPS daemon is neither used nor
 touched. Leaving the `with` block, on success, exception or Ctrl-C (and SIGTERM, under
-procs.interrupt_on_sigterm()), sends
-`echo quit | nvidia-cuda-mps-control` with the same variables and waits (bounded) until the
-daemon and its server are gone; `problems` says if that failed. Daemon(False, ...) does nothing.
+procs.interrupt_on_sigterm()), sends `echo quit | nvidia-cuda-mps-control` with the same
+variables and waits (bounded) until the daemon and its server are gone; `problems` says if that
+failed. Daemon(False, ...) does nothing.
+
+Seen on an H100 host: the daemon writes nvidia-cuda-mps-control.pid and its `control` socket into
+the pipe directory, leads a session of its own, starts the MPS server as its child on the first
+client, and is gone about 2 s after quit.
 """
 
 import os
