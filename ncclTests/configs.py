@@ -35,6 +35,10 @@ _TCPXR = {"NCCL_NET": "tcpxr", "NCCL_NET_PLUGIN": PLUGIN, "NCCL_TCPXR_STATS": "1
 
 CONFIGS = {
     "socket": dict(_SOCKET),
+    # NCCL Socket's tunings: which is best depends on the machine (on one H200 with 16 cores 2x2 won
+    # at 512 MiB), so the runner compares tcpxr with the best of them at every size.
+    "socket-1x1": dict(_SOCKET, NCCL_NSOCKS_PERTHREAD="1", NCCL_SOCKET_NTHREADS="1"),
+    "socket-2x2": dict(_SOCKET, NCCL_NSOCKS_PERTHREAD="2", NCCL_SOCKET_NTHREADS="2"),
     "socket-4x4": dict(_SOCKET, NCCL_NSOCKS_PERTHREAD="4", NCCL_SOCKET_NTHREADS="4"),
     # The socket rows name their inner transport: with NCCL_TCPXR_TCPX_LIB in the caller's
     # environment (for the tcpx row), "auto" would take TCPX for them too.
@@ -48,13 +52,20 @@ CONFIGS = {
 
 DESCRIPTIONS = {
     "socket": "NCCL's own TCP transport, default tuning (NCCL_NET=Socket)",
-    "socket-4x4": "NCCL Socket, best tuning: 4 threads x 4 sockets",
+    "socket-1x1": "NCCL Socket, 1 helper thread x 1 socket (NCCL_SOCKET_NTHREADS=1 NCCL_NSOCKS_PERTHREAD=1)",
+    "socket-2x2": "NCCL Socket, 2 helper threads x 2 sockets each",
+    "socket-4x4": "NCCL Socket, 4 helper threads x 4 sockets each",
     "tcpxr-host": "tcpxr, socket inner transport, host buffers (GDR off)",
     "tcpxr-gpu": "tcpxr, socket inner transport, GPU buffers (NCCL_TCPXR_GPU_BUFFERS=1 NCCL_NET_GDR_LEVEL=SYS)",
     "tcpxr-tcpx": "tcpxr over Google's GPUDirect-TCPX library (NCCL_TCPXR_TCPX_LIB)",
 }
 
-DEFAULT_CONFIGS = ["socket", "socket-4x4", "tcpxr-host", "tcpxr-gpu"]
+# GPU buffers through NCCL's device unpack (NCCL_NET_DEVICE_UNPACK v7): NCCL's own kernel copies
+# received data out of the plugin's bounce buffers, so no GPU work of the plugin stands between
+# NCCL's kernel and its data (issue 13). The log must show NCCL using it.
+DEVICE_UNPACK = ("tcpxr-gpu", "tcpxr-tcpx")
+
+DEFAULT_CONFIGS = ["socket", "socket-1x1", "socket-2x2", "socket-4x4", "tcpxr-host", "tcpxr-gpu"]
 
 
 class ConfigUnavailable(Exception):
@@ -71,6 +82,16 @@ def expected_gdr(name):
     return {"SYS": True, "LOC": False}.get(CONFIGS[name].get("NCCL_NET_GDR_LEVEL"))
 
 
+def expected_device_unpack(name):
+    """True: NCCL must log that it uses the plugin's device unpack; None: not checked."""
+    return True if name in DEVICE_UNPACK else None
+
+
+def expectations(name):
+    """What the NCCL log of a run of `name` must show, as parse.check_transport's arguments."""
+    return {"expected": expected_net(name), "gdr": expected_gdr(name), "device_unpack": expected_device_unpack(name)}
+
+
 def uses_plugin(name):
     return CONFIGS[name].get("NCCL_NET_PLUGIN") == PLUGIN
 
@@ -84,6 +105,17 @@ def check_names(names):
     if unknown:
         raise ValueError(f"unknown config(s) {', '.join(unknown)}; known: {', '.join(CONFIGS)}")
     return names
+
+
+def parse_env(pairs):
+    """--env KEY=VALUE arguments -> {KEY: VALUE}."""
+    out = {}
+    for kv in pairs:
+        key, eq, value = kv.partition("=")
+        if not eq or not key:
+            raise ValueError(f"--env {kv!r}: use KEY=VALUE")
+        out[key] = value
+    return out
 
 
 def overrides(name, plugin_dir, log_path, *, single_host=True, base_env=None, extra=None):

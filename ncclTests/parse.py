@@ -10,6 +10,9 @@ INFO lines of NCCL 2.28 (src/plugin/net.cc, src/init.cc, src/transport/net.cc):
   NCCL INFO Assigned NET plugin tcpxr to comm
   NCCL INFO Using network tcpxr
   NCCL INFO Channel 00/0 : 0[0] -> 1[1] [send] via NET/tcpxr/0/GDRDMA
+  NCCL INFO Using NCCL_NET_DEVICE_UNPACK net plugin version 7   (src/plugin/net.cc,
+      ncclNetCheckDeviceVersion: the plugin reports NCCL_NET_DEVICE_UNPACK, and NCCL's own
+      kernel copies received data out of the plugin's bounce buffers)
 
 tcpxr_stats(log_text) / stats_summary(stats): the counters tcpxr logs for each
 connection when it closes with NCCL_TCPXR_STATS=1 (src/engine/mod.rs, Stats::report):
@@ -182,6 +185,10 @@ _VIA_NET = re.compile(r"via NET/([^/\s]+)/\d+(?:\(\d+\))?(/GDRDMA)?")
 _VIA_INTRA = re.compile(r"via (P2P|SHM)/\S*")
 _FAILED_ANY = re.compile(r"Failed to initialize any NET plugin")
 _FAILED_ONE = re.compile(r"Failed to initialize NET plugin (\S+)")
+_UNPACK = re.compile(r"Using NCCL_NET_DEVICE_UNPACK net plugin version (\d+)")
+_UNPACK_REFUSED = re.compile(r"NCCL_DEVICE_UNPACK plugin has incompatible version (\d+)")
+_TCPXR_UNPACK = re.compile(r"NCCL INFO NET/tcpxr.*device unpack", re.IGNORECASE)
+UNPACK_VERSION = 7  # NCCL_NET_DEVICE_UNPACK_VERSION, 0x7 from NCCL 2.19 on
 _INTERNAL = {"socket", "ib"}
 
 
@@ -192,14 +199,17 @@ def _counts(names):
     return ", ".join(f"{n} x{c}" for n, c in counts.items())
 
 
-def check_transport(log_text, expected, *, gdr=None, allow_intra=False):
+def check_transport(log_text, expected, *, gdr=None, allow_intra=False, device_unpack=None):
     """Decide from NCCL_DEBUG=INFO logs whether NCCL used network `expected`.
 
     Proof of use: a "Using network <name>" or "... via NET/<name>/<dev>" line.
     Every such line must name `expected` (case-insensitive); for an external
     plugin (anything but Socket/IB) "Loaded net plugin <name>" or "Assigned NET
     plugin <name>" is required as well.  gdr=True requires "/GDRDMA" on the
-    via-NET lines (GPU buffers), gdr=False forbids it.  Unless allow_intra, a
+    via-NET lines (GPU buffers), gdr=False forbids it.  device_unpack=True
+    requires "Using NCCL_NET_DEVICE_UNPACK net plugin version 7" (NCCL's kernel
+    unpacks received data; tcpxr's own "device unpack" INFO line is mentioned in
+    the evidence when present, never required).  Unless allow_intra, a
     "via P2P/..." or "via SHM/..." line (traffic not on the network) fails.
     Returns (ok, evidence): evidence is one line saying what was found.
     """
@@ -209,6 +219,8 @@ def check_transport(log_text, expected, *, gdr=None, allow_intra=False):
     using = _USING.findall(log_text)
     via = _VIA_NET.findall(log_text)
     intra = _VIA_INTRA.findall(log_text)
+    unpack = _UNPACK.findall(log_text)
+    refused = _UNPACK_REFUSED.findall(log_text)
 
     found = []
     if loaded:
@@ -222,6 +234,10 @@ def check_transport(log_text, expected, *, gdr=None, allow_intra=False):
         found.append(f"via {_counts('NET/' + n for n, _ in via)} ({n_gdr} with /GDRDMA)")
     if intra:
         found.append("via " + _counts(intra))
+    if unpack:
+        found.append("device unpack " + _counts(f"v{v}" for v in unpack))
+    if _TCPXR_UNPACK.search(log_text):
+        found.append("tcpxr mentions device unpack")
     evidence = "; ".join(found) or "no NET lines"
 
     problems = []
@@ -243,6 +259,12 @@ def check_transport(log_text, expected, *, gdr=None, allow_intra=False):
         problems.append("GPU buffers expected but no /GDRDMA on any 'via NET' line (NCCL used host buffers)")
     if gdr is False and any(g for _, g in via):
         problems.append("host buffers expected but 'via NET' lines show /GDRDMA")
+    if refused:
+        problems.append(f"NCCL refused the plugin's device unpack version {', '.join(sorted(set(refused)))}")
+    if device_unpack and str(UNPACK_VERSION) not in unpack:
+        problems.append(f"device unpack expected but no 'Using NCCL_NET_DEVICE_UNPACK net plugin version "
+                        f"{UNPACK_VERSION}' line (the plugin did not report NCCL_NET_DEVICE_UNPACK, so NCCL's "
+                        "kernel does not unpack received data)")
 
     if problems:
         return False, "; ".join(problems) + f" [{evidence}]"

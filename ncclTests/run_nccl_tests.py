@@ -6,6 +6,8 @@ For every (op, config) it runs <nccl-tests>/<op>_perf with identical flags
 OUT/<op>.<config>.txt and the NCCL INFO logs to OUT/logs/, checks the results
 (#wrong, exit status, missing rows) and which network NCCL really used, then
 writes OUT/summary.md, OUT/summary.csv, OUT/busbw.png (or .svg) and OUT/run.json.
+Beside each output, OUT/<op>.<config>.settings.txt records every setting of that run.
+With --mps a private CUDA MPS daemon runs for the whole invocation (mps.py).
 Any problem prints a FAILED line and makes the exit status 1.
 """
 
@@ -24,9 +26,12 @@ import sys
 import time
 
 import configs
+import mps
 import parse
+import procs
 import plotting
 import report
+import settings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EPILOG = """\
@@ -34,21 +39,60 @@ single host (2 GPUs, MPI=0 build, one process):
   %(prog)s --nccl-tests ~/nccl-tests/build --plugin-dir target/release
 single host, two processes (MPI=1 build):
   %(prog)s --nccl-tests ~/nccl-tests/build --plugin-dir target/release --mpirun
-one GPU, two processes sharing it (MPI=1 build; a correctness check, not a speed figure):
-  %(prog)s --nccl-tests ~/nccl-tests/build --plugin-dir target/release --one-gpu
+one GPU, two processes sharing it as two NCCL hosts (MPI=1 build; under MPS the ranks run
+concurrently and the figures are speeds; without --mps they take turns: correctness only):
+  %(prog)s --nccl-tests ~/nccl-tests/build --plugin-dir target/release --one-gpu --mps
+  %(prog)s --nccl-tests ~/nccl-tests/build --plugin-dir target/release --one-gpu --mps \\
+      --env CUDA_DEVICE_MAX_CONNECTIONS=1 --configs tcpxr-host,tcpxr-gpu
 several hosts (MPI=1 build, one rank per GPU; the plugin path must exist on every host):
   %(prog)s --nccl-tests ~/nccl-tests/build --plugin-dir /opt/tcpxr --hostfile hosts --np 16 \\
       --configs socket,tcpxr-gpu --env NCCL_SOCKET_IFNAME=eth1,eth2,eth3,eth4
 configs: """ + "; ".join(f"{n}: {d}" for n, d in configs.DESCRIPTIONS.items())
 
 
-def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=EPILOG,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_launch_args(p, *, several_hosts=True):
+    """The options that say how nccl-tests is launched (shared with soak.py)."""
     p.add_argument("--nccl-tests", required=True, metavar="DIR",
                    help="nccl-tests build directory (all_reduce_perf, sendrecv_perf, ...)")
     p.add_argument("--plugin-dir", required=True, metavar="DIR",
                    help=f"directory holding {configs.PLUGIN_FILE}")
+    p.add_argument("--mpirun", action="store_true",
+                   help="two processes via mpirun with -g 1 (needs an MPI=1 build) instead of one process with -g 2")
+    if several_hosts:
+        p.add_argument("--hostfile", help="several hosts: mpirun --hostfile FILE (implies --mpirun; needs --np)")
+        p.add_argument("--np", type=int, help="number of ranks = GPUs in all (with --hostfile)")
+    p.add_argument("--one-gpu", action="store_true",
+                   help="two processes via mpirun on GPU 0, each told it is its own host (NCCL_HOSTID), so NCCL "
+                        "accepts them and routes their traffic over the network (needs an MPI=1 build); "
+                        "with --mps they run concurrently, without it they take turns (correctness only)")
+    p.add_argument("--mps", action="store_true",
+                   help="run a private CUDA MPS daemon (nvidia-cuda-mps-control -d, own pipe and log directories) "
+                        "for all runs, so that processes sharing a GPU run concurrently; stopped at the end")
+    p.add_argument("--mpirun-args", default="", help="extra mpirun arguments, one shell-quoted string")
+    p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
+                   help="extra environment variable for every run (repeatable), e.g. CUDA_DEVICE_MAX_CONNECTIONS=1")
+
+
+def check_launch_args(p, a):
+    """Validate add_launch_args()'s options; sets a.extra_env, a.mpirun and a.nranks."""
+    a.hostfile, a.np = getattr(a, "hostfile", None), getattr(a, "np", None)
+    try:
+        a.extra_env = configs.parse_env(a.env)
+    except ValueError as e:
+        p.error(str(e))
+    if a.one_gpu and a.hostfile:
+        p.error("--one-gpu runs on one host: leave out --hostfile")
+    if a.hostfile or a.one_gpu:
+        a.mpirun = True
+    if a.hostfile and not a.np:
+        p.error("--hostfile needs --np (total number of ranks, one per GPU)")
+    a.nranks = a.np if a.hostfile else 2
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_launch_args(p)
     p.add_argument("--configs", default=",".join(configs.DEFAULT_CONFIGS),
                    help=f"comma-separated, from {','.join(configs.CONFIGS)} (default: %(default)s)")
     p.add_argument("--ops", default="all_reduce,sendrecv", help="nccl-tests ops, <op>_perf (default: %(default)s)")
@@ -57,16 +101,6 @@ def parse_args(argv=None):
     p.add_argument("--iters", type=int, default=20, help="timed iterations, -n (default: %(default)s)")
     p.add_argument("--warmup", type=int, default=5, help="warm-up iterations, -w (default: %(default)s)")
     p.add_argument("--out", help="output directory (default: ncclTests/out/nccl-tests-<date>)")
-    p.add_argument("--mpirun", action="store_true",
-                   help="two processes via mpirun with -g 1 (needs an MPI=1 build) instead of one process with -g 2")
-    p.add_argument("--hostfile", help="several hosts: mpirun --hostfile FILE (implies --mpirun; needs --np)")
-    p.add_argument("--one-gpu", action="store_true",
-                   help="two processes via mpirun on GPU 0, each told it is its own host (NCCL_HOSTID), so NCCL "
-                        "accepts them and routes their traffic over the network (needs an MPI=1 build)")
-    p.add_argument("--np", type=int, help="number of ranks = GPUs in all (with --hostfile)")
-    p.add_argument("--mpirun-args", default="", help="extra mpirun arguments, one shell-quoted string")
-    p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
-                   help="extra environment variable for every run (repeatable)")
     p.add_argument("--timeout", type=int, default=900, help="seconds per run before it is killed (default: %(default)s)")
     a = p.parse_args(argv)
     a.configs = [c for c in a.configs.split(",") if c]
@@ -75,17 +109,9 @@ def parse_args(argv=None):
         configs.check_names(a.configs)
         a.min_bytes, a.max_bytes = report.parse_size(a.min), report.parse_size(a.max)
         report.doubling(a.min_bytes, a.max_bytes)
-        a.extra_env = dict(kv.split("=", 1) for kv in a.env)
     except ValueError as e:
         p.error(str(e))
-    if a.one_gpu and a.hostfile:
-        p.error("--one-gpu runs on one host: leave out --hostfile")
-    if a.hostfile or a.one_gpu:
-        a.mpirun = True
-    if a.hostfile:
-        if not a.np:
-            p.error("--hostfile needs --np (total number of ranks, one per GPU)")
-    a.nranks = a.np if a.hostfile else 2
+    check_launch_args(p, a)
     return a
 
 
@@ -106,17 +132,81 @@ def rank_wrapper(a):
     return ["sh", "-c", ONE_GPU_HOSTID, "sh"] if a.one_gpu else []
 
 
-def command(a, binary, env_keys):
-    """The command line of one run; env_keys are forwarded with mpirun -x."""
+def command(a, binary, env_keys, flags=None, launcher=()):
+    """The command line of one run; env_keys are forwarded with mpirun -x. flags: nccl-tests
+    flags (default test_flags(a)); launcher: what runs the binary (e.g. stdbuf -oL)."""
+    flags = test_flags(a) if flags is None else flags
     if not a.mpirun:
-        return [binary] + test_flags(a) + ["-g", "2"]
+        return list(launcher) + [binary] + flags + ["-g", "2"]
     cmd = ["mpirun", "--allow-run-as-root", "--bind-to", "none", "-np", str(a.nranks)]
     if a.hostfile:
         cmd += ["--hostfile", a.hostfile]
     cmd += shlex.split(a.mpirun_args)
     for key in sorted(env_keys):
         cmd += ["-x", key]
-    return cmd + rank_wrapper(a) + [binary] + test_flags(a) + ["-g", "1"]
+    return cmd + rank_wrapper(a) + list(launcher) + [binary] + flags + ["-g", "1"]
+
+
+def mode_text(a):
+    """How the ranks are launched, in words."""
+    if a.hostfile:
+        return f"mpirun -np {a.nranks} --hostfile {a.hostfile}, -g 1"
+    if a.one_gpu:
+        return "mpirun -np 2 on GPU 0, one NCCL_HOSTID per rank, -g 1" + (", under MPS" if a.mps else "")
+    return ("mpirun -np 2, -g 1" if a.mpirun else "one process, -g 2") + (", under MPS" if a.mps else "")
+
+
+def one_gpu_note(a):
+    """What --one-gpu figures mean, or None without --one-gpu."""
+    if not a.one_gpu:
+        return None
+    if a.mps:
+        return ("--one-gpu under MPS: both ranks share GPU 0 and run concurrently through the MPS server, so the "
+                "figures are speeds (of two ranks sharing one GPU, not of two GPUs)")
+    return ("--one-gpu without MPS: both ranks share GPU 0 and take turns on it (time-slicing), so these figures "
+            "check correctness; they are not speeds")
+
+
+def run_facts(a, flags, daemon):
+    """The settings of a run that are not environment variables, for its settings file."""
+    facts = [("nccl-tests", f"{os.path.abspath(a.nccl_tests)}, flags {' '.join(flags)}"),
+             ("launch", mode_text(a)), ("MPS", daemon.describe()),
+             ("--env extras", settings.extras_text(a.extra_env))]
+    if a.one_gpu:
+        facts.append(("--one-gpu", f"{' '.join(f'{k}={v}' for k, v in ONE_GPU_ENV.items())} for every rank; "
+                                   f"each rank's NCCL_HOSTID is set by the rank wrapper of the command: "
+                                   f"{ONE_GPU_HOSTID}"))
+    return facts
+
+
+def prepare(a, op, config, out_dir, base_env, tool_env=None, flags=None, launcher=()):
+    """Everything one run of <op>_perf in `config` needs: {"binary", "cmd", "env" (complete),
+    "over" (what the run sets on top of base_env), "forwarded", "txt", "log_prefix"}.
+    tool_env: variables of the tool itself for every run (the MPS directories)."""
+    binary = os.path.join(a.nccl_tests, f"{op}_perf")
+    log_prefix = os.path.join(out_dir, "logs", f"{op}.{config}.nccl")
+    for old in glob.glob(log_prefix + ".*"):
+        os.remove(old)
+    over = configs.overrides(config, a.plugin_dir, log_prefix, single_host=not a.hostfile,
+                             base_env=base_env, extra=a.extra_env)
+    if a.one_gpu:
+        over.update(ONE_GPU_ENV)
+    over.update(tool_env or {})
+    env = dict(base_env, **over)
+    forwarded = set(over) | set(configs.inherited_nccl_vars([config], a.plugin_dir, base_env))
+    forwarded |= {"LD_LIBRARY_PATH"} & set(env)
+    cmd = command(a, binary, forwarded, flags, launcher)
+    return {"binary": binary, "cmd": cmd, "env": env, "over": over, "forwarded": sorted(forwarded),
+            "txt": os.path.join(out_dir, f"{op}.{config}.txt"), "log_prefix": log_prefix}
+
+
+def write_settings(a, spec, flags, daemon, machine_info, base_env, more_facts=()):
+    """<op>.<config>.settings.txt beside the run's output."""
+    path = spec["txt"][: -len(".txt")] + ".settings.txt"
+    return settings.write(path, output=os.path.basename(spec["txt"]), machine_info=machine_info,
+                          facts=run_facts(a, flags, daemon) + list(more_facts), command=spec["cmd"],
+                          overrides=spec["over"],
+                          base_env=base_env, forwarded=spec["forwarded"] if a.mpirun else None)
 
 
 def expected_sizes(a):
@@ -150,15 +240,22 @@ def problems_of(result, rc, sizes, nranks, log_text, n_logs, config, *, allow_in
     if result["ranks"] and len(ranks) != nranks:
         problems.append(f"nccl-tests ran {len(ranks)} rank(s), expected {nranks}"
                         " (with --mpirun the binary must be built with MPI=1)")
+    more, evidence = transport_problems(log_text, n_logs, config, allow_intra=allow_intra)
+    return problems + more, evidence
+
+
+def transport_problems(log_text, n_logs, config, *, allow_intra=False):
+    """([problem], evidence) of the NCCL logs of one run in `config`."""
     if not n_logs:
-        problems.append("no NCCL debug log written (NCCL_DEBUG_FILE)")
-        evidence = ""
-    else:
-        ok, evidence = parse.check_transport(log_text, configs.expected_net(config),
-                                             gdr=configs.expected_gdr(config), allow_intra=allow_intra)
-        if not ok:
-            problems.append("transport: " + evidence)
-    return problems, evidence
+        return ["no NCCL debug log written (NCCL_DEBUG_FILE)"], ""
+    ok, evidence = parse.check_transport(log_text, **configs.expectations(config), allow_intra=allow_intra)
+    return ([] if ok else ["transport: " + evidence]), evidence
+
+
+def read_logs(log_prefix):
+    """(paths, text) of the NCCL logs of one run."""
+    logs = sorted(glob.glob(log_prefix + ".*"))
+    return logs, "".join(_read(p) for p in logs)
 
 
 def _read(path):
@@ -173,42 +270,36 @@ def _children_cpu_seconds():
     return r.ru_utime + r.ru_stime
 
 
-def run_one(a, op, config, out_dir, base_env):
-    binary = os.path.join(a.nccl_tests, f"{op}_perf")
-    log_prefix = os.path.join(out_dir, "logs", f"{op}.{config}.nccl")
-    for old in glob.glob(log_prefix + ".*"):
-        os.remove(old)
-    over = configs.overrides(config, a.plugin_dir, log_prefix, single_host=not a.hostfile,
-                             base_env=base_env, extra=a.extra_env)
-    if a.one_gpu:
-        over.update(ONE_GPU_ENV)
-    env = dict(base_env, **over)
-    forwarded = set(over) | set(configs.inherited_nccl_vars([config], a.plugin_dir, base_env))
-    forwarded |= {"LD_LIBRARY_PATH"} & set(env)
-    cmd = command(a, binary, forwarded)
-    txt = os.path.join(out_dir, f"{op}.{config}.txt")
+def run_one(a, op, config, out_dir, base_env, daemon, machine_info):
+    spec = prepare(a, op, config, out_dir, base_env, daemon.env)
+    write_settings(a, spec, test_flags(a), daemon, machine_info, base_env)
     start = time.monotonic()
     cpu_before = _children_cpu_seconds()
-    with open(txt, "w") as fh:
-        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    proc = None
+    with open(spec["txt"], "w") as fh:
         try:
+            with procs.held_interrupts():     # an interrupt waits until proc is known to the finally
+                proc = subprocess.Popen(spec["cmd"], stdout=fh, stderr=subprocess.STDOUT, env=spec["env"],
+                                        start_new_session=True)
             rc = proc.wait(timeout=a.timeout)
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)  # the session this run started
-            proc.wait()
             rc = None
+        finally:
+            if proc is not None and proc.poll() is None:   # timed out, or Ctrl-C/SIGTERM reached this script:
+                ranks = procs.signal_family(proc.pid, signal.SIGKILL)  # end this run's processes (mpirun and
+                proc.wait()                                    # each rank: OpenMPI 4 gives each its own group)
+                procs.wait_gone(ranks, 10)                     # before MPS is told to quit
     seconds = time.monotonic() - start
     cpu_seconds = _children_cpu_seconds() - cpu_before
-    result = parse.parse_nccl_tests(_read(txt))
-    logs = sorted(glob.glob(log_prefix + ".*"))
-    log_text = "".join(_read(p) for p in logs)
+    result = parse.parse_nccl_tests(_read(spec["txt"]))
+    logs, log_text = read_logs(spec["log_prefix"])
     problems, evidence = problems_of(result, rc, expected_sizes(a), a.nranks, log_text, len(logs), config,
                                      allow_intra=bool(a.hostfile), timeout=a.timeout)
     warns = [ln.strip() for ln in log_text.splitlines() if "NCCL WARN" in ln][:5]
     stats = parse.stats_summary(parse.tcpxr_stats(log_text))
-    return {"op": op, "config": config, "command": cmd, "env": over, "output": txt, "logs": logs, "stats": stats,
-            "rc": rc, "seconds": round(seconds, 1), "cpu_cores": round(cpu_seconds / max(seconds, 1e-9), 2),
-            "problems": problems, "evidence": evidence,
+    return {"op": op, "config": config, "command": spec["cmd"], "env": spec["over"], "output": spec["txt"],
+            "logs": logs, "stats": stats, "rc": rc, "seconds": round(seconds, 1),
+            "cpu_cores": round(cpu_seconds / max(seconds, 1e-9), 2), "problems": problems, "evidence": evidence,
             "warnings": warns, "result": result, "nccl_version": parse.nccl_version(log_text)}
 
 
@@ -223,6 +314,8 @@ def preflight(a):
         errors.append(f"{configs.plugin_path(a.plugin_dir)} not found (cargo build --release)")
     if a.mpirun and not shutil.which("mpirun"):
         errors.append("mpirun not on PATH")
+    if a.mps and not shutil.which(mps.CONTROL):
+        errors.append(f"--mps: {mps.CONTROL} not found on PATH (it comes with the NVIDIA driver's utilities)")
     return errors
 
 
@@ -250,30 +343,40 @@ def main(argv=None):
     if inherited:
         print("note: from your environment, applied to every config: "
               + " ".join(f"{k}={v}" for k, v in inherited.items()))
-    mode = (f"mpirun -np {a.nranks} --hostfile {a.hostfile}, -g 1" if a.hostfile
-            else "mpirun -np 2 on GPU 0, one NCCL_HOSTID per rank, -g 1" if a.one_gpu
-            else "mpirun -np 2, -g 1" if a.mpirun else "one process, -g 2")
+    mode = mode_text(a)
     print(f"output: {out_dir}\nflags: {' '.join(test_flags(a))} ({mode})")
+    machine_info = settings.machine(base_env)
 
     runs, total = [], len(a.ops) * len(runnable)
-    for op in a.ops:
-        for c in runnable:
-            print(f"[{len(runs) + 1}/{total}] {op} {c}", flush=True)
-            run = run_one(a, op, c, out_dir, base_env)
-            runs.append(run)
-            status = "FAILED: " + "; ".join(run["problems"]) if run["problems"] else f"ok, {run['evidence']}"
-            print(f"    {status} ({run['seconds']} s, {run['cpu_cores']} CPU cores busy on average, "
-                  f"avg busbw {run['result']['avg_busbw']})")
-            if run["stats"]:
-                print(f"    tcpxr stats: {parse.stats_line(run['stats'])}")
-            for w in run["warnings"]:
-                print(f"    {w}")
+    daemon = mps.Daemon(a.mps, os.path.join(out_dir, "mps-log"), base_env=base_env)
+    try:
+        with procs.interrupt_on_sigterm(), daemon:
+            if a.mps:
+                print(f"MPS daemon started: {daemon.describe()}")
+            for op in a.ops:
+                for c in runnable:
+                    print(f"[{len(runs) + 1}/{total}] {op} {c}", flush=True)
+                    run = run_one(a, op, c, out_dir, base_env, daemon, machine_info)
+                    runs.append(run)
+                    status = "FAILED: " + "; ".join(run["problems"]) if run["problems"] else f"ok, {run['evidence']}"
+                    print(f"    {status} ({run['seconds']} s, {run['cpu_cores']} CPU cores busy on average, "
+                          f"avg busbw {run['result']['avg_busbw']})")
+                    if run["stats"]:
+                        print(f"    tcpxr stats: {parse.stats_line(run['stats'])}")
+                    for w in run["warnings"]:
+                        print(f"    {w}")
+    except mps.MpsError as e:
+        print(f"FAILED setup: {e}")
+        return 1
+    if a.mps:
+        print("MPS daemon stopped" if not daemon.problems else "MPS daemon: " + "; ".join(daemon.problems))
 
     results = {op: {} for op in a.ops}
     for r in runs:
         if not r["problems"]:
             results[r["op"]][r["config"]] = {row["size"]: row["out_of_place"] for row in r["result"]["rows"]}
     failures = [f"{r['op']} {r['config']}: {p}" for r in runs for p in r["problems"]]
+    failures += [f"MPS: {p}" for p in daemon.problems]
     versions = sorted({f"nccl-tests {r['result']['nccl_tests_version']}, NCCL library "
                        f"{parse.library_version(r['result']['nccl_library'])}"
                        for r in runs if r["result"]["nccl_library"]})
@@ -282,10 +385,12 @@ def main(argv=None):
     notes = versions + [
         f"nccl-tests flags: {' '.join(test_flags(a))} ({mode})",
         "env of every run: " + " ".join(f"{k}={v}" for k, v in forcing.items()),
+        f"--env extras (every run): {settings.extras_text(a.extra_env)}",
+        f"MPS: {daemon.describe()}",
+        "every setting of each run (environment, command, host, GPUs): <op>.<config>.settings.txt",
     ] + [f"{c}: {configs.DESCRIPTIONS[c]}" for c in runnable]
     if a.one_gpu:
-        notes.append("--one-gpu: both ranks share GPU 0 and take turns on it (time-slicing), so these figures "
-                     "check correctness; they are not speeds of two GPUs")
+        notes.append(one_gpu_note(a))
     if inherited:
         notes.append("inherited: " + " ".join(f"{k}={v}" for k, v in inherited.items()))
     notes.append("CPU cores busy, averaged over each whole run (the nccl-tests process: its own polling "
@@ -303,7 +408,8 @@ def main(argv=None):
     text = report.write_summary(out_dir, results, runnable, title, notes, failures)
     plot, note = plotting.plot_busbw(results, runnable, os.path.join(out_dir, "busbw.png"), title)
     with open(os.path.join(out_dir, "run.json"), "w") as fh:
-        json.dump({"argv": sys.argv, "out": out_dir, "runs": runs, "failures": failures}, fh, indent=1)
+        json.dump({"argv": sys.argv, "out": out_dir, "machine": machine_info, "mps": daemon.describe(),
+                   "extra_env": a.extra_env, "runs": runs, "failures": failures}, fh, indent=1)
 
     print("\n" + text)
     print(f"plot: {plot} ({note})" if plot else f"plot: none ({note})")

@@ -149,6 +149,35 @@ class Transport(unittest.TestCase):
         self.assertIn("host buffers", ev)
         self.assertFalse(parse.check_transport(self.tcpxr, "tcpxr", gdr=False)[0])
 
+    def test_device_unpack(self):
+        """GPU buffers through NCCL's device unpack: NCCL logs it at INIT when the plugin reports
+        NCCL_NET_DEVICE_UNPACK version 7 (synthetic sample, NCCL 2.28's wording)."""
+        unpack = fixture("nccl-debug.tcpxr-gpu-unpack.synthetic.txt")
+        ok, ev = parse.check_transport(unpack, "tcpxr", gdr=True, device_unpack=True)
+        self.assertTrue(ok, ev)
+        self.assertIn("device unpack v7 x2", ev)
+        self.assertIn("tcpxr mentions device unpack", ev)
+        # tcpxr's own wording is never required
+        quiet = unpack.replace("GPU buffers by device unpack (v7)", "GPU buffers")
+        ok, ev = parse.check_transport(quiet, "tcpxr", gdr=True, device_unpack=True)
+        self.assertTrue(ok, ev)
+        self.assertNotIn("mentions", ev)
+        # without NCCL's line (a plugin that unpacks with its own kernel): fails
+        ok, ev = parse.check_transport(self.tcpxr, "tcpxr", gdr=True, device_unpack=True)
+        self.assertFalse(ok)
+        self.assertIn("device unpack expected but no 'Using NCCL_NET_DEVICE_UNPACK net plugin version 7'", ev)
+        self.assertTrue(parse.check_transport(self.tcpxr, "tcpxr", gdr=True)[0])  # not asked: not checked
+        # another version, or NCCL refusing it
+        ok, ev = parse.check_transport(unpack.replace("plugin version 7", "plugin version 8"), "tcpxr",
+                                       gdr=True, device_unpack=True)
+        self.assertFalse(ok)
+        self.assertIn("device unpack v8", ev)
+        refused = unpack + "x [0] NCCL WARN NCCL_DEVICE_UNPACK plugin has incompatible version 8, this NCCL build " \
+                           "is compatible with 7, not using it\n"
+        ok, ev = parse.check_transport(refused, "tcpxr", gdr=True, device_unpack=True)
+        self.assertFalse(ok)
+        self.assertIn("refused the plugin's device unpack version 8", ev)
+
     def test_intra_node_bypass(self):
         p2p = self.socket + "x [0] NCCL INFO Channel 01/0 : 0[0] -> 1[1] via P2P/CUMEM/read\n"
         ok, ev = parse.check_transport(p2p, "Socket")
@@ -199,10 +228,6 @@ class TcpxrStats(unittest.TestCase):
         self.assertEqual(parse.stats_line({}), "")
 
 
-if __name__ == "__main__":
-    unittest.main()
-
-
 class RealRecordings(unittest.TestCase):
     """Outputs recorded on the 2x H200 host on 2026-11-22 (device run 4, docs/BENCHMARKS.md)."""
 
@@ -230,3 +255,14 @@ class RealRecordings(unittest.TestCase):
         self.assertIn("/GDRDMA", evidence)
         self.assertFalse(parse.check_transport(log, "Socket")[0])
         self.assertFalse(parse.check_transport(log, "tcpxr", gdr=False)[0])
+
+    def test_gpu_buffer_log_of_2026_11_22_predates_device_unpack(self):
+        """That run unpacked with tcpxr's own kernel: the device-unpack check must reject it."""
+        log = fixture("nccl-debug.tcpxr-gpu.2026-11-22.h200x2.txt")
+        ok, evidence = parse.check_transport(log, "tcpxr", gdr=True, device_unpack=True)
+        self.assertFalse(ok)
+        self.assertIn("NCCL_NET_DEVICE_UNPACK", evidence)
+
+
+if __name__ == "__main__":
+    unittest.main()

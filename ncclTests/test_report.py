@@ -35,21 +35,55 @@ class Sizes(unittest.TestCase):
 class Summary(unittest.TestCase):
     def test_comparison_and_files(self):
         configs = ["socket", "socket-4x4", "tcpxr-gpu"]
-        self.assertEqual(report.ratio_pairs(configs), [("tcpxr-gpu", "socket-4x4"), ("tcpxr-gpu", "socket")])
+        self.assertEqual(report.baselines(["socket-1x1", "tcpxr-host", "socket", "socket-2x2"]),
+                         ["socket-1x1", "socket", "socket-2x2"])
+        self.assertEqual(report.ratio_pairs(configs), [("tcpxr-gpu", "socket"), ("tcpxr-gpu", "socket-4x4")])
         table = report.comparison(results(), configs)
         last = table["all_reduce"][-1]
         self.assertAlmostEqual(last["ratios"]["tcpxr-gpu/socket-4x4"], 20 / 9.6, places=6)
         self.assertIsNone(table["sendrecv"][0]["ratios"]["tcpxr-gpu/socket-4x4"])  # no socket-4x4 sendrecv
         with tempfile.TemporaryDirectory() as d:
             text = report.write_summary(d, results(), configs, "t", ["note"], ["sendrecv x: boom"])
-            self.assertIn("| size | socket | socket-4x4 | tcpxr-gpu | tcpxr-gpu/socket-4x4 | tcpxr-gpu/socket |", text)
-            self.assertIn("8 B time (us): socket 22.90, socket-4x4 23.00, tcpxr-gpu 18.00", text)
+            self.assertIn("| size | socket | socket-4x4 | tcpxr-gpu | best Socket | tcpxr-gpu/best |", text)
+            self.assertIn("8 B time (us): socket 22.90, socket-4x4 23.00, tcpxr-gpu 18.00 (time ratios to the "
+                          "best Socket, socket, < 1 = tcpxr faster: tcpxr-gpu 0.79)", text)
             self.assertIn("- sendrecv x: boom", text)
             with open(os.path.join(d, "summary.csv")) as fh:
                 rows = list(csv.DictReader(fh))
             self.assertEqual(len(rows), 2 * 18)
             self.assertEqual(rows[0]["busbw_socket-4x4"] != "-", True)
             self.assertEqual(rows[-1]["busbw_socket-4x4"], "-")
+            self.assertEqual(rows[-1]["best_socket"], "socket")  # sendrecv has only socket
+            self.assertIn("tcpxr-gpu/socket-4x4", rows[0])      # the pair columns stay for scripts
+
+    def test_best_socket_per_size(self):
+        """Each size is compared with the Socket tuning that was fastest at that size, by time,
+        which also gives a ratio at small sizes where nccl-tests prints busbw 0.00."""
+        res = {"all_reduce": {
+            "socket": {8: {"busbw": 0.0, "time_us": 20.0}, 1 << 20: {"busbw": 3.0, "time_us": 350.0}},
+            "socket-2x2": {8: {"busbw": 0.0, "time_us": 25.0}, 1 << 20: {"busbw": 6.0, "time_us": 175.0}},
+            "socket-4x4": {8: {"busbw": 0.0, "time_us": 30.0}, 1 << 20: {"busbw": 5.0, "time_us": 210.0}},
+            "tcpxr-host": {8: {"busbw": 0.0, "time_us": 16.0}, 1 << 20: {"busbw": 12.0, "time_us": 87.5}},
+            "tcpxr-gpu": {8: {"busbw": 0.0, "time_us": 40.0}},
+        }}
+        names = ["socket", "socket-2x2", "socket-4x4", "tcpxr-host", "tcpxr-gpu"]
+        small, big = report.comparison(res, names)["all_reduce"]
+        self.assertEqual((small["best"], big["best"]), ("socket", "socket-2x2"))
+        self.assertEqual(small["vs_best"], {"tcpxr-host": 20 / 16, "tcpxr-gpu": 0.5})
+        self.assertEqual(big["vs_best"], {"tcpxr-host": 2.0, "tcpxr-gpu": None})
+        self.assertIsNone(small["ratios"]["tcpxr-host/socket"])  # busbw 0.00: no busbw ratio
+        with tempfile.TemporaryDirectory() as d:
+            text = report.write_summary(d, res, names, "t")
+            self.assertIn("| 8 B | 0.00 | 0.00 | 0.00 | 0.00 | 0.00 | socket | 1.25 | 0.50 |", text)
+            self.assertIn("| 1 MiB | 3.00 | 6.00 | 5.00 | 12.00 | - | socket-2x2 | 2.00 | - |", text)
+            with open(os.path.join(d, "summary.csv")) as fh:
+                rows = list(csv.DictReader(fh))
+        self.assertEqual([r["best_socket"] for r in rows], ["socket", "socket-2x2"])
+        self.assertEqual([r["tcpxr-host/best_socket"] for r in rows], ["1.2500", "2.0000"])
+        self.assertEqual(rows[1]["tcpxr-host/socket-4x4"], "2.4000")
+        self.assertEqual(report.best_baseline({"tcpxr-host": 1.0}, ["tcpxr-host"]), None)
+        text = report.markdown(res, ["tcpxr-host", "tcpxr-gpu"], "t")   # no Socket: no best column
+        self.assertNotIn("best", text)
 
     def test_svg_plot(self):
         with tempfile.TemporaryDirectory() as d:

@@ -6,14 +6,19 @@ import csv
 import io
 import json
 import os
+import socket
 import stat
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 from unittest import mock
 
 import configs
+import fakes
+import mps
+import procs
 import run_nccl_tests
 
 RECORDED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "recorded")
@@ -24,22 +29,30 @@ def read(path):
 
 
 FAKE = r'''#!/usr/bin/env python3
-import json, os, socket, sys
+import json, os, signal, socket, sys, time
 op = os.path.basename(sys.argv[0])[: -len("_perf")]
 mode = os.environ.get("FAKE_MODE", "ok")
 name = {"all_reduce": "all_reduce.socket.synthetic.txt", "sendrecv": "sendrecv.socket-4x4.synthetic.txt"}[op]
 bad = mode == "wrong" and op == "all_reduce" and os.environ["NCCL_NET"] == "tcpxr"
 if bad:
     name = "all_reduce.tcpxr-host.wrong.synthetic.txt"
-sys.stdout.write(open(os.path.join(RECORDED, name)).read())
+if os.environ.get("OMPI_COMM_WORLD_RANK", "0") == "0":   # nccl-tests prints from rank 0 only
+    sys.stdout.write(open(os.path.join(RECORDED, name)).read())
 with open(os.environ["FAKE_CALLS"], "a") as fh:
-    fh.write(json.dumps({"argv": sys.argv[1:], "env": {k: v for k, v in os.environ.items() if k.startswith("NCCL_")}}) + "\n")
+    fh.write(json.dumps({"argv": sys.argv[1:], "pid": os.getpid(), "env": {k: v for k, v in os.environ.items()
+                         if k.startswith(("NCCL_", "CUDA_", "OMPI_"))}}) + "\n")
+if mode == "interrupt":                 # kill <runner> (as Ctrl-C: KeyboardInterrupt) during this run
+    if os.environ.get("OMPI_COMM_WORLD_RANK", "0") == "0":
+        os.kill(int(os.environ["FAKE_RUNNER_PID"]), signal.SIGTERM)
+    time.sleep(30)
 net = "Socket" if mode == "fallback" else os.environ["NCCL_NET"]
 gdr = "/GDRDMA" if os.environ.get("NCCL_NET_GDR_LEVEL") == "SYS" else ""
 log = os.environ["NCCL_DEBUG_FILE"].replace("%h", socket.gethostname()).replace("%p", str(os.getpid()))
 with open(log, "w") as fh:
     if os.environ.get("NCCL_NET_PLUGIN", "").endswith("libnccl-net-tcpxr.so"):
         fh.write("h:1:1 [0] NCCL INFO NET/Plugin: Loaded net plugin tcpxr (v11)\n")
+        if gdr and mode != "no-unpack":
+            fh.write("h:1:1 [0] NCCL INFO Using NCCL_NET_DEVICE_UNPACK net plugin version 7\n")
         if os.environ.get("NCCL_TCPXR_STATS") == "1":
             fh.write("h:1:3 [0] NCCL INFO NET/tcpxr stats send: 10 messages (2 inline), 8.0 MB in 1.00 s; stripes "
                      "s0 4.0 MB in 8 chunks 40% busy, queued ahead avg 1.5 max 3, s1 4.0 MB in 8 chunks 20% busy, "
@@ -67,10 +80,20 @@ class Configs(unittest.TestCase):
         env = configs.overrides("socket-4x4", "/opt/p", "x", base_env={})
         self.assertEqual((env["NCCL_NET"], env["NCCL_NSOCKS_PERTHREAD"], env["NCCL_SOCKET_NTHREADS"]),
                          ("Socket", "4", "4"))
+        for name, n in (("socket-1x1", "1"), ("socket-2x2", "2")):
+            env = configs.overrides(name, "/opt/p", "x", base_env={})
+            self.assertEqual((env["NCCL_NET"], env["NCCL_NSOCKS_PERTHREAD"], env["NCCL_SOCKET_NTHREADS"]),
+                             ("Socket", n, n))
+        self.assertNotIn("NCCL_SOCKET_NTHREADS", configs.overrides("socket", "/opt/p", "x", base_env={}))
+        self.assertEqual(configs.DEFAULT_CONFIGS, ["socket", "socket-1x1", "socket-2x2", "socket-4x4",
+                                                   "tcpxr-host", "tcpxr-gpu"])
         self.assertNotIn("LD_LIBRARY_PATH", env)
         self.assertEqual(configs.expected_net("socket"), "Socket")
         self.assertIsNone(configs.expected_gdr("socket"))
         self.assertFalse(configs.expected_gdr("tcpxr-host"))
+        self.assertEqual([n for n in configs.CONFIGS if configs.expected_device_unpack(n)], ["tcpxr-gpu", "tcpxr-tcpx"])
+        self.assertEqual(configs.expectations("tcpxr-gpu"), {"expected": "tcpxr", "gdr": True, "device_unpack": True})
+        self.assertEqual(configs.expectations("socket-2x2"), {"expected": "Socket", "gdr": None, "device_unpack": None})
 
     def test_tcpx_needs_caller_variable(self):
         with self.assertRaisesRegex(configs.ConfigUnavailable, "NCCL_TCPXR_TCPX_LIB"):
@@ -144,7 +167,7 @@ class Command(unittest.TestCase):
     def test_bad_args(self):
         with contextlib.redirect_stderr(io.StringIO()):
             for bad in (["--hostfile", "h"], ["--configs", "nope"], ["--min", "1X"],
-                        ["--one-gpu", "--hostfile", "h", "--np", "2"]):
+                        ["--one-gpu", "--hostfile", "h", "--np", "2"], ["--env", "FOO"], ["--env", "=1"]):
                 with self.assertRaises(SystemExit):
                     run_nccl_tests.parse_args(["--nccl-tests", "b", "--plugin-dir", "p"] + bad)
 
@@ -163,12 +186,23 @@ class EndToEnd(unittest.TestCase):
                 fh.write(FAKE)
             os.chmod(path, os.stat(path).st_mode | stat.S_IEXEC)
         self.calls = os.path.join(t, "calls.jsonl")
+        self.bin = os.path.join(t, "bin")
+        os.makedirs(self.bin)
+        fakes.install(self.bin, "mpirun", fakes.MPIRUN)
+        fakes.install(self.bin, mps.CONTROL, fakes.MPS_CONTROL)
+        fakes.install(self.bin, "nvidia-smi", fakes.NVIDIA_SMI)
+
+    def calls_made(self, prog=None):
+        calls = [json.loads(line) for line in read(self.calls).splitlines()]
+        return [c for c in calls if c.get("prog") == prog]
 
     def tearDown(self):
         self.tmp.cleanup()
 
-    def run_main(self, mode, *extra):
-        env = {"FAKE_MODE": mode, "FAKE_CALLS": self.calls}
+    def run_main(self, mode, *extra, fake_bin=False):
+        env = {"FAKE_MODE": mode, "FAKE_CALLS": self.calls, "FAKE_RUNNER_PID": str(os.getpid())}
+        if fake_bin:                   # mpirun, nvidia-cuda-mps-control and nvidia-smi stand-ins
+            env["PATH"] = self.bin + os.pathsep + os.environ.get("PATH", "")
         out = io.StringIO()
         with mock.patch.dict(os.environ, env), contextlib.redirect_stdout(out):
             rc = run_nccl_tests.main(["--nccl-tests", self.build, "--plugin-dir", self.plugin,
@@ -182,8 +216,8 @@ class EndToEnd(unittest.TestCase):
         for name in ("summary.md", "summary.csv", "run.json", "all_reduce.socket.txt", "sendrecv.tcpxr-gpu.txt"):
             self.assertTrue(os.path.isfile(os.path.join(self.out, name)), name)
         self.assertTrue(any(os.path.isfile(os.path.join(self.out, f"busbw.{x}")) for x in ("png", "svg")))
-        calls = [json.loads(line) for line in read(self.calls).splitlines()]
-        self.assertEqual(len(calls), 8)
+        calls = self.calls_made()
+        self.assertEqual(len(calls), 12)  # 2 ops x 6 default configs
         self.assertEqual(len({tuple(c["argv"]) for c in calls}), 1)  # identical flags everywhere
         self.assertTrue(all(c["env"]["NCCL_NVLS_ENABLE"] == "0" for c in calls))
         with open(os.path.join(self.out, "summary.csv")) as fh:
@@ -192,8 +226,10 @@ class EndToEnd(unittest.TestCase):
         big = next(r for r in rows if r["op"] == "all_reduce" and r["size_bytes"] == str(1 << 30))
         self.assertEqual(big["busbw_socket"], "3.44")
         self.assertEqual(big["tcpxr-gpu/socket-4x4"], "1.0000")
+        self.assertEqual(big["best_socket"], "socket")  # all equal: the first in order
+        self.assertEqual(big["tcpxr-gpu/best_socket"], "1.0000")
         md = read(os.path.join(self.out, "summary.md"))
-        self.assertIn("| 1 GiB | 3.44 | 3.44 | 3.44 | 3.44 | 1.00 |", md)
+        self.assertIn("| 1 GiB | 3.44 | 3.44 | 3.44 | 3.44 | 3.44 | 3.44 | socket | 1.00 | 1.00 |", md)
         self.assertIn("8 B time (us): socket 22.90", md)
         self.assertIn("NCCL 2.28.3+cuda13.0", md)
         self.assertRegex(md, r"CPU cores busy, .*all_reduce socket [0-9.]+, ")
@@ -204,6 +240,102 @@ class EndToEnd(unittest.TestCase):
         self.assertIn(f"tcpxr stats: {line}", text)
         self.assertIn(f"all_reduce tcpxr-host: {line}", md)
         self.assertNotIn("all_reduce socket: send", md)
+
+    def test_settings_beside_every_output(self):
+        rc, text = self.run_main("ok", "--configs", "socket,tcpxr-host", "--ops", "sendrecv",
+                                 "--env", "CUDA_DEVICE_MAX_CONNECTIONS=1", "--env", "NCCL_MIN_NCHANNELS=4")
+        self.assertEqual(rc, 0, text)
+        got = read(os.path.join(self.out, "sendrecv.tcpxr-host.settings.txt"))
+        self.assertTrue(got.startswith("# settings of sendrecv.tcpxr-host.txt\ndate: "), got)
+        for line in ("MPS: off", "--env extras: CUDA_DEVICE_MAX_CONNECTIONS=1 NCCL_MIN_NCHANNELS=4",
+                     f"nccl-tests: {self.build}, flags -b 8 -e {1 << 30} -f 2 -n 20 -w 5 -c 1",
+                     "launch: one process, -g 2", f"command: {self.build}/sendrecv_perf -b 8 -e {1 << 30}",
+                     "  CUDA_DEVICE_MAX_CONNECTIONS=1", "  NCCL_MIN_NCHANNELS=4", "  NCCL_NET=tcpxr",
+                     "  NCCL_TCPXR_STATS=1", "  NCCL_P2P_DISABLE=1", f"  LD_LIBRARY_PATH={self.plugin}",
+                     f"host: {socket.gethostname()}", "gpus:"):
+            self.assertIn(line, got)
+        self.assertNotIn("forwarded by mpirun", got)          # no mpirun
+        socket_settings = read(os.path.join(self.out, "sendrecv.socket.settings.txt"))
+        self.assertIn("  NCCL_NET=Socket", socket_settings)
+        self.assertIn("  CUDA_DEVICE_MAX_CONNECTIONS=1", socket_settings)
+        # the raw output stays nccl-tests' own, parseable as before
+        self.assertFalse(read(os.path.join(self.out, "sendrecv.socket.txt")).startswith("# settings"))
+        md = read(os.path.join(self.out, "summary.md"))
+        self.assertIn("--env extras (every run): CUDA_DEVICE_MAX_CONNECTIONS=1 NCCL_MIN_NCHANNELS=4", md)
+        self.assertIn("MPS: off", md)
+        self.assertEqual(json.loads(read(os.path.join(self.out, "run.json")))["extra_env"],
+                         {"CUDA_DEVICE_MAX_CONNECTIONS": "1", "NCCL_MIN_NCHANNELS": "4"})
+        # every run really got the extras
+        self.assertTrue(all(c["env"]["CUDA_DEVICE_MAX_CONNECTIONS"] == "1" for c in self.calls_made()))
+
+    def test_one_gpu_under_mps(self):
+        """--one-gpu --mps through stand-ins of mpirun (which passes on only the -x variables),
+        nvidia-cuda-mps-control and nvidia-smi."""
+        rc, text = self.run_main("ok", "--one-gpu", "--mps", "--configs", "socket,tcpxr-gpu", "--ops", "all_reduce",
+                                 "--env", "CUDA_DEVICE_MAX_CONNECTIONS=1", fake_bin=True)
+        self.assertEqual(rc, 0, text)
+        start, quit_ = self.calls_made("mps")
+        self.assertEqual((start["argv"], quit_["stdin"]), (["-d"], "quit\n"))
+        pipe = start["pipe"]
+        self.assertEqual(start["log"], os.path.join(self.out, "mps-log"))
+        self.assertFalse(os.path.exists(pipe))                  # stopped and cleaned up
+        ranks = self.calls_made()
+        self.assertEqual(len(ranks), 4)                          # 2 configs x 2 ranks
+        self.assertEqual(sorted(c["env"]["NCCL_HOSTID"] for c in ranks), ["tcpxr-one-gpu-rank0"] * 2
+                         + ["tcpxr-one-gpu-rank1"] * 2)
+        for c in ranks:                                          # forwarded through mpirun -x
+            self.assertEqual((c["env"]["CUDA_MPS_PIPE_DIRECTORY"], c["env"]["CUDA_MPS_LOG_DIRECTORY"]),
+                             (pipe, os.path.join(self.out, "mps-log")))
+            self.assertEqual((c["env"]["CUDA_DEVICE_MAX_CONNECTIONS"], c["env"]["NCCL_TESTS_DEVICE"]), ("1", "0"))
+            self.assertEqual(c["argv"][-2:], ["-g", "1"])
+        got = read(os.path.join(self.out, "all_reduce.tcpxr-gpu.settings.txt"))
+        for line in (f"MPS: on (CUDA_MPS_PIPE_DIRECTORY={pipe}, CUDA_MPS_LOG_DIRECTORY={self.out}/mps-log)",
+                     "launch: mpirun -np 2 on GPU 0, one NCCL_HOSTID per rank, -g 1, under MPS",
+                     "--one-gpu: NCCL_TESTS_DEVICE=0 for every rank; each rank's NCCL_HOSTID is set by the rank "
+                     "wrapper", "command: mpirun --allow-run-as-root --bind-to none -np 2 -x CUDA_DEVICE_MAX_CONNECTIONS",
+                     "-x CUDA_MPS_PIPE_DIRECTORY", "forwarded by mpirun -x: CUDA_DEVICE_MAX_CONNECTIONS",
+                     "gpus:\n  GPU 0: NVIDIA H200 (UUID: GPU-", "  NCCL_TESTS_DEVICE=0", "  NCCL_NET_GDR_LEVEL=SYS"):
+            self.assertIn(line, got)
+        md = read(os.path.join(self.out, "summary.md"))
+        self.assertIn(f"MPS: on (CUDA_MPS_PIPE_DIRECTORY={pipe}", md)
+        self.assertIn("--one-gpu under MPS: both ranks share GPU 0 and run concurrently", md)
+        self.assertNotIn("correctness", md)
+        self.assertIn("MPS daemon stopped", text)
+        self.assertTrue(json.loads(read(os.path.join(self.out, "run.json")))["mps"].startswith("on ("))
+
+    def test_one_gpu_without_mps_says_correctness_only(self):
+        rc, text = self.run_main("ok", "--one-gpu", "--configs", "socket", "--ops", "sendrecv", fake_bin=True)
+        self.assertEqual(rc, 0, text)
+        md = read(os.path.join(self.out, "summary.md"))
+        self.assertIn("--one-gpu without MPS: both ranks share GPU 0 and take turns on it (time-slicing), so these "
+                      "figures check correctness", md)
+        self.assertIn("MPS: off", md)
+        self.assertEqual(self.calls_made("mps"), [])
+        self.assertTrue(all("CUDA_MPS_PIPE_DIRECTORY" not in c["env"] for c in self.calls_made()))
+
+    def test_mps_missing_fails_clearly(self):
+        rc, text = self.run_main("ok", "--mps", "--configs", "socket")
+        self.assertEqual(rc, 1)
+        self.assertIn("FAILED setup: --mps: nvidia-cuda-mps-control not found on PATH", text)
+
+    def test_interrupt_ends_the_run_and_mps(self):
+        with self.assertRaises(KeyboardInterrupt):
+            self.run_main("interrupt", "--mps", "--configs", "socket", "--ops", "sendrecv", fake_bin=True)
+        (start, quit_), (run,) = self.calls_made("mps"), self.calls_made()
+        self.assertEqual(quit_["stdin"], "quit\n")
+        self.assertFalse(os.path.exists(start["pipe"]))
+        self.assertFalse(procs.alive(run["pid"]))              # the run's session was ended
+
+    def test_interrupt_ends_every_rank(self):
+        """Under mpirun each rank has a process group of its own (OpenMPI 4.1): all are ended."""
+        with self.assertRaises(KeyboardInterrupt):
+            self.run_main("interrupt", "--one-gpu", "--configs", "socket", "--ops", "sendrecv", fake_bin=True)
+        deadline = time.monotonic() + 10
+        while len(self.calls_made()) < 2 and time.monotonic() < deadline:   # rank 1 may still be starting
+            time.sleep(0.05)
+        ranks = self.calls_made()
+        self.assertEqual(len(ranks), 2)
+        self.assertTrue(all(not procs.alive(r["pid"]) for r in ranks))
 
     def test_wrong_and_exit_status_fail(self):
         rc, text = self.run_main("wrong", "--configs", "socket,tcpxr-host", "--ops", "all_reduce")
@@ -218,6 +350,13 @@ class EndToEnd(unittest.TestCase):
         self.assertEqual(rc, 1)
         self.assertIn("FAILED sendrecv tcpxr-host: transport: used Socket instead of tcpxr", text)
         self.assertNotIn("FAILED sendrecv socket", text)
+
+    def test_device_unpack_required_for_gpu_buffers(self):
+        rc, text = self.run_main("no-unpack", "--configs", "tcpxr-host,tcpxr-gpu", "--ops", "all_reduce")
+        self.assertEqual(rc, 1)
+        self.assertIn("FAILED all_reduce tcpxr-gpu: transport: device unpack expected but no 'Using "
+                      "NCCL_NET_DEVICE_UNPACK net plugin version 7' line", text)
+        self.assertNotIn("FAILED all_reduce tcpxr-host", text)   # host buffers: not required
 
     def test_missing_rows_fail(self):
         rc, text = self.run_main("ok", "--configs", "socket", "--ops", "all_reduce", "--max", "2G")

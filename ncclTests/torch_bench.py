@@ -10,6 +10,8 @@ doubling to MAX in float32, checks every element exactly, and reports time,
 algbw and busbw with nccl-tests' formulas (all_reduce busbw = algbw*2(n-1)/n,
 sendrecv busbw = algbw).  The NCCL INFO logs must show the expected network.
 Any wrong element, crash, timeout or transport mismatch: FAILED, exit status 1.
+With --mps a private CUDA MPS daemon runs for all configs (mps.py), so that --one-gpu's ranks
+run concurrently.  OUT/raw/torch.<config>.settings.txt records every setting of each run.
 """
 
 import argparse
@@ -18,14 +20,18 @@ import datetime
 import glob
 import json
 import os
+import shutil
 import socket
 import sys
 import time
 
 import configs
+import mps
 import parse
+import procs
 import plotting
 import report
+import settings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORLD = 2                 # one process per GPU on this host
@@ -193,12 +199,41 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def run_config(a, config, out_dir, steps):
+def placement(a):
+    """Where the ranks run, and what that makes of the figures."""
+    if a.one_gpu and a.mps:
+        return (f"{WORLD} ranks on cuda:0 under MPS, one NCCL_HOSTID each: they run concurrently, so the figures "
+                "are speeds (of two ranks sharing one GPU, not of two GPUs)")
+    if a.one_gpu:
+        return (f"{WORLD} ranks on cuda:0 without MPS, one NCCL_HOSTID each: they take turns on the GPU, so the "
+                "figures check correctness and are not speeds")
+    return f"rank r on cuda:r (r = 0..{WORLD - 1})" + (", under MPS" if a.mps else "")
+
+
+def run_facts(a, steps, daemon, versions):
+    facts = [("versions", versions), ("ranks", placement(a)), ("MPS", daemon.describe()),
+             ("--env extras", settings.extras_text(a.extra_env)),
+             ("ops", ",".join(a.ops)), ("sizes (size: warm-up+timed iterations)",
+                                        ", ".join(f"{s}: {w}+{n}" for s, w, n in steps))]
+    if a.one_gpu:
+        facts.append(("--one-gpu", "both ranks on cuda:0; rank r sets NCCL_HOSTID="
+                                   f"{one_gpu_env('<r>')['NCCL_HOSTID']} before NCCL starts"))
+    return facts
+
+
+def run_config(a, config, out_dir, steps, daemon=None, machine_info=None, versions=""):
     import torch.multiprocessing as mp
+    daemon = daemon or mps.Daemon(False, "")
     log_prefix = os.path.join(out_dir, "logs", f"torch.{config}.nccl")
     for old in glob.glob(log_prefix + ".*"):
         os.remove(old)
     over = configs.overrides(config, a.plugin_dir, log_prefix, base_env=os.environ, extra=a.extra_env)
+    over.update(daemon.env)
+    settings.write(os.path.join(out_dir, "raw", f"torch.{config}.settings.txt"), output=f"raw/torch.{config}.json",
+                   machine_info=machine_info or settings.machine(), facts=run_facts(a, steps, daemon, versions),
+                   command=f"{WORLD} workers started by torch.multiprocessing (spawn), torch_bench._worker, "
+                           "rendezvous on tcp://127.0.0.1",
+                   overrides=over, base_env=os.environ)
     result_path = os.path.join(out_dir, "raw", f"torch.{config}.json")
     if os.path.exists(result_path):
         os.remove(result_path)
@@ -217,18 +252,20 @@ def run_config(a, config, out_dir, steps):
             else:
                 os.environ[k] = v
     deadline = start + a.timeout
-    while any(p.is_alive() for p in procs) and time.monotonic() < deadline:
-        if any(p.exitcode not in (None, 0) for p in procs):
-            break                            # one rank died: do not wait for the other to time out
-        time.sleep(0.2)
-    timed_out = time.monotonic() >= deadline and any(p.is_alive() for p in procs)
-    for p in procs:                          # only our own children
-        if p.is_alive():
-            p.terminate()
-            p.join(10)
+    try:
+        while any(p.is_alive() for p in procs) and time.monotonic() < deadline:
+            if any(p.exitcode not in (None, 0) for p in procs):
+                break                        # one rank died: do not wait for the other to time out
+            time.sleep(0.2)
+        timed_out = time.monotonic() >= deadline and any(p.is_alive() for p in procs)
+    finally:                                 # also on Ctrl-C or SIGTERM (with --mps)
+        for p in procs:                      # only our own children
             if p.is_alive():
-                p.kill()
-                p.join()
+                p.terminate()
+                p.join(10)
+                if p.is_alive():
+                    p.kill()
+                    p.join()
 
     problems = []
     if timed_out:
@@ -256,7 +293,7 @@ def run_config(a, config, out_dir, steps):
     if not logs:
         problems.append("no NCCL debug log written (NCCL_DEBUG_FILE)")
     else:
-        ok, evidence = parse.check_transport(log_text, configs.expected_net(config), gdr=configs.expected_gdr(config))
+        ok, evidence = parse.check_transport(log_text, **configs.expectations(config))
         if not ok:
             problems.append("transport: " + evidence)
     return {"config": config, "rows": rows, "problems": problems, "evidence": evidence, "env": over,
@@ -297,11 +334,15 @@ def parse_args(argv=None):
                         " so each size moves at most ~2 GiB (default: %(default)s)")
     p.add_argument("--warmup", type=int, default=5, help="warm-up iterations, the first one checked (default: %(default)s)")
     p.add_argument("--out", help="output directory (default: ncclTests/out/torch-<date>)")
-    p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="extra variable for every run")
+    p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
+                   help="extra variable for every run (repeatable), e.g. CUDA_DEVICE_MAX_CONNECTIONS=1")
     p.add_argument("--timeout", type=int, default=600, help="seconds per config before it is killed (default: %(default)s)")
     p.add_argument("--one-gpu", action="store_true",
-                   help="both ranks on cuda:0, each its own NCCL host (NCCL_HOSTID): a correctness check on a "
-                        "one-GPU machine; the ranks take turns on the GPU, so the figures are not speeds")
+                   help="both ranks on cuda:0, each its own NCCL host (NCCL_HOSTID); with --mps they run "
+                        "concurrently (speeds), without it they take turns on the GPU (correctness only)")
+    p.add_argument("--mps", action="store_true",
+                   help="run a private CUDA MPS daemon (nvidia-cuda-mps-control -d, own pipe and log directories) "
+                        "for all configs; stopped at the end")
     a = p.parse_args(argv)
     a.configs = [c for c in (a.config or a.configs or ",".join(configs.DEFAULT_CONFIGS)).split(",") if c]
     a.ops = [o for o in a.ops.split(",") if o]
@@ -313,7 +354,7 @@ def parse_args(argv=None):
         report.doubling(a.min_bytes, a.max_bytes)
         if a.iters < 1 or a.warmup < 1:
             raise ValueError("--iters and --warmup must be >= 1")
-        a.extra_env = dict(kv.split("=", 1) for kv in a.env)
+        a.extra_env = configs.parse_env(a.env)
     except ValueError as e:
         p.error(str(e))
     return a
@@ -330,6 +371,9 @@ def main(argv=None):
     if any(configs.uses_plugin(c) for c in a.configs) and not os.path.isfile(configs.plugin_path(a.plugin_dir)):
         print(f"FAILED setup: {configs.plugin_path(a.plugin_dir)} not found (cargo build --release)")
         return 1
+    if a.mps and not shutil.which(mps.CONTROL):
+        print(f"FAILED setup: --mps: {mps.CONTROL} not found on PATH (it comes with the NVIDIA driver's utilities)")
+        return 1
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     out_dir = os.path.abspath(a.out or os.path.join(HERE, "out", f"torch-{stamp}"))
     for sub in ("logs", "raw"):
@@ -339,24 +383,34 @@ def main(argv=None):
         nccl = ".".join(map(str, torch.cuda.nccl.version()))
     except Exception:  # version query is informational only
         nccl = "?"
-    where = (f"{WORLD} ranks on cuda:0, one NCCL_HOSTID each (correctness, not speed)" if a.one_gpu
-             else f"{WORLD} ranks on cuda:0..{WORLD - 1}")
-    print(f"output: {out_dir}\ntorch {torch.__version__}, NCCL {nccl}, {where}")
+    versions = f"torch {torch.__version__}, NCCL {nccl}"
+    print(f"output: {out_dir}\n{versions}, {placement(a)}")
+    machine_info = settings.machine()
 
     runs = []
-    for c in a.configs:
-        try:
-            print(f"[{c}] {configs.DESCRIPTIONS[c]}", flush=True)
-            run = run_config(a, c, out_dir, steps)
-        except configs.ConfigUnavailable as e:
-            print(f"SKIPPED {e}")
-            continue
-        runs.append(run)
-        print(table(run["rows"], a.ops))
-        status = "FAILED: " + "; ".join(run["problems"]) if run["problems"] else f"ok, {run['evidence']}"
-        print(f"    {status} ({run['seconds']} s)")
-        for w in run["warnings"]:
-            print(f"    {w}")
+    daemon = mps.Daemon(a.mps, os.path.join(out_dir, "mps-log"))
+    try:
+        with procs.interrupt_on_sigterm(), daemon:
+            if a.mps:
+                print(f"MPS daemon started: {daemon.describe()}")
+            for c in a.configs:
+                try:
+                    print(f"[{c}] {configs.DESCRIPTIONS[c]}", flush=True)
+                    run = run_config(a, c, out_dir, steps, daemon, machine_info, versions)
+                except configs.ConfigUnavailable as e:
+                    print(f"SKIPPED {e}")
+                    continue
+                runs.append(run)
+                print(table(run["rows"], a.ops))
+                status = "FAILED: " + "; ".join(run["problems"]) if run["problems"] else f"ok, {run['evidence']}"
+                print(f"    {status} ({run['seconds']} s)")
+                for w in run["warnings"]:
+                    print(f"    {w}")
+    except mps.MpsError as e:
+        print(f"FAILED setup: {e}")
+        return 1
+    if a.mps:
+        print("MPS daemon stopped" if not daemon.problems else "MPS daemon: " + "; ".join(daemon.problems))
 
     names = [r["config"] for r in runs]
     results = {op: {} for op in a.ops}
@@ -365,8 +419,10 @@ def main(argv=None):
             for row in r["rows"]:
                 results[row["op"]].setdefault(r["config"], {})[row["size"]] = row
     failures = [f"{r['config']}: {p}" for r in runs for p in r["problems"]]
+    failures += [f"MPS: {p}" for p in daemon.problems]
     with open(os.path.join(out_dir, "torch_results.json"), "w") as fh:
         json.dump({"argv": sys.argv, "torch": torch.__version__, "nccl": nccl, "world": WORLD,
+                   "machine": machine_info, "mps": daemon.describe(), "extra_env": a.extra_env,
                    "runs": runs, "failures": failures}, fh, indent=1)
     fields = ["config", "op", "size", "count", "dtype", "warmup", "iters", "time_us", "algbw", "busbw", "wrong"]
     with open(os.path.join(out_dir, "torch_results.csv"), "w", newline="") as fh:
@@ -377,12 +433,13 @@ def main(argv=None):
                 w.writerow(dict(row, config=r["config"]))
 
     forcing = dict(configs.COMMON_ENV, **configs.SINGLE_HOST_ENV)
-    notes = [f"torch {torch.__version__}, NCCL {nccl}, {WORLD} processes ("
-             + ("both on cuda:0, one NCCL_HOSTID each: they take turns on the GPU, so the figures check "
-                "correctness and are not speeds" if a.one_gpu else "rank r on cuda:r") + "), float32",
+    notes = [f"{versions}, {WORLD} processes, float32: {placement(a)}",
              "iterations per size: " + ", ".join(f"{report.human_size(s)}: {w}+{n}" for s, w, n in steps
                                                 if s in (steps[0][0], 64 << 20, steps[-1][0])) + " (warm-up+timed)",
-             "env of every run: " + " ".join(f"{k}={v}" for k, v in forcing.items())]
+             "env of every run: " + " ".join(f"{k}={v}" for k, v in forcing.items()),
+             f"--env extras (every run): {settings.extras_text(a.extra_env)}",
+             f"MPS: {daemon.describe()}",
+             "every setting of each run (environment, host, GPUs): raw/torch.<config>.settings.txt"]
     notes += [f"{c}: {configs.DESCRIPTIONS[c]}" for c in names]
     if failures:
         notes.append("failed configs are left out of the tables")
