@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 mod gpu;
 mod interference;
 mod latency;
+mod nccl;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -27,6 +28,7 @@ fn main() {
         Some("--worker") => worker(&args[1..]),
         Some("gpu") => gpu::run(&args[1..]),
         Some("latency") => latency::run(&args[1..]),
+        Some("nccl") => nccl::run(&args[1..]),
         Some("interference") => interference::run(&args[1..]),
         Some("-h") | Some("--help") => {
             println!("{}", HELP);
