@@ -4,7 +4,9 @@
 //! the connecting side must present as its hello, so only the intended peer becomes a stripe.
 pub mod acceptor;
 pub mod addr;
+mod frame;
 pub mod ifaces;
+mod mover;
 pub mod stripe;
 pub mod sys;
 

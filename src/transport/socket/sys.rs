@@ -3,7 +3,7 @@
 //! MSG_NOSIGNAL on Linux, so a dead peer is EPIPE, never SIGPIPE in the host process).
 use std::io;
 use std::net::{SocketAddr, TcpStream};
-use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::fd::{AsRawFd, FromRawFd, RawFd};
 
 fn cvt(ret: libc::c_int) -> io::Result<libc::c_int> {
     if ret < 0 {
@@ -180,4 +180,43 @@ pub fn send_all(stream: &TcpStream, buf: &[u8]) -> io::Result<()> {
     use std::io::Write;
     let mut s = stream;
     s.write_all(buf)
+}
+
+/// One `sendmsg` from the gathered `iov` without blocking and without SIGPIPE: the bytes the
+/// socket took, or `WouldBlock` when it took none.
+///
+/// # Safety
+/// Every entry of `iov` must describe memory readable for its whole length during the call.
+pub unsafe fn send_iov(fd: RawFd, iov: &[libc::iovec]) -> io::Result<usize> {
+    // SAFETY: msghdr is plain old data; zero is a valid bit pattern (no name, no control data).
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = iov.as_ptr() as *mut libc::iovec;
+    msg.msg_iovlen = iov.len() as _;
+    // SAFETY: msg names `iov`, which the caller guarantees readable; sendmsg only reads it.
+    let n = unsafe { libc::sendmsg(fd, &msg, libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT) };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
+/// One `recvmsg` into the scattered `iov` without blocking: the bytes read (0 when the peer has
+/// closed), or `WouldBlock` when none are there.
+///
+/// # Safety
+/// Every entry of `iov` must describe memory writable for its whole length during the call, and
+/// not borrowed by anyone else meanwhile.
+pub unsafe fn recv_iov(fd: RawFd, iov: &[libc::iovec]) -> io::Result<usize> {
+    // SAFETY: msghdr is plain old data; zero is a valid bit pattern (no name, no control data).
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = iov.as_ptr() as *mut libc::iovec;
+    msg.msg_iovlen = iov.len() as _;
+    // SAFETY: msg names `iov`, which the caller guarantees writable and unaliased.
+    let n = unsafe { libc::recvmsg(fd, &mut msg, libc::MSG_DONTWAIT) };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
 }
