@@ -4,11 +4,13 @@
 //! the connecting side must present as its hello, so only the intended peer becomes a stripe.
 pub mod acceptor;
 pub mod addr;
+mod epoll;
 mod frame;
 pub mod ifaces;
 mod mover;
 pub mod stripe;
 pub mod sys;
+mod workers;
 
 use crate::error::{Error, Result};
 use crate::transport::{DeviceInfo, InnerConnector, InnerHandle, InnerListener, InnerRecv, InnerSend, Transport};
