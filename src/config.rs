@@ -95,10 +95,11 @@ const HANDOFF_BYTES: Param = Param {
     name: "NCCL_TCPXR_HANDOFF_BYTES",
     default: "262144",
     accepted: "0-1073741824 (K/M/G suffixes allowed)",
-    doc: "A socket stripe whose backlog after the proxy thread's attempt (bytes the socket did not \
-          take, or the rest of a receive that has started to arrive) is at least this many bytes \
-          goes to an I/O thread; a smaller one the proxy thread finishes as the socket allows. 0: \
-          every backlog goes to an I/O thread.",
+    doc: "The most NCCL's proxy thread moves for one socket stripe per turn while the stripe has \
+          I/O threads to hand to, and the backlog from which it does: a stripe left with at \
+          least this many bytes to move (not yet taken by the socket, or the rest of a receive \
+          that has started to arrive) goes to an I/O thread; a smaller backlog the proxy thread \
+          finishes as the socket allows. 0: every backlog goes to an I/O thread.",
 };
 const SPEED_MBPS: Param = Param {
     name: "NCCL_TCPXR_SPEED_MBPS",

@@ -71,6 +71,8 @@ pub enum Outcome {
     Drained,
     /// The socket would block and frames are left.
     Blocked,
+    /// The budget is spent and frames are left; the socket may take or have more.
+    Budget,
 }
 
 pub struct Mover {
@@ -116,37 +118,47 @@ impl Mover {
         }
     }
 
-    /// Moves bytes until every frame has moved or the socket would block; `done(len)` is called
-    /// for each frame completed, oldest first. Errors: the socket's (peer gone: ncclRemoteError),
-    /// a header that is not the one posted, the peer closing while frames are posted.
-    pub fn pump(&mut self, wire: &mut impl Wire, mut done: impl FnMut(usize)) -> Result<Outcome> {
+    /// Moves bytes until every frame has moved, the socket would block, or `budget` bytes have
+    /// moved in this call (at least 1); `done(len)` is called for each frame completed, oldest
+    /// first. Errors: the socket's (peer gone: ncclRemoteError), a header that is not the one
+    /// posted, the peer closing while frames are posted.
+    pub fn pump(&mut self, wire: &mut impl Wire, budget: usize, mut done: impl FnMut(usize)) -> Result<Outcome> {
         const EMPTY: libc::iovec = libc::iovec {
             iov_base: std::ptr::null_mut(),
             iov_len: 0,
         };
+        let mut left = budget.max(1);
         loop {
             if self.frames.is_empty() {
                 return Ok(Outcome::Drained);
             }
+            if left == 0 {
+                return Ok(Outcome::Budget);
+            }
             let mut iov = [EMPTY; 2 * GATHER];
             let mut k = 0;
+            // The rest of the oldest frame and the whole of the next ones, `left` bytes at most.
+            let mut room = left;
+            let mut add = |iov: &mut [libc::iovec], base: *mut u8, len: usize| {
+                let len = len.min(room);
+                if len > 0 {
+                    iov[k] = libc::iovec {
+                        iov_base: base as *mut libc::c_void,
+                        iov_len: len,
+                    };
+                    k += 1;
+                    room -= len;
+                }
+            };
             for (i, f) in self.frames.iter_mut().take(GATHER).enumerate() {
                 let skip = if i == 0 { self.head_moved } else { 0 };
                 if skip < HEADER_BYTES {
                     let rest = &mut f.header[skip..];
-                    iov[k] = libc::iovec {
-                        iov_base: rest.as_mut_ptr() as *mut libc::c_void,
-                        iov_len: rest.len(),
-                    };
-                    k += 1;
+                    add(&mut iov, rest.as_mut_ptr(), rest.len());
                 }
                 let payload_skip = skip.saturating_sub(HEADER_BYTES);
                 if f.len > payload_skip {
-                    iov[k] = libc::iovec {
-                        iov_base: (f.ptr + payload_skip) as *mut libc::c_void,
-                        iov_len: f.len - payload_skip,
-                    };
-                    k += 1;
+                    add(&mut iov, (f.ptr + payload_skip) as *mut u8, f.len - payload_skip);
                 }
             }
             let result = match self.dir {
@@ -161,7 +173,10 @@ impl Mover {
                 Ok(0) if self.dir == Direction::Recv => return Err(self.closed_by_peer()),
                 // A send of a non-empty iovec that takes nothing: treat as full.
                 Ok(0) => return Ok(Outcome::Blocked),
-                Ok(n) => self.advance(n, &mut done)?,
+                Ok(n) => {
+                    left -= n.min(left);
+                    self.advance(n, &mut done)?;
+                }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(Outcome::Blocked),
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(e) => return Err(stripe_error(self.dir, e)),
@@ -320,15 +335,24 @@ mod tests {
             ..Default::default()
         };
         let mut done = vec![];
-        assert_eq!(tx.pump(&mut wire, |n| done.push(n)).unwrap(), Outcome::Blocked);
+        assert_eq!(
+            tx.pump(&mut wire, usize::MAX, |n| done.push(n)).unwrap(),
+            Outcome::Blocked
+        );
         assert_eq!(wire.sent.len(), 23, "5 + 17 + 1 bytes: into the first payload");
         assert!(done.is_empty());
         assert_eq!(tx.backlog(), total - 23);
         // The rest of the first frame (93) and the whole second one, a bare header (16).
         wire.limits = [109, 0].into();
-        assert_eq!(tx.pump(&mut wire, |n| done.push(n)).unwrap(), Outcome::Blocked);
+        assert_eq!(
+            tx.pump(&mut wire, usize::MAX, |n| done.push(n)).unwrap(),
+            Outcome::Blocked
+        );
         assert_eq!(done, vec![100, 0], "first frame done, then the empty one");
-        assert_eq!(tx.pump(&mut wire, |n| done.push(n)).unwrap(), Outcome::Drained);
+        assert_eq!(
+            tx.pump(&mut wire, usize::MAX, |n| done.push(n)).unwrap(),
+            Outcome::Drained
+        );
         assert_eq!(done, vec![100, 0, 5000]);
         assert_eq!(tx.backlog(), 0);
         assert_eq!(wire.sent, wire_image(&payloads));
@@ -351,7 +375,10 @@ mod tests {
         };
         assert_eq!(rx.backlog(), 0, "nothing has arrived: waiting, not backlog");
         let mut done = vec![];
-        assert_eq!(rx.pump(&mut wire, |n| done.push(n)).unwrap(), Outcome::Blocked);
+        assert_eq!(
+            rx.pump(&mut wire, usize::MAX, |n| done.push(n)).unwrap(),
+            Outcome::Blocked
+        );
         assert_eq!(done, vec![3000]);
         assert_eq!(
             rx.backlog(),
@@ -359,17 +386,20 @@ mod tests {
             "second frame: 1 of its 17 bytes arrived"
         );
         wire.limits = [1000, 0].into();
-        rx.pump(&mut wire, |n| done.push(n)).unwrap();
+        rx.pump(&mut wire, usize::MAX, |n| done.push(n)).unwrap();
         assert_eq!(done, vec![3000, 1]);
         assert!(rx.backlog() > 60_000);
-        assert_eq!(rx.pump(&mut wire, |n| done.push(n)).unwrap(), Outcome::Drained);
+        assert_eq!(
+            rx.pump(&mut wire, usize::MAX, |n| done.push(n)).unwrap(),
+            Outcome::Drained
+        );
         assert_eq!(done, vec![3000, 1, 70_000]);
         assert!(outs == payloads);
         // With more posted than has arrived, the pump stops at would-block and nothing is left
         // half-counted.
         let mut more = vec![0u8; 10];
         rx.push(frame(&mut more, 3));
-        assert_eq!(rx.pump(&mut wire, |_| panic!()).unwrap(), Outcome::Blocked);
+        assert_eq!(rx.pump(&mut wire, usize::MAX, |_| panic!()).unwrap(), Outcome::Blocked);
         assert_eq!(rx.backlog(), 0);
     }
 
@@ -397,9 +427,9 @@ mod tests {
             let (mut sent, mut got) = (0, 0);
             while got < n {
                 pipe.limits = (0..4).map(|_| next(3) * next(20_000)).collect();
-                tx.pump(&mut pipe, |_| sent += 1).unwrap();
+                tx.pump(&mut pipe, usize::MAX, |_| sent += 1).unwrap();
                 pipe.limits = (0..4).map(|_| next(3) * next(20_000)).collect();
-                rx.pump(&mut pipe, |_| got += 1).unwrap();
+                rx.pump(&mut pipe, usize::MAX, |_| got += 1).unwrap();
                 // Bytes sent flow to the receiving side of the pipe.
                 let fresh = std::mem::take(&mut pipe.sent);
                 pipe.incoming.extend_from_slice(&fresh);
@@ -407,6 +437,43 @@ mod tests {
             assert_eq!(sent, n);
             assert!(outs == payloads, "round {round}");
         }
+    }
+
+    #[test]
+    fn a_budget_caps_the_bytes_one_pump_moves_and_the_next_pump_goes_on() {
+        let mut payloads = vec![bytes(1000, 1), bytes(1000, 2)];
+        let mut tx = Mover::new(Direction::Send);
+        for (seq, p) in payloads.iter_mut().enumerate() {
+            tx.push(frame(p, seq as u64));
+        }
+        let mut wire = Scripted::default();
+        let mut done = vec![];
+        assert_eq!(tx.pump(&mut wire, 600, |n| done.push(n)).unwrap(), Outcome::Budget);
+        assert_eq!(wire.sent.len(), 600);
+        assert_eq!(tx.pump(&mut wire, 600, |n| done.push(n)).unwrap(), Outcome::Budget);
+        assert_eq!((wire.sent.len(), done.clone()), (1200, vec![1000]));
+        assert_eq!(
+            tx.pump(&mut wire, 0, |n| done.push(n)).unwrap(),
+            Outcome::Budget,
+            "0 moves 1"
+        );
+        assert_eq!(wire.sent.len(), 1201);
+        assert_eq!(tx.pump(&mut wire, 10_000, |n| done.push(n)).unwrap(), Outcome::Drained);
+        assert_eq!(wire.sent, wire_image(&payloads));
+        // A receive stops at the budget too, mid-frame.
+        let mut outs = vec![vec![0u8; 1000]; 2];
+        let mut rx = Mover::new(Direction::Recv);
+        for (seq, o) in outs.iter_mut().enumerate() {
+            rx.push(frame(o, seq as u64));
+        }
+        let mut wire = Scripted {
+            incoming: wire_image(&payloads),
+            ..Default::default()
+        };
+        assert_eq!(rx.pump(&mut wire, 500, |_| {}).unwrap(), Outcome::Budget);
+        assert_eq!(rx.backlog(), 2 * (HEADER_BYTES + 1000) - 500 - (HEADER_BYTES + 1000));
+        assert_eq!(rx.pump(&mut wire, usize::MAX, |_| {}).unwrap(), Outcome::Drained);
+        assert!(outs == payloads);
     }
 
     #[test]
@@ -421,7 +488,9 @@ mod tests {
             incoming: image,
             ..Default::default()
         };
-        let e = rx.pump(&mut wire, |_| panic!("nothing completes")).unwrap_err();
+        let e = rx
+            .pump(&mut wire, usize::MAX, |_| panic!("nothing completes"))
+            .unwrap_err();
         assert_eq!(e.code, ncclResult_t::ncclRemoteError);
         assert!(
             e.msg.contains("chunk 0 of 50 bytes arrived where chunk 0 of 100"),
@@ -444,7 +513,7 @@ mod tests {
                 incoming: image,
                 ..Default::default()
             };
-            let e = rx.pump(&mut wire, |_| panic!()).unwrap_err();
+            let e = rx.pump(&mut wire, usize::MAX, |_| panic!()).unwrap_err();
             assert!(e.msg.contains(what), "{}", e.msg);
         }
     }
@@ -464,7 +533,7 @@ mod tests {
                 eof: true,
                 ..Default::default()
             };
-            let e = rx.pump(&mut wire, |_| panic!()).unwrap_err();
+            let e = rx.pump(&mut wire, usize::MAX, |_| panic!()).unwrap_err();
             assert_eq!(e.code, ncclResult_t::ncclRemoteError);
             assert!(e.msg.contains(what), "{}", e.msg);
         }
@@ -484,9 +553,13 @@ mod tests {
         let mut data = bytes(10, 0);
         let mut tx = Mover::new(Direction::Send);
         tx.push(frame(&mut data, 0));
-        let e = tx.pump(&mut Failing(ErrorKind::BrokenPipe), |_| {}).unwrap_err();
+        let e = tx
+            .pump(&mut Failing(ErrorKind::BrokenPipe), usize::MAX, |_| {})
+            .unwrap_err();
         assert_eq!(e.code, ncclResult_t::ncclRemoteError);
-        let e = tx.pump(&mut Failing(ErrorKind::PermissionDenied), |_| {}).unwrap_err();
+        let e = tx
+            .pump(&mut Failing(ErrorKind::PermissionDenied), usize::MAX, |_| {})
+            .unwrap_err();
         assert_eq!(e.code, ncclResult_t::ncclSystemError);
     }
 }

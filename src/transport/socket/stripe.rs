@@ -7,11 +7,14 @@
 //! readiness poll says the socket is readable. No hand-off, no wake-up, for the chunk the socket
 //! moves at once.
 //!
-//! **Hand-off.** When the proxy's attempt leaves a backlog of at least `handoff_bytes` (bytes the
-//! socket did not take, or the rest of a receive that has started to arrive), the stripe goes to
-//! the pool: its socket is armed in the workers' epoll set and the next readiness wakes one worker,
-//! which moves bytes until the backlog is gone, re-arming while it waits. It gives the stripe back
-//! when everything posted has moved, or (receive) when the socket is empty at a chunk boundary.
+//! **Hand-off.** With a pool to hand to, the proxy moves at most `handoff_bytes` of a stripe per
+//! turn (one large chunk must not hold up the other connections NCCL's thread serves, and bulk
+//! traffic needs several threads copying). A stripe left with a backlog of at least that much
+//! (bytes not yet sent, or the rest of a receive that has started to arrive) goes to the pool: its
+//! socket is armed in the workers' epoll set and the next readiness wakes one worker, which moves
+//! bytes until the backlog is gone, re-arming while it waits. It gives the stripe back when
+//! everything posted has moved, or (receive) when the socket is empty at a chunk boundary. A
+//! smaller backlog the proxy finishes as the socket allows.
 //!
 //! **Ownership.** Whoever holds `mover` drives; `with_worker` says who may take it. It changes
 //! only under both `mover` and `queue`: the proxy sets it (while driving) to hand off, the worker
@@ -50,12 +53,16 @@ struct Queue {
     with_worker: bool,
 }
 
+/// Bytes a worker moves for one stripe before it lets the other ready stripes go first.
+const WORKER_TURN_BYTES: usize = 4 << 20;
+
 /// The part of a stripe the proxy thread and the pool's workers share.
 struct Core {
     stream: TcpStream,
     /// The readiness the stripe waits for (EPOLLIN or EPOLLOUT and friends).
     events: u32,
-    /// Backlog from which the proxy hands the stripe to a worker.
+    /// The most the proxy thread moves for the stripe in one turn, and the backlog from which it
+    /// hands the stripe to a worker.
     handoff_bytes: usize,
     queue: Mutex<Queue>,
     /// The frames being moved; held by the thread driving the stripe while it drives.
@@ -109,8 +116,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Core {
-    /// Moves what the socket takes or has; the caller holds `mover`.
-    fn pump(&self, mover: &mut Mover) -> Result<Outcome> {
+    /// Moves what the socket takes or has, `budget` bytes at most; the caller holds `mover`.
+    fn pump(&self, mover: &mut Mover, budget: usize) -> Result<Outcome> {
         for f in lock(&self.queue).frames.drain(..) {
             mover.push(f);
         }
@@ -118,7 +125,7 @@ impl Core {
             fd: self.stream.as_raw_fd(),
             io_nanos: &self.io_nanos,
         };
-        mover.pump(&mut wire, |len| {
+        mover.pump(&mut wire, budget, |len| {
             self.done_bytes.fetch_add(len as u64, Ordering::Relaxed);
             // Release: a receive's bytes are in place before the proxy sees the chunk done.
             self.finished.fetch_add(1, Ordering::Release);
@@ -158,13 +165,22 @@ impl Work for Core {
             if self.closing.load(Ordering::Acquire) || !self.with_worker.load(Ordering::Acquire) {
                 return;
             }
-            match self.pump(&mut mover) {
+            match self.pump(&mut mover, WORKER_TURN_BYTES) {
                 Err(e) => {
                     self.fail(e);
                     self.give_back();
                     return;
                 }
+                // Blocked with a backlog: wait for the socket. Turn over: let the other ready
+                // stripes have this thread first (re-arming a ready socket queues it at once).
                 Ok(Outcome::Blocked) if mover.backlog() > 0 => {
+                    if let Err(e) = lease.rearm(self.stream.as_raw_fd(), self.events) {
+                        self.fail(e);
+                        self.give_back();
+                    }
+                    return;
+                }
+                Ok(Outcome::Budget) => {
                     if let Err(e) = lease.rearm(self.stream.as_raw_fd(), self.events) {
                         self.fail(e);
                         self.give_back();
@@ -321,8 +337,12 @@ impl Stripe {
         }
         // Cleared before the syscalls: an edge reported after them sets it again.
         core.maybe_ready.store(false, Ordering::Release);
-        match core.pump(&mut mover) {
-            Ok(Outcome::Drained) => core.maybe_ready.store(true, Ordering::Release),
+        // With workers to hand the rest to, the proxy moves at most `handoff_bytes` per turn, so
+        // that one large chunk does not hold up every other connection NCCL's thread serves.
+        let with_pool = self.pool.threads() > 0;
+        let budget = if with_pool { core.handoff_bytes } else { usize::MAX };
+        match core.pump(&mut mover, budget) {
+            Ok(Outcome::Drained | Outcome::Budget) => core.maybe_ready.store(true, Ordering::Release),
             Ok(Outcome::Blocked) => {}
             Err(e) => {
                 core.fail(e);
@@ -330,7 +350,7 @@ impl Stripe {
             }
         }
         let backlog = mover.backlog();
-        if backlog >= core.handoff_bytes && self.pool.threads() > 0 {
+        if backlog >= core.handoff_bytes && with_pool {
             core.set_with_worker(&mut lock(&core.queue), true);
             drop(mover);
             if let Some(reg) = &self.reg {
