@@ -81,7 +81,7 @@ pub struct Mover {
     frames: VecDeque<Frame>,
     /// Bytes of the oldest frame (header included) moved so far.
     head_moved: usize,
-    /// Bytes of all held frames not moved yet.
+    /// Payload bytes of all held frames not moved yet.
     unmoved: usize,
 }
 
@@ -96,7 +96,7 @@ impl Mover {
     }
 
     pub fn push(&mut self, f: Frame) {
-        self.unmoved += f.total();
+        self.unmoved += f.len;
         self.frames.push_back(f);
     }
 
@@ -107,21 +107,22 @@ impl Mover {
         self.unmoved = 0;
     }
 
-    /// Bytes that are under way and not moved: for a send, everything the socket has not taken
+    /// Payload bytes under way and not moved: for a send, everything the socket has not taken
     /// yet; for a receive, the rest of a frame that has started to arrive (a receive whose first
-    /// byte has not arrived is a wait, not a backlog).
+    /// byte has not arrived is a wait, not a backlog). Headers are not counted, so the figure
+    /// compares with chunk sizes.
     pub fn backlog(&self) -> usize {
         match self.dir {
             Direction::Send => self.unmoved,
-            Direction::Recv if self.head_moved > 0 => self.frames[0].total() - self.head_moved,
+            Direction::Recv if self.head_moved > 0 => self.frames[0].len - self.head_moved.saturating_sub(HEADER_BYTES),
             Direction::Recv => 0,
         }
     }
 
-    /// Moves bytes until every frame has moved, the socket would block, or `budget` bytes have
-    /// moved in this call (at least 1); `done(len)` is called for each frame completed, oldest
-    /// first. Errors: the socket's (peer gone: ncclRemoteError), a header that is not the one
-    /// posted, the peer closing while frames are posted.
+    /// Moves bytes until every frame has moved, the socket would block, or `budget` payload bytes
+    /// (at least 1; headers are free) have moved in this call; `done(len)` is called for each
+    /// frame completed, oldest first. Errors: the socket's (peer gone: ncclRemoteError), a header
+    /// that is not the one posted, the peer closing while frames are posted.
     pub fn pump(&mut self, wire: &mut impl Wire, budget: usize, mut done: impl FnMut(usize)) -> Result<Outcome> {
         const EMPTY: libc::iovec = libc::iovec {
             iov_base: std::ptr::null_mut(),
@@ -137,28 +138,30 @@ impl Mover {
             }
             let mut iov = [EMPTY; 2 * GATHER];
             let mut k = 0;
-            // The rest of the oldest frame and the whole of the next ones, `left` bytes at most.
+            // The rest of the oldest frame and the whole of the next ones, `left` payload bytes
+            // at most; a frame none of whose payload fits is left for later.
             let mut room = left;
-            let mut add = |iov: &mut [libc::iovec], base: *mut u8, len: usize| {
-                let len = len.min(room);
-                if len > 0 {
-                    iov[k] = libc::iovec {
-                        iov_base: base as *mut libc::c_void,
-                        iov_len: len,
-                    };
-                    k += 1;
-                    room -= len;
-                }
+            let mut add = |base: *mut u8, len: usize| {
+                iov[k] = libc::iovec {
+                    iov_base: base as *mut libc::c_void,
+                    iov_len: len,
+                };
+                k += 1;
             };
             for (i, f) in self.frames.iter_mut().take(GATHER).enumerate() {
                 let skip = if i == 0 { self.head_moved } else { 0 };
+                let payload_skip = skip.saturating_sub(HEADER_BYTES);
+                let payload = (f.len - payload_skip).min(room);
+                if i > 0 && payload == 0 && f.len > 0 {
+                    break;
+                }
                 if skip < HEADER_BYTES {
                     let rest = &mut f.header[skip..];
-                    add(&mut iov, rest.as_mut_ptr(), rest.len());
+                    add(rest.as_mut_ptr(), rest.len());
                 }
-                let payload_skip = skip.saturating_sub(HEADER_BYTES);
-                if f.len > payload_skip {
-                    add(&mut iov, (f.ptr + payload_skip) as *mut u8, f.len - payload_skip);
+                if payload > 0 {
+                    add((f.ptr + payload_skip) as *mut u8, payload);
+                    room -= payload;
                 }
             }
             let result = match self.dir {
@@ -174,8 +177,8 @@ impl Mover {
                 // A send of a non-empty iovec that takes nothing: treat as full.
                 Ok(0) => return Ok(Outcome::Blocked),
                 Ok(n) => {
-                    left -= n.min(left);
-                    self.advance(n, &mut done)?;
+                    let payload = self.advance(n, &mut done)?;
+                    left -= payload.min(left);
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(Outcome::Blocked),
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
@@ -185,15 +188,16 @@ impl Mover {
     }
 
     /// Accounts for `n` bytes moved from the head on: checks headers as they complete and retires
-    /// whole frames.
-    fn advance(&mut self, mut n: usize, done: &mut impl FnMut(usize)) -> Result<()> {
-        self.unmoved -= n;
+    /// whole frames. Returns how many of the bytes were payload.
+    fn advance(&mut self, mut n: usize, done: &mut impl FnMut(usize)) -> Result<usize> {
+        let mut payload = 0;
         while n > 0 {
             let f = &self.frames[0];
             let before = self.head_moved;
             let take = n.min(f.total() - before);
             self.head_moved += take;
             n -= take;
+            payload += self.head_moved.saturating_sub(HEADER_BYTES) - before.saturating_sub(HEADER_BYTES);
             if self.dir == Direction::Recv && before < HEADER_BYTES && self.head_moved >= HEADER_BYTES {
                 frame::check(&f.header, f.seq, f.len)?;
             }
@@ -203,7 +207,8 @@ impl Mover {
                 self.head_moved = 0;
             }
         }
-        Ok(())
+        self.unmoved -= payload;
+        Ok(payload)
     }
 
     fn closed_by_peer(&self) -> Error {
@@ -328,8 +333,7 @@ mod tests {
         for (seq, p) in payloads.iter_mut().enumerate() {
             tx.push(frame(p, seq as u64));
         }
-        let total = 3 * HEADER_BYTES + 5100;
-        assert_eq!(tx.backlog(), total);
+        assert_eq!(tx.backlog(), 5100, "payload bytes");
         let mut wire = Scripted {
             limits: [5, 17, 1, 0].into(),
             ..Default::default()
@@ -341,7 +345,7 @@ mod tests {
         );
         assert_eq!(wire.sent.len(), 23, "5 + 17 + 1 bytes: into the first payload");
         assert!(done.is_empty());
-        assert_eq!(tx.backlog(), total - 23);
+        assert_eq!(tx.backlog(), 5100 - 7, "the header and 7 payload bytes went");
         // The rest of the first frame (93) and the whole second one, a bare header (16).
         wire.limits = [109, 0].into();
         assert_eq!(
@@ -382,8 +386,8 @@ mod tests {
         assert_eq!(done, vec![3000]);
         assert_eq!(
             rx.backlog(),
-            HEADER_BYTES + 1 - 1,
-            "second frame: 1 of its 17 bytes arrived"
+            1,
+            "second frame: 1 header byte arrived, its 1 payload byte to come"
         );
         wire.limits = [1000, 0].into();
         rx.pump(&mut wire, usize::MAX, |n| done.push(n)).unwrap();
@@ -440,7 +444,7 @@ mod tests {
     }
 
     #[test]
-    fn a_budget_caps_the_bytes_one_pump_moves_and_the_next_pump_goes_on() {
+    fn a_budget_caps_the_payload_one_pump_moves_and_the_next_pump_goes_on() {
         let mut payloads = vec![bytes(1000, 1), bytes(1000, 2)];
         let mut tx = Mover::new(Direction::Send);
         for (seq, p) in payloads.iter_mut().enumerate() {
@@ -449,17 +453,27 @@ mod tests {
         let mut wire = Scripted::default();
         let mut done = vec![];
         assert_eq!(tx.pump(&mut wire, 600, |n| done.push(n)).unwrap(), Outcome::Budget);
-        assert_eq!(wire.sent.len(), 600);
+        assert_eq!(wire.sent.len(), HEADER_BYTES + 600, "headers are free");
+        assert_eq!(tx.backlog(), 1400);
         assert_eq!(tx.pump(&mut wire, 600, |n| done.push(n)).unwrap(), Outcome::Budget);
-        assert_eq!((wire.sent.len(), done.clone()), (1200, vec![1000]));
+        assert_eq!(wire.sent.len(), 2 * HEADER_BYTES + 1200);
+        assert_eq!(done, vec![1000]);
         assert_eq!(
             tx.pump(&mut wire, 0, |n| done.push(n)).unwrap(),
             Outcome::Budget,
             "0 moves 1"
         );
-        assert_eq!(wire.sent.len(), 1201);
-        assert_eq!(tx.pump(&mut wire, 10_000, |n| done.push(n)).unwrap(), Outcome::Drained);
+        assert_eq!(wire.sent.len(), 2 * HEADER_BYTES + 1201);
+        assert_eq!(
+            tx.pump(&mut wire, 799, |n| done.push(n)).unwrap(),
+            Outcome::Drained,
+            "exactly"
+        );
         assert_eq!(wire.sent, wire_image(&payloads));
+        // A frame of exactly the budget goes in one pump, header and all.
+        let mut one = bytes(4096, 3);
+        tx.push(frame(&mut one, 2));
+        assert_eq!(tx.pump(&mut wire, 4096, |n| done.push(n)).unwrap(), Outcome::Drained);
         // A receive stops at the budget too, mid-frame.
         let mut outs = vec![vec![0u8; 1000]; 2];
         let mut rx = Mover::new(Direction::Recv);
@@ -471,7 +485,7 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(rx.pump(&mut wire, 500, |_| {}).unwrap(), Outcome::Budget);
-        assert_eq!(rx.backlog(), 2 * (HEADER_BYTES + 1000) - 500 - (HEADER_BYTES + 1000));
+        assert_eq!(rx.backlog(), 500);
         assert_eq!(rx.pump(&mut wire, usize::MAX, |_| {}).unwrap(), Outcome::Drained);
         assert!(outs == payloads);
     }
