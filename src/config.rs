@@ -87,6 +87,25 @@ const SOCKET_RCVBUF: Param = Param {
 
 /// Socket buffer sizes below this are honoured but warned about (see [`Config::warnings`]).
 pub const PLAUSIBLE_SOCKET_BUFFER: usize = 64 << 10;
+const IO_THREADS: Param = Param {
+    name: "NCCL_TCPXR_IO_THREADS",
+    default: "auto",
+    accepted: "auto or 0-1024 (never more than the cores)",
+    doc: "Threads of the socket transport's I/O pool, one pool per process shared by every \
+          connection. NCCL's proxy thread moves the bytes a socket takes or has at once; a stripe \
+          with a backlog (see NCCL_TCPXR_HANDOFF_BYTES) goes to one of these threads until it \
+          has caught up. 0: no pool, the proxy thread moves every byte. auto: the cores, at most 8.",
+};
+const HANDOFF_BYTES: Param = Param {
+    name: "NCCL_TCPXR_HANDOFF_BYTES",
+    default: "262144",
+    accepted: "0-1073741824 (K/M/G suffixes allowed)",
+    doc: "The most NCCL's proxy thread moves for one socket stripe per turn while the stripe has \
+          I/O threads to hand to, and the backlog from which it does: a stripe left with at \
+          least this many bytes to move (not yet taken by the socket, or the rest of a receive \
+          that has started to arrive) goes to an I/O thread; a smaller backlog the proxy thread \
+          finishes as the socket allows. 0: every backlog goes to an I/O thread.",
+};
 const SPEED_MBPS: Param = Param {
     name: "NCCL_TCPXR_SPEED_MBPS",
     default: "0",
@@ -147,6 +166,8 @@ pub static PARAMS: &[Param] = &[
     INLINE_IDLE_BYTES,
     SOCKET_SNDBUF,
     SOCKET_RCVBUF,
+    IO_THREADS,
+    HANDOFF_BYTES,
     SPEED_MBPS,
     HANDSHAKE_TIMEOUT_MS,
     PEER_TIMEOUT_MS,
@@ -248,6 +269,9 @@ pub struct Config {
     pub sndbuf: usize,
     /// 0 = kernel autotuning.
     pub rcvbuf: usize,
+    /// Socket transport I/O threads; None = auto (the cores, at most 8).
+    pub io_threads: Option<usize>,
+    pub handoff_bytes: usize,
     /// 0 = read /sys/class/net/<if>/speed.
     pub speed_mbps: u32,
     pub handshake_timeout_ms: u64,
@@ -371,6 +395,10 @@ impl Config {
             zero: true,
             ..byte_range(4096, 1 << 30)
         };
+        let io_threads = match r.value(&IO_THREADS).unwrap_or_default() {
+            v if v.eq_ignore_ascii_case("auto") => None,
+            _ => Some(r.usize(&IO_THREADS, range(0, 1024))?),
+        };
         let speed = r.uint(
             &SPEED_MBPS,
             Range {
@@ -400,6 +428,8 @@ impl Config {
             )?,
             sndbuf: r.usize(&SOCKET_SNDBUF, bufsize)?,
             rcvbuf: r.usize(&SOCKET_RCVBUF, bufsize)?,
+            io_threads,
+            handoff_bytes: r.usize(&HANDOFF_BYTES, byte_range(0, 1 << 30))?,
             // The range check above keeps it far below u32::MAX.
             speed_mbps: speed as u32,
             handshake_timeout_ms: r.uint(&HANDSHAKE_TIMEOUT_MS, range(100, 600_000))?,
@@ -454,6 +484,8 @@ impl Config {
             inline_idle_bytes,
             sndbuf,
             rcvbuf,
+            io_threads,
+            handoff_bytes,
             speed_mbps,
             handshake_timeout_ms,
             peer_timeout_ms,
@@ -472,6 +504,11 @@ impl Config {
             (INLINE_IDLE_BYTES.name, inline_idle_bytes.to_string()),
             (SOCKET_SNDBUF.name, sndbuf.to_string()),
             (SOCKET_RCVBUF.name, rcvbuf.to_string()),
+            (
+                IO_THREADS.name,
+                io_threads.map_or_else(|| "auto".to_string(), |n| n.to_string()),
+            ),
+            (HANDOFF_BYTES.name, handoff_bytes.to_string()),
             (SPEED_MBPS.name, speed_mbps.to_string()),
             (HANDSHAKE_TIMEOUT_MS.name, handshake_timeout_ms.to_string()),
             (PEER_TIMEOUT_MS.name, peer_timeout_ms.to_string()),
@@ -575,6 +612,8 @@ mod tests {
                 inline_idle_bytes: 524288,
                 sndbuf: 0,
                 rcvbuf: 0,
+                io_threads: None,
+                handoff_bytes: 262144,
                 speed_mbps: 0,
                 handshake_timeout_ms: 10000,
                 peer_timeout_ms: 5000,
@@ -724,6 +763,25 @@ mod tests {
     }
 
     #[test]
+    fn io_threads_and_handoff_bounds() {
+        let n = "NCCL_TCPXR_IO_THREADS";
+        assert_eq!(one(n, "auto").unwrap().io_threads, None);
+        assert_eq!(one(n, " AUTO ").unwrap().io_threads, None);
+        assert_eq!(one(n, "0").unwrap().io_threads, Some(0));
+        assert_eq!(one(n, "1024").unwrap().io_threads, Some(1024));
+        rejected(n, "1025", "auto or 0-1024");
+        rejected(n, "-1", "auto or 0-1024");
+        rejected(n, "many", "auto or 0-1024");
+        rejected(n, "4K", "auto or 0-1024");
+        let n = "NCCL_TCPXR_HANDOFF_BYTES";
+        assert_eq!(one(n, "0").unwrap().handoff_bytes, 0);
+        assert_eq!(one(n, "64K").unwrap().handoff_bytes, 64 << 10);
+        assert_eq!(one(n, "1G").unwrap().handoff_bytes, 1 << 30);
+        rejected(n, "1073741825", "0-1073741824");
+        rejected(n, "-5", "0-1073741824");
+    }
+
+    #[test]
     fn speed_bounds() {
         let n = "NCCL_TCPXR_SPEED_MBPS";
         assert_eq!(one(n, "0").unwrap().speed_mbps, 0);
@@ -825,6 +883,8 @@ mod tests {
             ("NCCL_TCPXR_CHUNK_BYTES", "1M"),
             ("NCCL_TCPXR_IFNAME", "^lo,docker"),
             ("NCCL_TCPXR_SOCKET_SNDBUF", "2M"),
+            ("NCCL_TCPXR_IO_THREADS", "3"),
+            ("NCCL_TCPXR_HANDOFF_BYTES", "1M"),
             ("NCCL_TCPXR_TRANSPORT", "SOCKET"),
             ("NCCL_TCPXR_TCPX_LIB", "libnccl-net-tcpx.so"),
             ("NCCL_TCPXR_STATS", "1"),

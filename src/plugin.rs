@@ -71,6 +71,8 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
         rcvbuf: config.rcvbuf,
         handshake_timeout: Duration::from_millis(config.handshake_timeout_ms),
         peer_timeout_ms: config.peer_timeout_ms,
+        io_threads: crate::transport::socket::io_threads(config.io_threads),
+        handoff_bytes: config.handoff_bytes,
     };
     let ifname = ifname_setting(config);
     let transport = open_transport(

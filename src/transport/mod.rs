@@ -11,7 +11,8 @@
 //! transport then registers it for that post alone if it needs to). A transport states its limits
 //! ([`Limits`]) and the plugin caps chunk size and windows to them.
 //!
-//! * `socket`: tcpxr's own TCP, one connection and one I/O thread per stripe.
+//! * `socket`: tcpxr's own TCP, one connection per stripe, driven by NCCL's proxy thread and, for
+//!   a backlog, by a small process-wide pool of I/O threads.
 //! * `tcpx`: Google's GPUDirect-TCPX plugin (or anything with its ABI), loaded at run time.
 use crate::error::Result;
 use std::net::IpAddr;
@@ -88,6 +89,18 @@ impl Limits {
     };
 }
 
+/// How far one stripe has got, for a report on a comm that makes no progress.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StripeProgress {
+    /// Bytes of the chunks posted to the stripe so far.
+    pub posted_bytes: u64,
+    /// Bytes of those that have completed (sent, or landed) so far.
+    pub done_bytes: u64,
+    /// Whether one of the transport's own threads is moving the stripe's bytes right now (rather
+    /// than the thread that posts and tests).
+    pub with_worker: bool,
+}
+
 pub trait Transport: Send + Sync {
     fn name(&self) -> &'static str;
     fn devices(&self) -> &[DeviceInfo];
@@ -118,6 +131,11 @@ pub trait InnerSend: Send {
     fn io_nanos(&self) -> Option<u64> {
         None
     }
+    /// Bytes posted and done on this stripe so far, when the transport counts them (for the stall
+    /// report).
+    fn progress(&self) -> Option<StripeProgress> {
+        None
+    }
 
     /// Registers `len` bytes at `ptr` with this stripe. The default needs no registration.
     fn register(&mut self, _ptr: *mut u8, _len: usize, _kind: MemKind) -> Result<InnerMr> {
@@ -145,6 +163,10 @@ pub trait InnerRecv: Send {
     /// Nanoseconds this stripe's I/O has spent moving bytes so far, when the transport knows
     /// (for NCCL_TCPXR_STATS).
     fn io_nanos(&self) -> Option<u64> {
+        None
+    }
+    /// As [`InnerSend::progress`].
+    fn progress(&self) -> Option<StripeProgress> {
         None
     }
 

@@ -23,6 +23,7 @@ mod cli;
 mod gpu;
 mod interference;
 mod latency;
+mod nccl;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -31,6 +32,7 @@ fn main() {
         Some("--worker") => worker(&args[1..]),
         Some("gpu") => gpu::run(&args[1..]),
         Some("latency") => latency::run(&args[1..]),
+        Some("nccl") => nccl::run(&args[1..]),
         Some("interference") => interference::run(&args[1..]),
         Some("-h") | Some("--help") => {
             println!("{}", HELP);
@@ -76,6 +78,9 @@ const HELP: &str = "tcpxr-bench: two endpoints over loopback through tcpxr's NCC
       point runs about S seconds (default 0.3, at most 3600; a point is never fewer messages than
       are kept in flight) after a warm-up; every received message of the first round is checked
       byte for byte.
+  tcpxr-bench nccl [--comms 4] [--sizes 128K,512K] [--inflight 8] [--seconds 1]
+      traffic shaped as NCCL drives a plugin: several connections, 8 messages in flight on each,
+      one polling thread per side; aggregate rate, CPU cores busy, threads of the process
   tcpxr-bench latency [--size 8] [--iters 20000]
       small-message ping-pong between two threads: one-way latency, median and p99
   tcpxr-bench gpu [--mib 64]

@@ -1,4 +1,5 @@
-//! tcpxr's native TCP transport: every stripe is one TCP connection with its own I/O thread.
+//! tcpxr's native TCP transport: every stripe is one non-blocking TCP connection, driven by NCCL's
+//! proxy thread and, while it has a backlog, by a thread of a small process-wide pool (stripe.rs).
 //!
 //! An inner listener is a listening socket; its handle carries the address and a random token that
 //! the connecting side must present as its hello, so only the intended peer becomes a stripe.
@@ -7,9 +8,13 @@
 //! any bytes without panicking and allocate nothing sized by them.
 pub mod acceptor;
 pub mod addr;
+mod epoll;
+mod frame;
 pub mod ifaces;
+mod mover;
 pub mod stripe;
 pub mod sys;
+mod workers;
 
 use crate::error::{Error, Result};
 use crate::transport::{
@@ -18,7 +23,6 @@ use crate::transport::{
 use acceptor::{Acceptor, Verdict};
 use std::io::{ErrorKind, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use stripe::{Direction, Stripe};
 
@@ -36,6 +40,28 @@ pub struct SocketOptions {
     pub rcvbuf: usize,
     pub handshake_timeout: Duration,
     pub peer_timeout_ms: u64,
+    /// I/O threads of the process-wide pool (already capped at the cores; 0: none, NCCL's proxy
+    /// thread moves every byte).
+    pub io_threads: usize,
+    /// Backlog from which a stripe is handed to the pool.
+    pub handoff_bytes: usize,
+}
+
+/// I/O threads when `NCCL_TCPXR_IO_THREADS` is auto, on a machine with at least this many cores.
+const AUTO_IO_THREADS: usize = 8;
+
+/// The I/O threads an `NCCL_TCPXR_IO_THREADS` setting (None: auto) gives on this machine: auto is
+/// the cores, at most 8; an explicit count is capped at the cores (said at INFO).
+pub fn io_threads(setting: Option<usize>) -> usize {
+    let wanted = setting.unwrap_or(AUTO_IO_THREADS);
+    let threads = workers::cap_to_cores(wanted);
+    if setting.is_some() && threads < wanted {
+        log::info!(
+            target: "tcpxr::init",
+            "NCCL_TCPXR_IO_THREADS={wanted} capped at the {threads} cores this process may use"
+        );
+    }
+    threads
 }
 
 pub struct SocketTransport {
@@ -80,6 +106,12 @@ impl SocketTransport {
                 guid: ifaces::guid(i),
             })
             .collect();
+        log::info!(
+            target: "tcpxr::init",
+            "socket transport: {} I/O threads shared by all connections, stripes with a backlog of {} bytes or more go to them",
+            opts.io_threads,
+            opts.handoff_bytes
+        );
         Ok(SocketTransport { devices, opts })
     }
 
@@ -173,13 +205,6 @@ fn configure(stream: &TcpStream, opts: &SocketOptions) -> Result<()> {
     sys::set_peer_timeout(stream, opts.peer_timeout_ms).map_err(|e| Error::os("peer timeout options", e))
 }
 
-static STRIPE_IDS: AtomicUsize = AtomicUsize::new(0);
-
-fn thread_label(dir: Direction) -> String {
-    let id = STRIPE_IDS.fetch_add(1, Ordering::Relaxed);
-    format!("tcpxr-{}{id}", if dir == Direction::Send { "tx" } else { "rx" })
-}
-
 impl Transport for SocketTransport {
     fn name(&self) -> &'static str {
         "socket"
@@ -242,7 +267,8 @@ impl InnerListener for SocketListener {
         Ok(Some(Box::new(Stripe::start(
             stream,
             Direction::Recv,
-            thread_label(Direction::Recv),
+            self.opts.io_threads,
+            self.opts.handoff_bytes,
         )?)))
     }
 }
@@ -288,7 +314,8 @@ impl InnerConnector for SocketConnector {
         Ok(Some(Box::new(Stripe::start(
             stream,
             Direction::Send,
-            thread_label(Direction::Send),
+            self.opts.io_threads,
+            self.opts.handoff_bytes,
         )?)))
     }
 }

@@ -1,19 +1,45 @@
-//! One stripe of the socket transport: a TCP connection and the thread that moves its bytes.
+//! One stripe of the socket transport: a non-blocking TCP connection, driven by NCCL's proxy
+//! thread inside `post` and `test_oldest`, or by one thread of the I/O pool while it has a
+//! backlog.
 //!
-//! The engine posts chunks; the stripe's thread sends or receives them one after the other with
-//! blocking calls, so the kernel does the waiting and an idle stripe costs no CPU. Completion is a
-//! counter the engine reads without a lock.
+//! **Proxy first.** A posted chunk goes out at once in one gathered `sendmsg` (frame header and
+//! payload, mover.rs) when the socket takes it; a receive reads what has arrived when the pool's
+//! readiness poll says the socket is readable. No hand-off, no wake-up, for the chunk the socket
+//! moves at once.
+//!
+//! **Hand-off.** With a pool to hand to, the proxy moves at most `handoff_bytes` of a stripe per
+//! turn (one large chunk must not hold up the other connections NCCL's thread serves, and bulk
+//! traffic needs several threads copying). A stripe left with a backlog of at least that much
+//! (bytes not yet sent, or the rest of a receive that has started to arrive) goes to the pool: its
+//! socket is armed in the workers' epoll set and the next readiness wakes one worker, which moves
+//! bytes until the backlog is gone, re-arming while it waits. It gives the stripe back when
+//! everything posted has moved, or (receive) when the socket is empty at a chunk boundary. A
+//! smaller backlog the proxy finishes as the socket allows.
+//!
+//! **Ownership.** Whoever holds `mover` drives; `with_worker` says who may take it. It changes
+//! only under both `mover` and `queue`: the proxy sets it (while driving) to hand off, the worker
+//! clears it (while driving) to give back. Posts go into `queue`, under its lock and with
+//! `with_worker` read there, so a chunk posted while a worker gives the stripe back is either seen
+//! by that worker before it lets go or driven by the proxy after: never lost. The proxy only ever
+//! `try_lock`s `mover`, so it never waits for a worker.
+//!
+//! **Close.** `drop` marks the stripe closing, empties the queue, then takes `mover` (waiting at
+//! most for a worker's current non-blocking syscalls) and forgets the frames: from then on no thread
+//! touches the engine's buffers, since a worker checks `closing` under `mover` before every pump.
+//! Then the socket leaves the pool's sets. The socket itself closes with the last reference to
+//! the shared state, which a worker may hold for a moment longer; nothing blocks, so nothing hangs.
+use super::mover::{Frame, Mover, Outcome, Wire};
+use super::sys;
+use super::workers::{self, Lease, Pool, Registration, Work};
 use crate::error::{Error, Result};
-use crate::transport::{InnerMr, InnerRecv, InnerSend};
+use crate::transport::{InnerMr, InnerRecv, InnerSend, StripeProgress};
 use std::collections::VecDeque;
 use std::io::ErrorKind;
-use std::net::{Shutdown, TcpStream};
+use std::net::TcpStream;
+use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
-
-use super::sys;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::Instant;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Direction {
@@ -21,187 +47,389 @@ pub enum Direction {
     Recv,
 }
 
-#[derive(Clone, Copy)]
-struct Task {
-    ptr: usize,
-    len: usize,
+/// Chunks posted and not yet taken over by the driver, and who may drive.
+struct Queue {
+    frames: VecDeque<Frame>,
+    with_worker: bool,
 }
 
-struct Shared {
-    queue: Mutex<VecDeque<Task>>,
-    wake: Condvar,
-    /// Tasks finished, in posting order.
+/// Bytes a worker moves for one stripe before it lets the other ready stripes go first.
+const WORKER_TURN_BYTES: usize = 4 << 20;
+
+/// The part of a stripe the proxy thread and the pool's workers share.
+struct Core {
+    stream: TcpStream,
+    /// The readiness the stripe waits for (EPOLLIN or EPOLLOUT and friends).
+    events: u32,
+    /// The most the proxy thread moves for the stripe in one turn, and the backlog from which it
+    /// hands the stripe to a worker.
+    handoff_bytes: usize,
+    queue: Mutex<Queue>,
+    /// The frames being moved; held by the thread driving the stripe while it drives.
+    mover: Mutex<Mover>,
+    /// Mirrors `Queue::with_worker` for reads without the lock.
+    with_worker: AtomicBool,
+    /// Set by readiness events, cleared before each pump: false means the last pump found the
+    /// socket would block and no readiness has been reported since.
+    maybe_ready: AtomicBool,
+    closing: AtomicBool,
+    /// Chunks moved, in posting order; their bytes; time spent in syscalls that moved bytes.
     finished: AtomicU64,
-    /// Time spent inside send/recv calls (for NCCL_TCPXR_STATS): one clock read per chunk.
+    done_bytes: AtomicU64,
     io_nanos: AtomicU64,
     failure: OnceLock<Error>,
-    stop: AtomicBool,
 }
 
-/// How long an idle I/O thread keeps looking for work before it sleeps: short enough to cost
-/// little CPU, long enough to skip the wake-up for back-to-back chunks.
-const SPIN: Duration = Duration::from_micros(50);
-
-pub struct Stripe {
-    shared: Arc<Shared>,
-    stream: Arc<TcpStream>,
-    thread: Option<JoinHandle<()>>,
-    posted: u64,
-    retired: u64,
+/// The socket as a [`Wire`], counting the time of the calls that move bytes.
+struct SocketWire<'a> {
+    fd: RawFd,
+    io_nanos: &'a AtomicU64,
 }
 
-impl Stripe {
-    /// Takes a connected stream (either mode) and starts its I/O thread.
-    pub fn start(stream: TcpStream, dir: Direction, label: String) -> Result<Stripe> {
-        stream
-            .set_nonblocking(false)
-            .map_err(|e| Error::os("set_nonblocking", e))?;
-        let stream = Arc::new(stream);
-        let shared = Arc::new(Shared {
-            queue: Mutex::new(VecDeque::new()),
-            wake: Condvar::new(),
-            finished: AtomicU64::new(0),
-            io_nanos: AtomicU64::new(0),
-            failure: OnceLock::new(),
-            stop: AtomicBool::new(false),
-        });
-        let (s, t) = (shared.clone(), stream.clone());
-        let thread = std::thread::Builder::new()
-            .name(label)
-            .spawn(move || io_loop(&s, &t, dir))
-            .map_err(|e| Error::os("cannot start stripe I/O thread", e))?;
-        Ok(Stripe {
-            shared,
-            stream,
-            thread: Some(thread),
-            posted: 0,
-            retired: 0,
+impl SocketWire<'_> {
+    fn timed(&self, call: impl FnOnce() -> std::io::Result<usize>) -> std::io::Result<usize> {
+        let start = Instant::now();
+        let r = call();
+        if matches!(r, Ok(n) if n > 0) {
+            self.io_nanos
+                .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        }
+        r
+    }
+}
+
+impl Wire for SocketWire<'_> {
+    unsafe fn send(&mut self, iov: &[libc::iovec]) -> std::io::Result<usize> {
+        // SAFETY: forwarded from this method's own contract.
+        self.timed(|| unsafe { sys::send_iov(self.fd, iov) })
+    }
+    unsafe fn recv(&mut self, iov: &[libc::iovec]) -> std::io::Result<usize> {
+        // SAFETY: forwarded from this method's own contract.
+        self.timed(|| unsafe { sys::recv_iov(self.fd, iov) })
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding one of these locks leaves consistent data (counters and queues
+    // updated whole); close must still work after one.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Core {
+    /// Moves what the socket takes or has, `budget` bytes at most; the caller holds `mover`.
+    fn pump(&self, mover: &mut Mover, budget: usize) -> Result<Outcome> {
+        for f in lock(&self.queue).frames.drain(..) {
+            mover.push(f);
+        }
+        let mut wire = SocketWire {
+            fd: self.stream.as_raw_fd(),
+            io_nanos: &self.io_nanos,
+        };
+        mover.pump(&mut wire, budget, |len| {
+            self.done_bytes.fetch_add(len as u64, Ordering::Relaxed);
+            // Release: a receive's bytes are in place before the proxy sees the chunk done.
+            self.finished.fetch_add(1, Ordering::Release);
         })
     }
 
-    fn post_task(&mut self, ptr: usize, len: usize) -> Result<bool> {
+    fn fail(&self, e: Error) {
+        let _ = self.failure.set(e);
+    }
+
+    /// Sets who may drive; the caller holds `mover`.
+    fn set_with_worker(&self, q: &mut Queue, with_worker: bool) {
+        q.with_worker = with_worker;
+        self.with_worker.store(with_worker, Ordering::Release);
+    }
+
+    /// A worker returns the stripe to the proxy; the caller holds `mover`.
+    fn give_back(&self) {
+        self.set_with_worker(&mut lock(&self.queue), false);
+        // What the worker consumed may have left a readiness edge behind; look once more.
+        self.maybe_ready.store(true, Ordering::Release);
+    }
+}
+
+impl Work for Core {
+    fn ready(&self) {
+        self.maybe_ready.store(true, Ordering::Release);
+    }
+
+    fn work(&self, lease: &Lease<'_>) {
+        if self.closing.load(Ordering::Acquire) || !self.with_worker.load(Ordering::Acquire) {
+            return; // closed, or a stale event of a stripe the proxy drives
+        }
+        let mut mover = lock(&self.mover);
+        loop {
+            // Checked under `mover`: close takes it before it forgets the frames.
+            if self.closing.load(Ordering::Acquire) || !self.with_worker.load(Ordering::Acquire) {
+                return;
+            }
+            match self.pump(&mut mover, WORKER_TURN_BYTES) {
+                Err(e) => {
+                    self.fail(e);
+                    self.give_back();
+                    return;
+                }
+                // Blocked with a backlog: wait for the socket. Turn over: let the other ready
+                // stripes have this thread first (re-arming a ready socket queues it at once).
+                Ok(Outcome::Blocked) if mover.backlog() > 0 => {
+                    if let Err(e) = lease.rearm(self.stream.as_raw_fd(), self.events) {
+                        self.fail(e);
+                        self.give_back();
+                    }
+                    return;
+                }
+                Ok(Outcome::Budget) => {
+                    if let Err(e) = lease.rearm(self.stream.as_raw_fd(), self.events) {
+                        self.fail(e);
+                        self.give_back();
+                    }
+                    return;
+                }
+                // A receive waiting at a chunk boundary: the proxy reads what comes next.
+                Ok(Outcome::Blocked) => {
+                    self.give_back();
+                    return;
+                }
+                Ok(Outcome::Drained) => {
+                    let mut q = lock(&self.queue);
+                    if q.frames.is_empty() {
+                        self.set_with_worker(&mut q, false);
+                        drop(q);
+                        self.maybe_ready.store(true, Ordering::Release);
+                        return;
+                    }
+                    // Chunks were posted meanwhile: move them too.
+                }
+            }
+        }
+    }
+}
+
+/// The stripe as the engine holds it (one end of one stripe of one comm).
+pub struct Stripe {
+    core: Arc<Core>,
+    /// The socket's place in the pool's readiness sets; None once closing.
+    reg: Option<Registration>,
+    pool: Arc<Pool>,
+    next_seq: u64,
+    posted: u64,
+    posted_bytes: u64,
+    retired: u64,
+    /// The pool's poll count when this stripe last looked at readiness: if no poll has happened
+    /// since, a new pass over the connections has begun and this stripe polls.
+    seen_polls: u64,
+}
+
+impl Stripe {
+    /// Takes a connected stream and puts it in the process's I/O pool (started with `io_threads`
+    /// threads if it is not running). A backlog of `handoff_bytes` or more goes to a worker.
+    pub fn start(stream: TcpStream, dir: Direction, io_threads: usize, handoff_bytes: usize) -> Result<Stripe> {
+        stream
+            .set_nonblocking(true)
+            .map_err(|e| Error::os("set_nonblocking", e))?;
+        let events = match dir {
+            Direction::Send => libc::EPOLLOUT as u32,
+            Direction::Recv => (libc::EPOLLIN | libc::EPOLLRDHUP) as u32,
+        };
+        let pool = workers::pool(io_threads)?;
+        let core = Arc::new(Core {
+            stream,
+            events,
+            handoff_bytes: handoff_bytes.max(1),
+            queue: Mutex::new(Queue {
+                frames: VecDeque::new(),
+                with_worker: false,
+            }),
+            mover: Mutex::new(Mover::new(dir)),
+            with_worker: AtomicBool::new(false),
+            maybe_ready: AtomicBool::new(true),
+            closing: AtomicBool::new(false),
+            finished: AtomicU64::new(0),
+            done_bytes: AtomicU64::new(0),
+            io_nanos: AtomicU64::new(0),
+            failure: OnceLock::new(),
+        });
+        let reg = pool.register(core.stream.as_raw_fd(), events, core.clone())?;
+        Ok(Stripe {
+            core,
+            reg: Some(reg),
+            pool,
+            next_seq: 0,
+            posted: 0,
+            posted_bytes: 0,
+            retired: 0,
+            seen_polls: u64::MAX,
+        })
+    }
+
+    /// # Safety
+    /// As [`Frame::new`]: the engine keeps `ptr .. ptr + len` valid until the chunk is reported
+    /// done (or the stripe is dropped).
+    unsafe fn post_frame(&mut self, ptr: usize, len: usize) -> Result<bool> {
         self.check()?;
-        self.shared.queue.lock().unwrap().push_back(Task { ptr, len });
-        self.shared.wake.notify_one();
+        // SAFETY: forwarded from this function's contract.
+        let frame = unsafe { Frame::new(ptr, len, self.next_seq)? };
+        self.next_seq += 1;
         self.posted += 1;
+        self.posted_bytes += len as u64;
+        let with_worker = {
+            let mut q = lock(&self.core.queue);
+            q.frames.push_back(frame);
+            q.with_worker
+        };
+        // Straight out (or in) if the socket may be ready; otherwise the next test looks.
+        if !with_worker {
+            self.drive(false);
+        }
         Ok(true)
     }
 
-    fn test_oldest_task(&mut self) -> Result<bool> {
+    fn test_oldest_frame(&mut self) -> Result<bool> {
         if self.retired == self.posted {
             return Err(Error::internal("test on a stripe with nothing posted"));
         }
-        if self.shared.finished.load(Ordering::Acquire) > self.retired {
-            self.retired += 1;
-            return Ok(true);
+        if !self.retire_finished() {
+            self.check()?;
+            if self.core.with_worker.load(Ordering::Acquire) {
+                return Ok(false);
+            }
+            self.drive(true);
+            if !self.retire_finished() {
+                self.check()?;
+                return Ok(false);
+            }
         }
-        self.check()?;
-        Ok(false)
+        Ok(true)
+    }
+
+    fn retire_finished(&mut self) -> bool {
+        if self.core.finished.load(Ordering::Acquire) > self.retired {
+            self.retired += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// The proxy thread's turn: move what the socket takes or has, then hand the stripe to a worker
+    /// if a large backlog is left. Never blocks. `poll`: when the socket is not known to be ready,
+    /// ask the pool's readiness set (once per pass over the connections, for all of them).
+    fn drive(&mut self, poll: bool) {
+        let core = &*self.core;
+        if !core.maybe_ready.load(Ordering::Acquire) {
+            if !poll {
+                return;
+            }
+            if self.seen_polls == self.pool.polls() {
+                self.pool.poll_ready();
+            }
+            self.seen_polls = self.pool.polls();
+            if !core.maybe_ready.load(Ordering::Acquire) {
+                return;
+            }
+        }
+        // Only a worker finishing its give-back can hold it now; try again on the next call.
+        let Ok(mut mover) = core.mover.try_lock() else { return };
+        if core.with_worker.load(Ordering::Acquire) {
+            return;
+        }
+        // Cleared before the syscalls: an edge reported after them sets it again.
+        core.maybe_ready.store(false, Ordering::Release);
+        // With workers to hand the rest to, the proxy moves at most `handoff_bytes` per turn, so
+        // that one large chunk does not hold up every other connection NCCL's thread serves.
+        let with_pool = self.pool.threads() > 0;
+        let budget = if with_pool { core.handoff_bytes } else { usize::MAX };
+        match core.pump(&mut mover, budget) {
+            Ok(Outcome::Drained | Outcome::Budget) => core.maybe_ready.store(true, Ordering::Release),
+            Ok(Outcome::Blocked) => {}
+            Err(e) => {
+                core.fail(e);
+                return;
+            }
+        }
+        let backlog = mover.backlog();
+        if backlog >= core.handoff_bytes && with_pool {
+            core.set_with_worker(&mut lock(&core.queue), true);
+            drop(mover);
+            if let Some(reg) = &self.reg {
+                if let Err(e) = reg.hand_off() {
+                    core.fail(e);
+                }
+            }
+        }
     }
 
     fn check(&self) -> Result<()> {
-        match self.shared.failure.get() {
+        match self.core.failure.get() {
             Some(e) => Err(e.clone()),
             None => Ok(()),
+        }
+    }
+
+    fn progress_counts(&self) -> StripeProgress {
+        StripeProgress {
+            posted_bytes: self.posted_bytes,
+            done_bytes: self.core.done_bytes.load(Ordering::Acquire),
+            with_worker: self.core.with_worker.load(Ordering::Acquire),
         }
     }
 }
 
 impl Drop for Stripe {
     fn drop(&mut self) {
-        self.shared.stop.store(true, Ordering::Release);
-        // Unblocks a thread waiting in send or recv.
-        let _ = self.stream.shutdown(Shutdown::Both);
-        self.shared.wake.notify_all();
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+        let core = &self.core;
+        core.closing.store(true, Ordering::Release);
+        lock(&core.queue).frames.clear();
+        // Waits for a worker moving bytes of this stripe right now (non-blocking syscalls, so not
+        // long); a worker that comes later sees `closing` under this lock and touches nothing.
+        lock(&core.mover).clear();
+        // Out of the readiness sets while the socket is still open (`core` holds it).
+        self.reg = None;
     }
 }
 
 impl InnerSend for Stripe {
     fn io_nanos(&self) -> Option<u64> {
-        Some(self.shared.io_nanos.load(Ordering::Relaxed))
+        Some(self.core.io_nanos.load(Ordering::Relaxed))
+    }
+
+    fn progress(&self) -> Option<StripeProgress> {
+        Some(self.progress_counts())
     }
 
     fn post(&mut self, ptr: *const u8, len: usize, _mr: InnerMr) -> Result<bool> {
-        self.post_task(ptr as usize, len)
+        // SAFETY: the InnerSend contract: the memory stays valid until the send completes.
+        unsafe { self.post_frame(ptr as usize, len) }
     }
+
     fn test_oldest(&mut self) -> Result<bool> {
-        self.test_oldest_task()
+        self.test_oldest_frame()
     }
 }
 
 impl InnerRecv for Stripe {
     fn io_nanos(&self) -> Option<u64> {
-        Some(self.shared.io_nanos.load(Ordering::Relaxed))
+        Some(self.core.io_nanos.load(Ordering::Relaxed))
+    }
+
+    fn progress(&self) -> Option<StripeProgress> {
+        Some(self.progress_counts())
     }
 
     fn post(&mut self, ptr: *mut u8, len: usize, _mr: InnerMr) -> Result<bool> {
-        self.post_task(ptr as usize, len)
+        // SAFETY: the InnerRecv contract: the memory stays valid and is the engine's to give
+        // until the receive completes; each destination range is posted to one stripe only.
+        unsafe { self.post_frame(ptr as usize, len) }
     }
+
     fn test_oldest(&mut self) -> Result<bool> {
-        self.test_oldest_task()
+        self.test_oldest_frame()
     }
+
     fn consumed(&mut self) -> Result<()> {
         Ok(())
-    }
-}
-
-fn next_task(shared: &Shared) -> Option<Task> {
-    let start = Instant::now();
-    loop {
-        if shared.stop.load(Ordering::Acquire) {
-            return None;
-        }
-        if let Some(t) = shared.queue.lock().unwrap().pop_front() {
-            return Some(t);
-        }
-        if start.elapsed() > SPIN {
-            break;
-        }
-        std::hint::spin_loop();
-    }
-    let mut q = shared.queue.lock().unwrap();
-    loop {
-        if shared.stop.load(Ordering::Acquire) {
-            return None;
-        }
-        if let Some(t) = q.pop_front() {
-            return Some(t);
-        }
-        q = shared.wake.wait(q).unwrap();
-    }
-}
-
-fn io_loop(shared: &Shared, stream: &TcpStream, dir: Direction) {
-    while let Some(task) = next_task(shared) {
-        let started = Instant::now();
-        let result = match dir {
-            // SAFETY: the engine keeps the buffer alive and untouched until this task is
-            // reported finished (NCCL's contract until test() says done; close joins this thread).
-            Direction::Send => sys::send_all(stream, unsafe {
-                std::slice::from_raw_parts(task.ptr as *const u8, task.len)
-            }),
-            // SAFETY: as above, and the engine posts each destination range to one stripe only.
-            Direction::Recv => sys::recv_exact(stream, unsafe {
-                std::slice::from_raw_parts_mut(task.ptr as *mut u8, task.len)
-            }),
-        };
-        match result {
-            Ok(()) => {
-                shared
-                    .io_nanos
-                    .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
-                shared.finished.fetch_add(1, Ordering::Release);
-            }
-            Err(e) => {
-                if !shared.stop.load(Ordering::Acquire) {
-                    let _ = shared.failure.set(stripe_error(dir, e));
-                }
-                return;
-            }
-        }
     }
 }
 
@@ -228,29 +456,306 @@ pub fn stripe_error(dir: Direction, e: std::io::Error) -> Error {
 
 #[cfg(test)]
 mod tests {
+    use super::super::frame;
     use super::*;
+    use crate::abi::ncclResult_t;
+    use std::io::Write;
     use std::net::TcpListener;
+    use std::time::Duration;
 
-    #[test]
-    fn a_chunk_moves_between_two_stripes_and_its_io_time_is_counted() {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    /// A connected loopback pair; `buffers` > 0 shrinks both socket buffers, so that a large
+    /// chunk cannot go in one write.
+    fn tcp_pair(l: &TcpListener, buffers: usize) -> (TcpStream, TcpStream) {
         let a = TcpStream::connect(l.local_addr().unwrap()).unwrap();
         let (b, _) = l.accept().unwrap();
-        let mut tx = Stripe::start(a, Direction::Send, "t-tx".into()).unwrap();
-        let mut rx = Stripe::start(b, Direction::Recv, "t-rx".into()).unwrap();
-        let data: Vec<u8> = (0..1 << 20).map(|i| (i % 253) as u8).collect();
-        let mut out = vec![0u8; data.len()];
-        assert_eq!(InnerRecv::io_nanos(&rx), Some(0));
-        assert!(InnerRecv::post(&mut rx, out.as_mut_ptr(), out.len(), InnerMr::NONE).unwrap());
-        assert!(InnerSend::post(&mut tx, data.as_ptr(), data.len(), InnerMr::NONE).unwrap());
+        for s in [&a, &b] {
+            s.set_nodelay(true).unwrap();
+            sys::set_buffers(s, buffers, buffers).unwrap();
+        }
+        (a, b)
+    }
+
+    fn stripes(l: &TcpListener, buffers: usize, handoff: usize) -> (Stripe, Stripe) {
+        let (a, b) = tcp_pair(l, buffers);
+        (
+            Stripe::start(a, Direction::Send, 2, handoff).unwrap(),
+            Stripe::start(b, Direction::Recv, 2, handoff).unwrap(),
+        )
+    }
+
+    fn send(tx: &mut Stripe, data: &[u8]) {
+        assert!(InnerSend::post(tx, data.as_ptr(), data.len(), InnerMr::NONE).unwrap());
+    }
+
+    fn recv(rx: &mut Stripe, out: &mut [u8]) {
+        assert!(InnerRecv::post(rx, out.as_mut_ptr(), out.len(), InnerMr::NONE).unwrap());
+    }
+
+    /// Tests the oldest receive until it completes or fails (10 s at most).
+    fn wait_recv(rx: &mut Stripe) -> Result<()> {
         let start = Instant::now();
-        while !InnerRecv::test_oldest(&mut rx).unwrap() {
-            assert!(start.elapsed() < Duration::from_secs(10));
+        while !InnerRecv::test_oldest(rx)? {
+            assert!(start.elapsed() < Duration::from_secs(10), "receive did not complete");
         }
-        while !InnerSend::test_oldest(&mut tx).unwrap() {
-            assert!(start.elapsed() < Duration::from_secs(10));
+        Ok(())
+    }
+
+    fn wait_send(tx: &mut Stripe) {
+        let start = Instant::now();
+        while !InnerSend::test_oldest(tx).unwrap() {
+            assert!(start.elapsed() < Duration::from_secs(10), "send did not complete");
         }
-        assert!(out == data);
+    }
+
+    fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
+        let start = Instant::now();
+        while !cond() {
+            assert!(start.elapsed() < Duration::from_secs(10), "{what}");
+            std::thread::sleep(Duration::from_micros(100));
+        }
+    }
+
+    fn data(len: usize, seed: u8) -> Vec<u8> {
+        (0..len).map(|i| ((i * 7) as u8) ^ seed).collect()
+    }
+
+    #[test]
+    fn a_chunk_the_socket_takes_at_once_moves_on_the_calling_thread_and_its_io_time_is_counted() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let (mut tx, mut rx) = stripes(&l, 0, usize::MAX);
+        let payload = data(100 << 10, 1);
+        let mut out = vec![0u8; payload.len()];
+        assert_eq!(InnerRecv::io_nanos(&rx), Some(0));
+        recv(&mut rx, &mut out);
+        send(&mut tx, &payload);
+        assert!(
+            InnerSend::test_oldest(&mut tx).unwrap(),
+            "100 KiB fit the socket: sent within post, no hand-off"
+        );
+        wait_recv(&mut rx).unwrap();
+        assert!(out == payload);
         assert!(InnerSend::io_nanos(&tx).unwrap() > 0 && InnerRecv::io_nanos(&rx).unwrap() > 0);
+        let p = InnerSend::progress(&tx).unwrap();
+        assert_eq!(
+            (p.posted_bytes, p.done_bytes, p.with_worker),
+            (100 << 10, 100 << 10, false)
+        );
+        let p = InnerRecv::progress(&rx).unwrap();
+        assert_eq!(
+            (p.posted_bytes, p.done_bytes, p.with_worker),
+            (100 << 10, 100 << 10, false)
+        );
+    }
+
+    #[test]
+    fn a_backlog_goes_to_a_worker_and_the_stripe_comes_back_once_it_is_gone() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let (mut tx, mut rx) = stripes(&l, 64 << 10, 1);
+        let chunks: Vec<Vec<u8>> = (0..8).map(|i| data(1 << 20, i)).collect();
+        let mut outs = vec![vec![0u8; 1 << 20]; 8];
+        for o in &mut outs {
+            recv(&mut rx, o);
+        }
+        for c in &chunks {
+            send(&mut tx, c);
+        }
+        assert!(
+            InnerSend::progress(&tx).unwrap().with_worker,
+            "8 MiB cannot fit a 64 KiB socket: the rest is a worker's"
+        );
+        let mut receiver_went_to_a_worker = false;
+        for _ in 0..8 {
+            let start = Instant::now();
+            while !InnerRecv::test_oldest(&mut rx).unwrap() {
+                receiver_went_to_a_worker |= InnerRecv::progress(&rx).unwrap().with_worker;
+                assert!(start.elapsed() < Duration::from_secs(10));
+            }
+        }
+        for _ in 0..8 {
+            wait_send(&mut tx);
+        }
+        assert!(outs == chunks);
+        assert!(
+            receiver_went_to_a_worker,
+            "a 1 MiB chunk arriving in pieces goes to a worker"
+        );
+        wait_until("the sender comes back to the proxy", || {
+            !InnerSend::progress(&tx).unwrap().with_worker
+        });
+        wait_until("the receiver comes back to the proxy", || {
+            !InnerRecv::progress(&rx).unwrap().with_worker
+        });
+        // Back with the proxy, the stripes still move data, on the calling thread again.
+        let small = data(1000, 9);
+        let mut out = vec![0u8; 1000];
+        recv(&mut rx, &mut out);
+        send(&mut tx, &small);
+        wait_recv(&mut rx).unwrap();
+        wait_send(&mut tx);
+        assert!(out == small);
+        let p = InnerRecv::progress(&rx).unwrap();
+        assert_eq!(p.posted_bytes, p.done_bytes);
+        assert_eq!(p.done_bytes, (8 << 20) + 1000);
+    }
+
+    #[test]
+    fn chunks_posted_while_a_worker_gives_the_stripe_back_are_never_lost() {
+        // Many rounds of: a backlog goes to a worker, and more chunks are posted while the worker
+        // may be giving the stripe back. Every chunk must arrive.
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let (mut tx, mut rx) = stripes(&l, 16 << 10, 1);
+        let chunk = data(48 << 10, 3);
+        let mut outs = vec![vec![0u8; chunk.len()]; 4];
+        for round in 0..300 {
+            for o in &mut outs {
+                recv(&mut rx, o);
+            }
+            for _ in 0..4 {
+                send(&mut tx, &chunk);
+                // Give the worker a chance to catch up and give the stripe back.
+                if round % 3 == 0 {
+                    std::thread::yield_now();
+                }
+            }
+            for _ in 0..4 {
+                wait_recv(&mut rx).unwrap();
+                wait_send(&mut tx);
+            }
+            assert!(outs.iter().all(|o| *o == chunk), "round {round}");
+        }
+    }
+
+    #[test]
+    fn a_chunk_the_receiver_did_not_post_is_a_remote_error() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let (mut tx, mut rx) = stripes(&l, 0, usize::MAX);
+        let payload = data(100, 1);
+        let mut out = vec![0u8; 200];
+        recv(&mut rx, &mut out);
+        send(&mut tx, &payload);
+        let e = wait_recv(&mut rx).unwrap_err();
+        assert_eq!(e.code, ncclResult_t::ncclRemoteError);
+        assert!(e.msg.contains("out of step"), "{}", e.msg);
+        // The error stays.
+        assert_eq!(InnerRecv::test_oldest(&mut rx).unwrap_err(), e);
+    }
+
+    #[test]
+    fn a_peer_that_closes_mid_chunk_is_a_remote_error_for_the_proxy_and_for_a_worker() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        for handoff in [usize::MAX, 1] {
+            let (mut a, b) = tcp_pair(&l, 0);
+            let mut rx = Stripe::start(b, Direction::Recv, 2, handoff).unwrap();
+            let mut out = vec![0u8; 1 << 20];
+            recv(&mut rx, &mut out);
+            a.write_all(&frame::encode(0, 1 << 20)).unwrap();
+            a.write_all(&[1u8; 1000]).unwrap();
+            if handoff == 1 {
+                // The proxy reads the first bytes and hands the rest of the chunk to a worker,
+                // which then waits for it.
+                wait_until("the receive goes to a worker", || {
+                    let _ = InnerRecv::test_oldest(&mut rx);
+                    InnerRecv::progress(&rx).unwrap().with_worker
+                });
+            }
+            drop(a);
+            let e = wait_recv(&mut rx).unwrap_err();
+            assert_eq!(e.code, ncclResult_t::ncclRemoteError, "handoff {handoff}");
+            assert!(e.msg.contains("in the middle of chunk 0"), "{}", e.msg);
+        }
+    }
+
+    /// Aborts the test process if it is still alive after `limit`: a hang fails loudly instead of
+    /// stalling the test run.
+    struct Watchdog(Arc<AtomicBool>);
+
+    impl Watchdog {
+        fn new(limit: Duration, what: &'static str) -> Watchdog {
+            let done = Arc::new(AtomicBool::new(false));
+            let d = done.clone();
+            std::thread::spawn(move || {
+                let start = Instant::now();
+                while !d.load(Ordering::Acquire) {
+                    if start.elapsed() > limit {
+                        eprintln!("{what} (after {limit:?}): aborting");
+                        std::process::abort();
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            });
+            Watchdog(done)
+        }
+    }
+
+    impl Drop for Watchdog {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Release);
+        }
+    }
+
+    #[test]
+    fn closing_idle_sleeping_and_busy_stripes_never_hangs_and_never_writes_after_close() {
+        let _watchdog = Watchdog::new(Duration::from_secs(120), "a stripe close hung");
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        const CHUNK: usize = 128 << 10;
+        let payload = data(CHUNK, 5);
+        // Receive buffers of the previous round, overwritten with a canary after their stripes
+        // closed: a worker that wrote after close would change them.
+        let mut closed: Vec<Vec<u8>> = vec![];
+        let start = Instant::now();
+        for round in 0..1500 {
+            // Idle: nothing posted.
+            let (idle_tx, idle_rx) = stripes(&l, 0, 1);
+            // Sleeping: a chunk has started to arrive and its rest never comes; a worker waits
+            // for it in epoll.
+            let (mut raw, b) = tcp_pair(&l, 0);
+            let mut sleeper = Stripe::start(b, Direction::Recv, 2, 1).unwrap();
+            let mut sleep_buf = vec![0u8; CHUNK];
+            recv(&mut sleeper, &mut sleep_buf);
+            raw.write_all(&frame::encode(0, CHUNK)).unwrap();
+            raw.write_all(&payload[..100]).unwrap();
+            wait_until("the waiting receive goes to a worker", || {
+                let _ = InnerRecv::test_oldest(&mut sleeper);
+                InnerRecv::progress(&sleeper).unwrap().with_worker
+            });
+            // Busy: small socket buffers, chunks posted on both ends, workers moving them.
+            let (mut btx, mut brx) = stripes(&l, 16 << 10, 1);
+            let mut busy_bufs = vec![vec![0u8; CHUNK]; 4];
+            for b in &mut busy_bufs {
+                recv(&mut brx, b);
+            }
+            for _ in 0..4 {
+                send(&mut btx, &payload);
+            }
+            let _ = InnerRecv::test_oldest(&mut brx);
+            // Close in an order that changes from round to round.
+            match round % 3 {
+                0 => {
+                    drop((btx, brx, sleeper));
+                    drop((idle_tx, idle_rx));
+                }
+                1 => {
+                    drop((brx, sleeper, idle_rx));
+                    drop((btx, idle_tx));
+                }
+                _ => {
+                    drop((idle_rx, sleeper, btx));
+                    drop((brx, idle_tx));
+                }
+            }
+            drop(raw);
+            for b in &closed {
+                assert!(b.iter().all(|x| *x == 0xC5), "round {round}: written after close");
+            }
+            closed = busy_bufs;
+            closed.push(sleep_buf);
+            for b in &mut closed {
+                b.fill(0xC5);
+            }
+        }
+        eprintln!(
+            "1500 rounds of 3 stripe pairs opened and closed in {:?}",
+            start.elapsed()
+        );
     }
 }

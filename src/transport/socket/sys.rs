@@ -1,9 +1,10 @@
 //! The few socket operations std does not offer: non-blocking connect, socket options, readiness
-//! polls and a MSG_WAITALL receive. Everything else uses `std::net` (whose writes already pass
-//! MSG_NOSIGNAL on Linux, so a dead peer is EPIPE, never SIGPIPE in the host process).
+//! polls, and the gathered non-blocking `sendmsg` / `recvmsg` of the stripes (the send with
+//! MSG_NOSIGNAL, so a dead peer is EPIPE, never SIGPIPE in the host process). Everything else uses
+//! `std::net` (whose writes pass MSG_NOSIGNAL on Linux too).
 use std::io;
 use std::net::{SocketAddr, TcpStream};
-use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::fd::{AsRawFd, FromRawFd, RawFd};
 
 fn cvt(ret: libc::c_int) -> io::Result<libc::c_int> {
     if ret < 0 {
@@ -142,42 +143,41 @@ pub fn set_peer_timeout(stream: &TcpStream, timeout_ms: u64) -> io::Result<()> {
     )
 }
 
-/// Reads exactly `buf.len()` bytes from a blocking socket, letting the kernel gather them
-/// (MSG_WAITALL) so a large chunk costs few wake-ups.
-pub fn recv_exact(stream: &TcpStream, buf: &mut [u8]) -> io::Result<()> {
-    let mut done = 0;
-    while done < buf.len() {
-        let rest = &mut buf[done..];
-        // SAFETY: rest is a valid writable region of rest.len() bytes.
-        let n = unsafe {
-            libc::recv(
-                stream.as_raw_fd(),
-                rest.as_mut_ptr() as *mut libc::c_void,
-                rest.len(),
-                libc::MSG_WAITALL,
-            )
-        };
-        if n < 0 {
-            let err = io::Error::last_os_error();
-            if err.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(err);
-        }
-        if n == 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                "connection closed by peer",
-            ));
-        }
-        done += n as usize;
+/// One `sendmsg` from the gathered `iov` without blocking and without SIGPIPE: the bytes the
+/// socket took, or `WouldBlock` when it took none.
+///
+/// # Safety
+/// Every entry of `iov` must describe memory readable for its whole length during the call.
+pub unsafe fn send_iov(fd: RawFd, iov: &[libc::iovec]) -> io::Result<usize> {
+    // SAFETY: msghdr is plain old data; zero is a valid bit pattern (no name, no control data).
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = iov.as_ptr() as *mut libc::iovec;
+    msg.msg_iovlen = iov.len() as _;
+    // SAFETY: msg names `iov`, which the caller guarantees readable; sendmsg only reads it.
+    let n = unsafe { libc::sendmsg(fd, &msg, libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT) };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
     }
-    Ok(())
 }
 
-/// Sends all of `buf` on a blocking socket (MSG_NOSIGNAL through std's write).
-pub fn send_all(stream: &TcpStream, buf: &[u8]) -> io::Result<()> {
-    use std::io::Write;
-    let mut s = stream;
-    s.write_all(buf)
+/// One `recvmsg` into the scattered `iov` without blocking: the bytes read (0 when the peer has
+/// closed), or `WouldBlock` when none are there.
+///
+/// # Safety
+/// Every entry of `iov` must describe memory writable for its whole length during the call, and
+/// not borrowed by anyone else meanwhile.
+pub unsafe fn recv_iov(fd: RawFd, iov: &[libc::iovec]) -> io::Result<usize> {
+    // SAFETY: msghdr is plain old data; zero is a valid bit pattern (no name, no control data).
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = iov.as_ptr() as *mut libc::iovec;
+    msg.msg_iovlen = iov.len() as _;
+    // SAFETY: msg names `iov`, which the caller guarantees writable and unaliased.
+    let n = unsafe { libc::recvmsg(fd, &mut msg, libc::MSG_DONTWAIT) };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
 }

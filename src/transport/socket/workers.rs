@@ -1,0 +1,316 @@
+//! The socket transport's process-wide I/O pool: a few threads that drive stripes with a backlog,
+//! and the two readiness sets every stripe's socket is in.
+//!
+//! * The **proxy set** (edge-triggered, always armed): NCCL's proxy thread asks it once per pass
+//!   over its connections ([`Pool::poll_ready`], a zero-timeout `epoll_wait`) which sockets have
+//!   become readable or writable, instead of one `recv` per posted receive per pass.
+//! * The **worker set** (one-shot, armed only while a worker owns the stripe): a stripe handed to
+//!   the pool is armed here ([`Registration::hand_off`]); the kernel gives its next readiness to
+//!   exactly one idle worker, waking it only if it sleeps. A worker that still has a backlog after
+//!   moving what it could re-arms the registration ([`Lease::rearm`]) and goes back to waiting.
+//!   The epoll ready list is the queue between the proxy and the workers.
+//!
+//! Events name a registration by a token (slot index and generation), looked up in a registry
+//! that holds the stripe's shared state, so an event that arrives after its stripe closed finds
+//! nothing. Threads: at most the configured count (capped at the cores), shared by every comm of
+//! the process; they start with the pool and are joined when the last stripe closes (NCCL may
+//! dlclose the plugin right after its last comm goes).
+use super::epoll::{Epoll, Latch, NO_EVENT};
+use crate::error::{Error, Result};
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::thread::JoinHandle;
+
+/// What the pool drives: a stripe's shared state.
+pub trait Work: Send + Sync {
+    /// The proxy set reported the socket ready (may be spurious).
+    fn ready(&self);
+    /// A worker got the armed registration's event; `lease` re-arms it.
+    fn work(&self, lease: &Lease<'_>);
+}
+
+/// The token of the stop latch in the worker set; registry tokens never take this value.
+const STOP: u64 = u64::MAX;
+
+/// Registered stripes by token: slot index in the low half, the slot's generation in the high
+/// half, so a reused slot does not answer to an old token.
+#[derive(Default)]
+struct Registry {
+    slots: Vec<(u32, Option<Arc<dyn Work>>)>,
+    free: Vec<u32>,
+}
+
+impl Registry {
+    fn insert(&mut self, work: Arc<dyn Work>) -> u64 {
+        let index = self.free.pop().unwrap_or_else(|| {
+            self.slots.push((0, None));
+            (self.slots.len() - 1) as u32
+        });
+        let slot = &mut self.slots[index as usize];
+        slot.0 = slot.0.wrapping_add(1);
+        slot.1 = Some(work);
+        ((slot.0 as u64) << 32) | index as u64
+    }
+
+    fn get(&self, token: u64) -> Option<&Arc<dyn Work>> {
+        let (gen, index) = ((token >> 32) as u32, token as u32);
+        match self.slots.get(index as usize) {
+            Some((g, Some(w))) if *g == gen => Some(w),
+            _ => None,
+        }
+    }
+
+    fn remove(&mut self, token: u64) {
+        if self.get(token).is_some() {
+            let index = token as u32;
+            self.slots[index as usize].1 = None;
+            self.free.push(index);
+        }
+    }
+}
+
+struct Shared {
+    proxy_set: Epoll,
+    worker_set: Epoll,
+    stop_latch: Latch,
+    stop: AtomicBool,
+    registry: Mutex<Registry>,
+    /// Zero-timeout polls of the proxy set so far (stripes use it to poll once per pass).
+    polls: AtomicU64,
+}
+
+pub struct Pool {
+    shared: Arc<Shared>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+/// The pool every stripe of the process shares while any is open.
+static POOL: Mutex<Weak<Pool>> = Mutex::new(Weak::new());
+
+/// The process's pool, started with `threads` I/O threads (at most the cores) if none is running.
+/// A pool that is running keeps the size it started with.
+pub fn pool(threads: usize) -> Result<Arc<Pool>> {
+    let mut current = POOL.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(p) = current.upgrade() {
+        return Ok(p);
+    }
+    let p = Arc::new(Pool::start(threads)?);
+    *current = Arc::downgrade(&p);
+    Ok(p)
+}
+
+/// The I/O threads a setting of `wanted` gives on this machine: at most the cores.
+pub fn cap_to_cores(wanted: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    wanted.min(cores)
+}
+
+impl Pool {
+    fn start(threads: usize) -> Result<Pool> {
+        fn os(what: &'static str) -> impl Fn(std::io::Error) -> Error {
+            move |e| Error::os(what, e)
+        }
+        let shared = Arc::new(Shared {
+            proxy_set: Epoll::new().map_err(os("epoll_create"))?,
+            worker_set: Epoll::new().map_err(os("epoll_create"))?,
+            stop_latch: Latch::new().map_err(os("eventfd"))?,
+            stop: AtomicBool::new(false),
+            registry: Mutex::new(Registry::default()),
+            polls: AtomicU64::new(0),
+        });
+        // Level-triggered: once set, every waiter of the worker set sees it, now and later.
+        shared
+            .worker_set
+            .add(shared.stop_latch.raw(), libc::EPOLLIN as u32, STOP)
+            .map_err(os("epoll_ctl"))?;
+        let mut pool = Pool {
+            shared,
+            threads: Vec::new(),
+        };
+        for i in 0..threads {
+            let shared = pool.shared.clone();
+            let t = std::thread::Builder::new()
+                .name(format!("tcpxr-io{i}"))
+                .spawn(move || worker(&shared))
+                .map_err(|e| Error::os("cannot start a tcpxr I/O thread", e))?;
+            pool.threads.push(t);
+        }
+        log::debug!(target: "tcpxr::socket", "I/O pool started with {threads} threads");
+        Ok(pool)
+    }
+
+    /// I/O threads in the pool (0: the proxy thread moves every byte).
+    pub fn threads(&self) -> usize {
+        self.threads.len()
+    }
+
+    /// Adds `fd` to both sets with the interest `events` (EPOLLIN or EPOLLOUT and friends): armed
+    /// in the proxy set, disarmed in the worker set until handed off. `work` is what events reach.
+    pub fn register(&self, fd: RawFd, events: u32, work: Arc<dyn Work>) -> Result<Registration> {
+        let token = self.shared.registry.lock().unwrap().insert(work);
+        let reg = Registration {
+            shared: self.shared.clone(),
+            token,
+            fd,
+            events,
+            in_proxy_set: false,
+            in_worker_set: false,
+        };
+        self.add(reg)
+    }
+
+    fn add(&self, mut reg: Registration) -> Result<Registration> {
+        let s = &self.shared;
+        s.proxy_set
+            .add(reg.fd, reg.events | libc::EPOLLET as u32, reg.token)
+            .map_err(|e| Error::os("epoll_ctl add", e))?;
+        reg.in_proxy_set = true;
+        // One-shot with no interest: only an error or hang-up could fire, once, and a worker
+        // ignores a stripe it does not own.
+        s.worker_set
+            .add(reg.fd, libc::EPOLLONESHOT as u32, reg.token)
+            .map_err(|e| Error::os("epoll_ctl add", e))?;
+        reg.in_worker_set = true;
+        Ok(reg)
+    }
+
+    /// Marks every stripe the proxy set reports ready. One zero-timeout `epoll_wait`.
+    pub fn poll_ready(&self) {
+        let s = &self.shared;
+        let mut events = [NO_EVENT; 64];
+        let n = s.proxy_set.wait(&mut events, 0).unwrap_or(0);
+        if n > 0 {
+            let registry = s.registry.lock().unwrap();
+            for ev in &events[..n] {
+                if let Some(w) = registry.get(ev.u64) {
+                    w.ready();
+                }
+            }
+        }
+        s.polls.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// How many times `poll_ready` has run in the process.
+    pub fn polls(&self) -> u64 {
+        self.shared.polls.load(Ordering::Acquire)
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Release);
+        if self.shared.stop_latch.set().is_err() {
+            // Cannot happen for an eventfd counter far below its limit; without the latch the
+            // threads could not be woken, so leave them rather than wait forever.
+            log::warn!(target: "tcpxr::socket", "cannot wake the I/O threads to stop them");
+            return;
+        }
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+/// A socket's place in the pool's sets. Dropping it removes the socket from both and forgets its
+/// token; the caller keeps the socket open until then.
+pub struct Registration {
+    shared: Arc<Shared>,
+    token: u64,
+    fd: RawFd,
+    events: u32,
+    in_proxy_set: bool,
+    in_worker_set: bool,
+}
+
+impl Registration {
+    /// Arms the worker set for this socket: the next time it is ready, one worker gets it.
+    pub fn hand_off(&self) -> Result<()> {
+        arm(&self.shared, self.fd, self.events, self.token)
+    }
+}
+
+fn arm(s: &Shared, fd: RawFd, events: u32, token: u64) -> Result<()> {
+    s.worker_set
+        .modify(fd, events | libc::EPOLLONESHOT as u32, token)
+        .map_err(|e| Error::os("epoll_ctl arm", e))
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        let s = &self.shared;
+        if self.in_proxy_set {
+            let _ = s.proxy_set.delete(self.fd);
+        }
+        if self.in_worker_set {
+            let _ = s.worker_set.delete(self.fd);
+        }
+        s.registry.lock().unwrap_or_else(|e| e.into_inner()).remove(self.token);
+    }
+}
+
+/// What a worker holds while it drives a stripe: the means to re-arm its registration.
+pub struct Lease<'a> {
+    shared: &'a Shared,
+    token: u64,
+}
+
+impl Lease<'_> {
+    /// Arms the stripe's registration again, with the interest it was registered with.
+    pub fn rearm(&self, fd: RawFd, events: u32) -> Result<()> {
+        arm(self.shared, fd, events, self.token)
+    }
+}
+
+fn worker(s: &Shared) {
+    // One event per wait: each ready stripe goes to a different sleeping worker.
+    let mut events = [NO_EVENT; 1];
+    while !s.stop.load(Ordering::Acquire) {
+        let n = match s.worker_set.wait(&mut events, -1) {
+            Ok(n) => n,
+            Err(e) => {
+                log::warn!(target: "tcpxr::socket", "I/O thread: epoll_wait failed: {e}");
+                return;
+            }
+        };
+        for ev in &events[..n] {
+            let token = ev.u64;
+            if token == STOP {
+                continue;
+            }
+            // Cloned out of the registry, so the stripe's shared state outlives this turn even if
+            // its stripe closes meanwhile; the stripe's close waits for a turn that is moving
+            // bytes and makes a later one do nothing.
+            let work = s.registry.lock().unwrap().get(token).cloned();
+            if let Some(w) = work {
+                w.work(&Lease { shared: s, token });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Nothing;
+    impl Work for Nothing {
+        fn ready(&self) {}
+        fn work(&self, _: &Lease<'_>) {}
+    }
+
+    #[test]
+    fn a_token_answers_only_while_its_registration_lives() {
+        let mut r = Registry::default();
+        let a = r.insert(Arc::new(Nothing));
+        assert!(r.get(a).is_some());
+        r.remove(a);
+        assert!(r.get(a).is_none());
+        let b = r.insert(Arc::new(Nothing));
+        assert_eq!(a as u32, b as u32, "the slot is reused");
+        assert!(r.get(a).is_none() && r.get(b).is_some(), "under a new generation");
+        r.remove(a);
+        assert!(r.get(b).is_some(), "removing a stale token removes nothing");
+        assert!(r.get(STOP).is_none());
+    }
+}
