@@ -145,6 +145,14 @@ const STATS: Param = Param {
     accepted: "0 or 1",
     doc: "1 prints each communicator's counters when it is closed.",
 };
+const STALL_SECONDS: Param = Param {
+    name: "NCCL_TCPXR_STALL_SECONDS",
+    default: "60",
+    accepted: "0 (off) or 1-86400",
+    doc: "A connection with requests outstanding that makes no progress for this long gets a WARN \
+          saying what it waits for (peer, bytes per stripe, requests and their ages, GPU work), \
+          again every this many seconds while it lasts, and a line when it moves again.",
+};
 const GPU_BUFFERS: Param = Param {
     name: "NCCL_TCPXR_GPU_BUFFERS",
     default: "auto",
@@ -174,6 +182,7 @@ pub static PARAMS: &[Param] = &[
     TRANSPORT,
     TCPX_LIB,
     STATS,
+    STALL_SECONDS,
     GPU_BUFFERS,
 ];
 
@@ -279,6 +288,8 @@ pub struct Config {
     pub transport: Transport,
     pub tcpx_lib: Option<String>,
     pub stats: bool,
+    /// Seconds without progress before a stall report; 0: off.
+    pub stall_seconds: u64,
     /// Offer NCCL_PTR_CUDA (when a CUDA driver is present).
     pub gpu_buffers: GpuBuffers,
 }
@@ -437,6 +448,7 @@ impl Config {
             transport,
             tcpx_lib: r.value(&TCPX_LIB),
             stats: r.uint(&STATS, range(0, 1))? == 1,
+            stall_seconds: r.uint(&STALL_SECONDS, range(0, 86400))?,
             gpu_buffers,
         })
     }
@@ -492,6 +504,7 @@ impl Config {
             transport,
             tcpx_lib,
             stats,
+            stall_seconds,
             gpu_buffers,
         } = self;
         vec![
@@ -515,6 +528,7 @@ impl Config {
             (TRANSPORT.name, transport.to_string()),
             (TCPX_LIB.name, tcpx_lib.clone().unwrap_or_default()),
             (STATS.name, u8::from(*stats).to_string()),
+            (STALL_SECONDS.name, stall_seconds.to_string()),
             (GPU_BUFFERS.name, gpu_buffers.as_str().to_string()),
         ]
     }
@@ -620,6 +634,7 @@ mod tests {
                 transport: Transport::Auto,
                 tcpx_lib: None,
                 stats: false,
+                stall_seconds: 60,
                 gpu_buffers: GpuBuffers::Auto,
             }
         );

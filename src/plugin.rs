@@ -389,6 +389,7 @@ fn tuning(p: &Plugin, max_requests: usize) -> Tuning {
         handshake_timeout: Duration::from_millis(config.handshake_timeout_ms),
         peer_timeout_ms: config.peer_timeout_ms,
         stats: config.stats,
+        stall_seconds: config.stall_seconds,
     }
 }
 

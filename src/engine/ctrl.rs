@@ -34,6 +34,8 @@ pub struct Ctrl {
     /// Bytes ever queued / ever written, so callers can ask "is my message out yet?".
     queued: u64,
     written: u64,
+    /// Bytes ever received (for the stall report).
+    read: u64,
     /// Bytes received but not yet handed out: `inbuf[in_pos..in_len]`.
     inbuf: Box<[u8]>,
     in_pos: usize,
@@ -68,6 +70,7 @@ impl Ctrl {
             seg_done: 0,
             queued: 0,
             written: 0,
+            read: 0,
             inbuf: vec![0u8; READ_AHEAD].into_boxed_slice(),
             in_pos: 0,
             in_len: 0,
@@ -104,6 +107,18 @@ impl Ctrl {
 
     pub fn written(&self) -> u64 {
         self.written
+    }
+
+    /// Bytes ever queued and ever received.
+    pub fn queued_and_read(&self) -> (u64, u64) {
+        (self.queued, self.read)
+    }
+
+    /// The peer's address, for messages.
+    pub fn peer(&self) -> String {
+        self.stream
+            .peer_addr()
+            .map_or_else(|_| "an unknown peer".into(), |a| a.to_string())
     }
 
     pub fn idle(&self) -> bool {
@@ -172,7 +187,10 @@ impl Ctrl {
         loop {
             match (&self.stream).read(buf) {
                 Ok(0) => return Err(Error::remote("control connection closed by peer")),
-                Ok(n) => return Ok(n),
+                Ok(n) => {
+                    self.read += n as u64;
+                    return Ok(n);
+                }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(0),
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(e) => return Err(control_error(Direction::Recv, e)),

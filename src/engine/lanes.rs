@@ -181,6 +181,10 @@ impl Lane for SendLane {
         self.inner.io_nanos()
     }
 
+    fn progress(&self) -> Option<crate::transport::StripeProgress> {
+        self.inner.progress()
+    }
+
     fn register(&mut self, ptr: usize, len: usize, kind: MemKind) -> Result<InnerMr> {
         self.inner.register(ptr as *mut u8, len, kind)
     }
@@ -294,6 +298,11 @@ impl RecvStage {
         Ok(())
     }
 
+    /// Chunks added for placement so far, and placed so far (stall report).
+    pub fn counts(&self) -> (u64, u64) {
+        (self.added, self.placed)
+    }
+
     /// Waits for every launched batch (used when the comm closes).
     pub fn quiesce(&mut self) {
         let _ = self.launch();
@@ -388,6 +397,10 @@ impl Lane for RecvLane {
 
     fn io_nanos(&self) -> Option<u64> {
         self.inner.io_nanos()
+    }
+
+    fn progress(&self) -> Option<crate::transport::StripeProgress> {
+        self.inner.progress()
     }
 
     fn register(&mut self, ptr: usize, len: usize, kind: MemKind) -> Result<InnerMr> {

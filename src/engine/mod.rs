@@ -16,6 +16,7 @@ pub mod requests;
 pub mod ring;
 pub mod send;
 pub mod setup;
+pub mod stall;
 pub mod striper;
 pub mod wire;
 
@@ -53,6 +54,8 @@ pub struct Tuning {
     pub peer_timeout_ms: u64,
     /// Log this comm's counters when it closes (NCCL_TCPXR_STATS).
     pub stats: bool,
+    /// Seconds without progress before a stall report (NCCL_TCPXR_STALL_SECONDS; 0: off).
+    pub stall_seconds: u64,
 }
 
 /// Per-comm counters, logged at close when NCCL_TCPXR_STATS=1.

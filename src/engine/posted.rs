@@ -21,6 +21,7 @@ struct Entry<M> {
     msg: M,
     slot: u32,
     state: State,
+    posted_at: std::time::Instant,
 }
 
 pub struct Posted<M> {
@@ -65,6 +66,7 @@ impl<M> Posted<M> {
             msg,
             slot,
             state: State::Live,
+            posted_at: std::time::Instant::now(),
         });
         Some(self.requests.ptr(slot))
     }
@@ -72,6 +74,25 @@ impl<M> Posted<M> {
     /// Messages holding a request slot: posted and not yet reported done, or reported and held.
     pub fn outstanding(&self) -> usize {
         self.requests.in_use()
+    }
+
+    /// How long each message not yet reported done has been posted, oldest first (stall report).
+    pub fn waiting(&self) -> Vec<std::time::Duration> {
+        self.entries
+            .iter()
+            .filter(|e| e.state == State::Live)
+            .map(|e| e.posted_at.elapsed())
+            .collect()
+    }
+
+    /// Messages posted and not yet reported done.
+    pub fn live(&self) -> usize {
+        self.entries.iter().filter(|e| e.state == State::Live).count()
+    }
+
+    /// Messages reported done so far (grows with every completion).
+    pub fn reported(&self) -> u64 {
+        self.front_seq + self.entries.iter().filter(|e| e.state != State::Live).count() as u64
     }
 
     /// Messages posted and not yet retired: not reported, held, or reported behind an older one.

@@ -16,6 +16,7 @@ use super::memory::{Registration, Registry};
 use super::posted::Posted;
 use super::requests::Kind;
 use super::ring::{Bounce, DeviceRing, RING_SLOTS};
+use super::stall::{self, Stall, StallWatch};
 use super::striper::{Cut, Striper, Then};
 use super::wire::{MsgHeader, MSG_HEADER_BYTES};
 use super::{CommTag, Stats, Tuning};
@@ -91,6 +92,10 @@ struct State {
     error: Option<Error>,
     stats: Option<Stats>,
     registry: Registry,
+    /// NCCL_TCPXR_STALL_SECONDS: says so when the comm stops moving.
+    watch: StallWatch,
+    /// The peer's address, for the stall report.
+    peer: String,
 }
 
 #[repr(C)]
@@ -102,7 +107,6 @@ pub struct RecvComm {
 impl RecvComm {
     pub(crate) fn new(ctrl: Ctrl, stripes: Vec<Box<dyn InnerRecv>>, chunk_bytes: usize, t: &Tuning) -> Box<Self> {
         let state = State {
-            ctrl,
             ring: None,
             stage: None,
             inline_limit: t.inline_accept,
@@ -124,6 +128,9 @@ impl RecvComm {
             error: None,
             stats: t.stats.then(Stats::new),
             registry: Registry::new(0),
+            watch: StallWatch::new(t.stall_seconds),
+            peer: ctrl.peer(),
+            ctrl,
         };
         let comm = Box::new(RecvComm {
             tag: CommTag::Recv,
@@ -365,7 +372,60 @@ impl State {
         if let Err(e) = &r {
             self.error = Some(e.clone());
         }
+        self.watch();
         r
+    }
+
+    /// What a stalled receive comm waits for.
+    fn stall_report(&self) -> String {
+        let (_, read) = self.ctrl.queued_and_read();
+        let ages: Vec<String> = self.posted.waiting().iter().map(|d| stall::human(*d)).collect();
+        let waiting_header = self.ctrl_seq < self.posted.next_seq();
+        let gpu = match (&self.ring, &self.stage) {
+            (Some(_), _) => format!(
+                "; NCCL's device unpack: {} receives done and not yet consumed by NCCL",
+                self.posted.unretired() - self.posted.live()
+            ),
+            (None, Some(stage)) => {
+                let (added, placed) = stage.lock().unwrap().counts();
+                format!("; unpack kernel: {placed} of {added} chunks placed")
+            }
+            (None, None) => String::new(),
+        };
+        format!(
+            "{} receives outstanding (posted {} ago){}; control connection {read} bytes read; stripes: {}{gpu}",
+            ages.len(),
+            ages.join(", "),
+            if waiting_header {
+                ", the oldest still waiting for its header"
+            } else {
+                ""
+            },
+            self.striper.describe().join("; ")
+        )
+    }
+
+    /// After a progress pass: tells the stall watch what moved, and logs what it has to say.
+    fn watch(&mut self) {
+        let (_, read) = self.ctrl.queued_and_read();
+        let mark = self.ctrl.written() + read + self.striper.retired() + self.posted.reported();
+        match self.watch.observe(mark, self.posted.live() > 0) {
+            None => {}
+            Some(Stall::Resumed { after }) => log::warn!(
+                "{} comm with {}: moving again after {} without progress",
+                "receive",
+                self.peer,
+                stall::human(after)
+            ),
+            Some(Stall::Stalled { for_, first }) => log::warn!(
+                "{} comm with {}: no progress for {}{}: {}",
+                "receive",
+                self.peer,
+                stall::human(for_),
+                if first { "" } else { " (still)" },
+                self.stall_report()
+            ),
+        }
     }
 
     fn progress_inner(&mut self) -> Result<()> {

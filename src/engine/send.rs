@@ -8,6 +8,7 @@ use super::lanes::{SendCtx, SendLane};
 use super::memory::{Registration, Registry};
 use super::posted::Posted;
 use super::requests::Kind;
+use super::stall::{self, Stall, StallWatch};
 use super::striper::{Cut, Striper, Then};
 use super::wire::MsgHeader;
 use super::{CommTag, Stats, Tuning, MAX_MESSAGE_BYTES};
@@ -45,6 +46,10 @@ struct State {
     error: Option<Error>,
     stats: Option<Stats>,
     registry: Registry,
+    /// NCCL_TCPXR_STALL_SECONDS: says so when the comm stops moving.
+    watch: StallWatch,
+    /// The peer's address, for the stall report.
+    peer: String,
 }
 
 #[repr(C)]
@@ -56,7 +61,6 @@ pub struct SendComm {
 impl SendComm {
     pub(crate) fn new(ctrl: Ctrl, stripes: Vec<Box<dyn InnerSend>>, chunk_bytes: usize, t: &Tuning) -> Box<Self> {
         let state = State {
-            ctrl,
             striper: Striper::new(
                 stripes
                     .into_iter()
@@ -73,6 +77,9 @@ impl SendComm {
             error: None,
             stats: t.stats.then(Stats::new),
             registry: Registry::new(0),
+            watch: StallWatch::new(t.stall_seconds),
+            peer: ctrl.peer(),
+            ctrl,
         };
         let comm = Box::new(SendComm {
             tag: CommTag::Send,
@@ -229,7 +236,46 @@ impl State {
         if let Err(e) = &r {
             self.error = Some(e.clone());
         }
+        self.watch();
         r
+    }
+
+    /// What a stalled send comm waits for.
+    fn stall_report(&self) -> String {
+        let (queued, _) = self.ctrl.queued_and_read();
+        let ages: Vec<String> = self.posted.waiting().iter().map(|d| stall::human(*d)).collect();
+        format!(
+            "{} sends outstanding (posted {} ago); control connection {} of {} bytes written; \
+             stripes: {}",
+            ages.len(),
+            ages.join(", "),
+            self.ctrl.written(),
+            queued,
+            self.striper.describe().join("; ")
+        )
+    }
+
+    /// After a progress pass: tells the stall watch what moved, and logs what it has to say.
+    fn watch(&mut self) {
+        let (_, read) = self.ctrl.queued_and_read();
+        let mark = self.ctrl.written() + read + self.striper.retired() + self.posted.reported();
+        match self.watch.observe(mark, self.posted.live() > 0) {
+            None => {}
+            Some(Stall::Resumed { after }) => log::warn!(
+                "{} comm with {}: moving again after {} without progress",
+                "send",
+                self.peer,
+                stall::human(after)
+            ),
+            Some(Stall::Stalled { for_, first }) => log::warn!(
+                "{} comm with {}: no progress for {}{}: {}",
+                "send",
+                self.peer,
+                stall::human(for_),
+                if first { "" } else { " (still)" },
+                self.stall_report()
+            ),
+        }
     }
 
     fn progress_inner(&mut self) -> Result<()> {

@@ -3,7 +3,7 @@
 //! run the same arithmetic, so chunk k of the byte stream lands on the same stripe on both sides
 //! without any per-chunk metadata on the wire.
 use crate::error::{Error, Result};
-use crate::transport::{InnerMr, Landed, MemKind};
+use crate::transport::{InnerMr, Landed, MemKind, StripeProgress};
 use std::collections::VecDeque;
 
 /// What the striper needs of one stripe: register memory, post, test the oldest, release the
@@ -23,6 +23,10 @@ pub trait Lane {
     fn release(&mut self) -> Result<()>;
     /// The inner connection's I/O time so far, when known.
     fn io_nanos(&self) -> Option<u64> {
+        None
+    }
+    /// The inner connection's bytes posted and done so far, when known (stall report).
+    fn progress(&self) -> Option<StripeProgress> {
         None
     }
 }
@@ -92,6 +96,8 @@ pub struct Striper<L> {
     window: usize,
     chunk_bytes: usize,
     stalls: u64,
+    /// Chunks retired so far, over all stripes: grows whenever a stripe makes progress.
+    retired: u64,
 }
 
 /// Progress of one message through the striper.
@@ -124,6 +130,7 @@ impl<L: Lane> Striper<L> {
             window,
             chunk_bytes,
             stalls: 0,
+            retired: 0,
         }
     }
 
@@ -204,6 +211,7 @@ impl<L: Lane> Striper<L> {
                     break;
                 }
                 s.in_flight.pop_front();
+                self.retired += 1;
                 let then = landed(Landing {
                     seq: c.seq,
                     offset: c.offset,
@@ -238,6 +246,36 @@ impl<L: Lane> Striper<L> {
             }
         }
         Ok(())
+    }
+
+    /// Chunks retired so far over all stripes.
+    pub fn retired(&self) -> u64 {
+        self.retired
+    }
+
+    /// One line per stripe for a stall report: chunks in flight and held, and what the inner
+    /// connection has moved.
+    pub fn describe(&self) -> Vec<String> {
+        self.stripes
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let inner = match s.lane.progress() {
+                    Some(p) => format!(
+                        ", {} of {} bytes done{}",
+                        p.done_bytes,
+                        p.posted_bytes,
+                        if p.with_worker { ", with an I/O thread" } else { "" }
+                    ),
+                    None => String::new(),
+                };
+                format!(
+                    "s{i}: {} chunks in flight, {} held{inner}",
+                    s.in_flight.len(),
+                    s.held.len()
+                )
+            })
+            .collect()
     }
 
     pub fn counts(&self) -> StripeCounts {
