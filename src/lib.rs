@@ -4,6 +4,8 @@
 //! Layers, top to bottom (each uses only those below it); docs/ARCHITECTURE.md has the data flow:
 //! `export` (the C tables) -> `plugin` (core API) -> `engine` (logical connections) ->
 //! `transport` (inner nets) ; beside them `abi`, `config`, `log`, `error`, `capi`.
+#![deny(unsafe_op_in_unsafe_fn)]
+
 pub mod abi;
 pub mod capi;
 pub mod config;

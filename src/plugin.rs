@@ -393,14 +393,13 @@ fn tuning(p: &Plugin, max_requests: usize) -> Tuning {
     }
 }
 
-/// # Safety
-/// `handle` must point to NCCL_NET_HANDLE_MAXSIZE writable bytes.
-pub unsafe fn listen(dev: c_int, handle: *mut c_void) -> Result<*mut c_void> {
+/// Opens a listen comm on device `dev` and writes the handle the peer connects with into `handle`
+/// (NCCL's NCCL_NET_HANDLE_MAXSIZE-byte buffer).
+pub fn listen(dev: c_int, handle: &mut [u8; HANDLE_BYTES]) -> Result<*mut c_void> {
     let p = get()?;
     let dev = check_dev(&p, dev)?;
-    let out = &mut *(handle as *mut [u8; HANDLE_BYTES]);
     let t = tuning(&p, 0);
-    let comm = ListenComm::listen(p.transport.clone(), dev, p.config.stripes, p.chunk_bytes, &t, out)?;
+    let comm = ListenComm::listen(p.transport.clone(), dev, p.config.stripes, p.chunk_bytes, &t, handle)?;
     Ok(Box::into_raw(comm) as *mut c_void)
 }
 
@@ -412,14 +411,12 @@ static CONNECTING: Mutex<Option<HashMap<u64, InProgress>>> = Mutex::new(None);
 /// The handle a connect started from (ticket zeroed), and its state.
 type InProgress = ([u8; HANDLE_BYTES], Connecting);
 
-/// Returns NULL while the connection is still being made.
-///
-/// # Safety
-/// `handle` must point to NCCL_NET_HANDLE_MAXSIZE writable bytes holding the peer's handle.
-pub unsafe fn connect(dev: c_int, handle: *mut c_void, max_requests: usize) -> Result<*mut c_void> {
+/// Connects to the peer whose handle NCCL passes in `bytes` (NCCL's NCCL_NET_HANDLE_MAXSIZE-byte
+/// buffer, the same on every call of one connect). Returns NULL while the connection is still
+/// being made.
+pub fn connect(dev: c_int, bytes: &mut [u8; HANDLE_BYTES], max_requests: usize) -> Result<*mut c_void> {
     let p = get()?;
     let dev = check_dev(&p, dev)?;
-    let bytes = &mut *(handle as *mut [u8; HANDLE_BYTES]);
     let t = tuning(&p, max_requests);
     let ticket = u64::from_le_bytes(
         bytes[HANDLE_TICKET_OFFSET..HANDLE_TICKET_OFFSET + 8]
@@ -465,14 +462,16 @@ pub unsafe fn connect(dev: c_int, handle: *mut c_void, max_requests: usize) -> R
 /// receive comm's device handle (v7+), filled in once the comm is made.
 ///
 /// # Safety
-/// `listen` must be a pointer returned by `listen` and not yet closed.
+/// `listen` must be NULL or a pointer NCCL passes back as a comm (see [`comm_ref`]); a listen
+/// comm must not be closed during the call.
 pub unsafe fn accept(
     listen: *mut c_void,
     max_requests: usize,
     dev_handle: Option<&mut ncclNetDeviceHandle_v7_t>,
 ) -> Result<*mut c_void> {
     let p = get()?;
-    let l: &ListenComm = comm_ref(listen, CommTag::Listen, "listen comm")?;
+    // SAFETY: the caller's promise on `listen`; comm_ref checks the tag before the reference.
+    let l: &ListenComm = unsafe { comm_ref(listen, CommTag::Listen, "listen comm") }?;
     if let Some(h) = &dev_handle {
         if h.netDeviceType != NCCL_NET_DEVICE_UNPACK || h.netDeviceVersion != NCCL_NET_DEVICE_UNPACK_VERSION {
             return Err(Error::internal(format!(
@@ -501,6 +500,9 @@ pub unsafe fn accept(
 /// What a memory handle records: the memory's kind; for GPU memory, its GPU (which decides
 /// whether payloads go through staging and the unpack kernel); and its registration with every
 /// stripe of the comm (the socket transport needs none; TCPX registers it with each of its comms).
+///
+/// `magic` comes first (`repr(C)`), so a pointer is checked by reading one u32 before it is
+/// treated as a MemHandle.
 #[repr(C)]
 pub struct MemHandle {
     magic: u32,
@@ -512,10 +514,14 @@ pub struct MemHandle {
 }
 const MR_MAGIC: u32 = 0x4d52_5854; // "TXRM"
 
+/// Registers `size` bytes at `data` (of NCCL's memory type `kind`) with every stripe of `comm`.
+///
 /// # Safety
-/// `comm` must be a send or receive comm from tcpxr.
+/// `comm` must be NULL or a pointer NCCL passes back as a comm (see [`comm_ref`]); the comm must
+/// not be closed during the call.
 pub unsafe fn reg_mr(comm: *mut c_void, data: *mut c_void, size: usize, kind: c_int) -> Result<*mut c_void> {
-    any_comm(comm)?;
+    // SAFETY: the caller's promise on `comm`; data_comm checks the tag before the reference.
+    let comm = unsafe { data_comm(comm) }?;
     let gpu = match kind {
         NCCL_PTR_HOST => None,
         NCCL_PTR_CUDA => {
@@ -540,10 +546,9 @@ pub unsafe fn reg_mr(comm: *mut c_void, data: *mut c_void, size: usize, kind: c_
         }
     };
     let mem = if gpu.is_some() { MemKind::Cuda } else { MemKind::Host };
-    let registration = if tag_of(comm) == Some(CommTag::Send as u32) {
-        (*(comm as *const SendComm)).reg_mr(data as usize, size, mem, gpu.as_ref())?
-    } else {
-        (*(comm as *const RecvComm)).reg_mr(data as usize, size, mem, gpu.as_ref())?
+    let registration = match comm {
+        DataComm::Send(s) => s.reg_mr(data as usize, size, mem, gpu.as_ref())?,
+        DataComm::Recv(r) => r.reg_mr(data as usize, size, mem, gpu.as_ref())?,
     };
     let mh = Box::new(MemHandle {
         magic: MR_MAGIC,
@@ -557,70 +562,111 @@ pub unsafe fn reg_mr(comm: *mut c_void, data: *mut c_void, size: usize, kind: c_
 }
 
 /// # Safety
-/// `mhandle` must come from `reg_mr` on `comm` and not have been deregistered.
+/// `comm` as for [`reg_mr`]; `mhandle` must be NULL, a memory handle `reg_mr` returned that is
+/// not yet deregistered, or a pointer to at least 4 readable bytes that do not hold MR_MAGIC.
+/// The handle is freed: NCCL must not use it again.
 pub unsafe fn dereg_mr(comm: *mut c_void, mhandle: *mut c_void) -> Result<()> {
-    any_comm(comm)?;
-    let mh =
-        mem_handle(mhandle).ok_or_else(|| Error::invalid_argument("deregMr of a handle tcpxr did not register"))?;
-    if tag_of(comm) == Some(CommTag::Send as u32) {
-        (*(comm as *const SendComm)).dereg_mr(&mh.registration)?;
-    } else {
-        (*(comm as *const RecvComm)).dereg_mr(&mh.registration)?;
+    // SAFETY: the caller's promise on `comm`; data_comm checks the tag before the reference.
+    let comm = unsafe { data_comm(comm) }?;
+    // SAFETY: the caller's promise on `mhandle`.
+    let MemArg::Ours(mh) = (unsafe { mem_arg(mhandle) }) else {
+        return Err(Error::invalid_argument("deregMr of a handle tcpxr did not register"));
+    };
+    match comm {
+        DataComm::Send(s) => s.dereg_mr(&mh.registration)?,
+        DataComm::Recv(r) => r.dereg_mr(&mh.registration)?,
     }
-    (*(mhandle as *mut MemHandle)).magic = 0;
-    drop(Box::from_raw(mhandle as *mut MemHandle));
+    // SAFETY: mem_arg found MR_MAGIC, so `mhandle` is a live Box<MemHandle> from reg_mr, which
+    // NCCL deregisters once; `mh` is not used after this. Clearing the magic first makes a stale
+    // second deregMr of the same address fail the check while the allocator keeps the bytes.
+    unsafe {
+        (*(mhandle as *mut MemHandle)).magic = 0;
+        drop(Box::from_raw(mhandle as *mut MemHandle));
+    }
     Ok(())
 }
 
-unsafe fn mem_handle<'a>(mhandle: *mut c_void) -> Option<&'a MemHandle> {
-    if mhandle.is_null() || (mhandle as usize) % std::mem::align_of::<MemHandle>() != 0 {
-        return None;
+/// A memory handle as NCCL passed it with isend or irecv.
+enum MemArg<'a> {
+    /// NULL: NCCL registered nothing for this buffer.
+    Absent,
+    Ours(&'a MemHandle),
+    /// Not NULL, but not a handle tcpxr made.
+    Foreign(*mut c_void),
+}
+
+/// # Safety
+/// `mhandle` must be NULL, a memory handle from `reg_mr` not deregistered during `'a`, or a
+/// pointer to at least 4 readable bytes that do not hold MR_MAGIC.
+unsafe fn mem_arg<'a>(mhandle: *mut c_void) -> MemArg<'a> {
+    if mhandle.is_null() {
+        return MemArg::Absent;
     }
-    let mh = &*(mhandle as *const MemHandle);
-    (mh.magic == MR_MAGIC).then_some(mh)
+    if (mhandle as usize) % std::mem::align_of::<MemHandle>() != 0 {
+        return MemArg::Foreign(mhandle);
+    }
+    // SAFETY: non-NULL and aligned, so (the caller's promise) 4 readable bytes; `magic` is the
+    // first field of the repr(C) MemHandle.
+    if unsafe { std::ptr::read(mhandle as *const u32) } != MR_MAGIC {
+        return MemArg::Foreign(mhandle);
+    }
+    // SAFETY: MR_MAGIC, so (the caller's promise) a live MemHandle from reg_mr for 'a.
+    MemArg::Ours(unsafe { &*(mhandle as *const MemHandle) })
 }
 
 /// The GPU that holds `data`, from its memory handle (NCCL always passes one); without a handle the
 /// pointer itself is asked.
-unsafe fn gpu_of(data: *mut c_void, mhandle: *mut c_void) -> Result<Option<Arc<Gpu>>> {
-    match mem_handle(mhandle) {
-        Some(mh) => Ok(mh.gpu.clone()),
+fn gpu_of(data: *mut c_void, mh: &MemArg) -> Result<Option<Arc<Gpu>>> {
+    match mh {
+        MemArg::Ours(mh) => Ok(mh.gpu.clone()),
         // Without GPU buffers offered, NCCL hands host memory only: no driver query per message.
-        None if mhandle.is_null() && !GPU_BUFFERS.load(Ordering::Acquire) => Ok(None),
-        None if mhandle.is_null() => Gpu::of_pointer(data),
-        None => Err(Error::invalid_argument(format!(
-            "{mhandle:p} is not a memory handle tcpxr registered"
+        MemArg::Absent if !GPU_BUFFERS.load(Ordering::Acquire) => Ok(None),
+        MemArg::Absent => Gpu::of_pointer(data),
+        MemArg::Foreign(p) => Err(Error::invalid_argument(format!(
+            "{p:p} is not a memory handle tcpxr registered"
         ))),
     }
 }
 
 /// The registration NCCL's memory handle carries, if it passed one.
-unsafe fn registration_of(mhandle: *mut c_void) -> Option<Arc<Registration>> {
-    mem_handle(mhandle).map(|mh| mh.registration.clone())
+fn registration_of(mh: &MemArg) -> Option<Arc<Registration>> {
+    match mh {
+        MemArg::Ours(mh) => Some(mh.registration.clone()),
+        _ => None,
+    }
 }
 
 /// Returns NULL when all requests of the comm are in use.
 ///
 /// # Safety
-/// `comm` must be a send comm from tcpxr; `data..data+size` must stay valid until test says done.
+/// `comm` must be NULL or a pointer NCCL passes back as a comm (see [`comm_ref`]), not closed
+/// during the call; `mhandle` as for [`dereg_mr`]; `data..data+size` must stay readable and
+/// unchanged until test says done.
 pub unsafe fn isend(comm: *mut c_void, data: *mut c_void, size: usize, mhandle: *mut c_void) -> Result<*mut c_void> {
-    let s: &SendComm = comm_ref(comm, CommTag::Send, "send comm")?;
-    let gpu = if size > 0 { gpu_of(data, mhandle)? } else { None };
-    Ok(s.isend(data as *const u8, size, gpu, registration_of(mhandle))?
-        .unwrap_or(std::ptr::null_mut()))
+    // SAFETY: the caller's promise on `comm`; comm_ref checks the tag before the reference.
+    let s: &SendComm = unsafe { comm_ref(comm, CommTag::Send, "send comm") }?;
+    // SAFETY: the caller's promise on `mhandle`.
+    let mh = unsafe { mem_arg(mhandle) };
+    let gpu = if size > 0 { gpu_of(data, &mh)? } else { None };
+    // SAFETY: the caller keeps data..data+size readable and unchanged until test says done.
+    let req = unsafe { s.isend(data as *const u8, size, gpu, registration_of(&mh)) }?;
+    Ok(req.unwrap_or(std::ptr::null_mut()))
 }
 
 /// Returns NULL when all requests of the comm are in use.
 ///
 /// # Safety
-/// `comm` must be a receive comm from tcpxr; each buffer must stay valid until test says done.
+/// `comm` must be NULL or a pointer NCCL passes back as a comm (see [`comm_ref`]), not closed
+/// during the call; each of `mhandles` as for [`dereg_mr`]; each buffer `data[i]..+sizes[i]` must
+/// stay writable, and untouched by others, until test says done.
 pub unsafe fn irecv(
     comm: *mut c_void,
     data: &[*mut c_void],
     sizes: &[usize],
     mhandles: &[*mut c_void],
 ) -> Result<*mut c_void> {
-    let r: &RecvComm = comm_ref(comm, CommTag::Recv, "receive comm")?;
+    // SAFETY: the caller's promise on `comm`; comm_ref checks the tag before the reference.
+    let r: &RecvComm = unsafe { comm_ref(comm, CommTag::Recv, "receive comm") }?;
     if data.len() != 1 {
         return Err(Error::internal(format!(
             "irecv with n={}: tcpxr reports maxRecvs=1 and takes one buffer per receive",
@@ -628,30 +674,40 @@ pub unsafe fn irecv(
         )));
     }
     let mhandle = mhandles.first().copied().unwrap_or(std::ptr::null_mut());
-    let gpu = if sizes[0] > 0 { gpu_of(data[0], mhandle)? } else { None };
-    Ok(r.irecv(data[0] as *mut u8, sizes[0], gpu, registration_of(mhandle))?
-        .unwrap_or(std::ptr::null_mut()))
+    // SAFETY: the caller's promise on `mhandles`.
+    let mh = unsafe { mem_arg(mhandle) };
+    let gpu = if sizes[0] > 0 { gpu_of(data[0], &mh)? } else { None };
+    // SAFETY: the caller keeps data[0]..+sizes[0] writable and untouched until test says done.
+    let req = unsafe { r.irecv(data[0] as *mut u8, sizes[0], gpu, registration_of(&mh)) }?;
+    Ok(req.unwrap_or(std::ptr::null_mut()))
 }
 
 /// Tests a request; on completion writes the size and frees the request.
 ///
 /// # Safety
-/// `request` must be a live request from isend/irecv; `sizes` NULL or writable.
-pub unsafe fn test(request: *mut c_void, done: &mut c_int, sizes: *mut c_int) -> Result<()> {
+/// `request` must be NULL, a request isend/irecv returned whose comm is not closed during the
+/// call, or a pointer to at least `size_of::<Request>()` readable bytes (see
+/// [`Request::from_ptr`]).
+pub unsafe fn test(request: *mut c_void, done: &mut c_int, sizes: Option<&mut c_int>) -> Result<()> {
     *done = 0;
-    let Some(req) = Request::from_ptr(request) else {
+    // SAFETY: the caller's promise on `request`; from_ptr checks the magic before the reference.
+    let Some(req) = (unsafe { Request::from_ptr(request) }) else {
         return Err(Error::internal(format!(
             "test on {request:p}, which is not a request tcpxr returned"
         )));
     };
+    // A request lives in its comm's own table, and `owner` is that comm (set once the comm had
+    // its final address), of the kind `kind` says; the caller keeps the comm open.
     let result = match req.kind {
-        Kind::Send => (*(req.owner as *const SendComm)).test(req.slot)?,
-        Kind::Recv => (*(req.owner as *const RecvComm)).test(req.slot)?,
+        // SAFETY: a send request's owner is a live SendComm (above).
+        Kind::Send => unsafe { &*(req.owner as *const SendComm) }.test(req.slot)?,
+        // SAFETY: a receive request's owner is a live RecvComm (above).
+        Kind::Recv => unsafe { &*(req.owner as *const RecvComm) }.test(req.slot)?,
     };
     if let Some(size) = result {
         *done = 1;
-        if !sizes.is_null() {
-            *sizes = size as c_int;
+        if let Some(s) = sizes {
+            *s = size as c_int;
         }
     }
     Ok(())
@@ -661,13 +717,16 @@ pub unsafe fn test(request: *mut c_void, done: &mut c_int, sizes: *mut c_int) ->
 /// the request is not looked at: NCCL calls this for every receive, after test reported it done.
 ///
 /// # Safety
-/// `comm` must be a receive comm from tcpxr; `request` one of its receives.
+/// `comm` must be NULL or a pointer NCCL passes back as a comm (see [`comm_ref`]), not closed
+/// during the call; `request` as for [`test`].
 pub unsafe fn irecv_consumed(comm: *mut c_void, request: *mut c_void) -> Result<()> {
-    let r: &RecvComm = comm_ref(comm, CommTag::Recv, "receive comm")?;
+    // SAFETY: the caller's promise on `comm`; comm_ref checks the tag before the reference.
+    let r: &RecvComm = unsafe { comm_ref(comm, CommTag::Recv, "receive comm") }?;
     if !r.device_unpack() {
         return Ok(());
     }
-    match Request::from_ptr(request) {
+    // SAFETY: the caller's promise on `request`; from_ptr checks the magic before the reference.
+    match unsafe { Request::from_ptr(request) } {
         Some(req) if req.kind == Kind::Recv && std::ptr::eq(req.owner, comm) => r.consumed(req.slot),
         _ => Err(Error::internal(format!(
             "irecvConsumed of {request:p}, which is not a receive request of this comm"
@@ -676,26 +735,33 @@ pub unsafe fn irecv_consumed(comm: *mut c_void, request: *mut c_void) -> Result<
 }
 
 /// # Safety
-/// `comm` must be a send comm from tcpxr; it is freed.
+/// `comm` must be NULL or a pointer NCCL passes back as a comm (see [`comm_ref`]), used by no
+/// other call now or later: a send comm is freed.
 pub unsafe fn close_send(comm: *mut c_void) -> Result<()> {
-    comm_ref::<SendComm>(comm, CommTag::Send, "send comm")?;
-    drop(Box::from_raw(comm as *mut SendComm));
+    // SAFETY: the caller's promise on `comm`; comm_ref checks the tag before the reference.
+    unsafe { comm_ref::<SendComm>(comm, CommTag::Send, "send comm") }?;
+    // SAFETY: the tag says `comm` is a Box<SendComm> from connect, and the caller hands it over.
+    drop(unsafe { Box::from_raw(comm as *mut SendComm) });
     Ok(())
 }
 
 /// # Safety
-/// `comm` must be a receive comm from tcpxr; it is freed.
+/// As for [`close_send`]: a receive comm is freed.
 pub unsafe fn close_recv(comm: *mut c_void) -> Result<()> {
-    comm_ref::<RecvComm>(comm, CommTag::Recv, "receive comm")?;
-    drop(Box::from_raw(comm as *mut RecvComm));
+    // SAFETY: the caller's promise on `comm`; comm_ref checks the tag before the reference.
+    unsafe { comm_ref::<RecvComm>(comm, CommTag::Recv, "receive comm") }?;
+    // SAFETY: the tag says `comm` is a Box<RecvComm> from accept, and the caller hands it over.
+    drop(unsafe { Box::from_raw(comm as *mut RecvComm) });
     Ok(())
 }
 
 /// # Safety
-/// `comm` must be a listen comm from tcpxr; it is freed.
+/// As for [`close_send`]: a listen comm is freed.
 pub unsafe fn close_listen(comm: *mut c_void) -> Result<()> {
-    comm_ref::<ListenComm>(comm, CommTag::Listen, "listen comm")?;
-    drop(Box::from_raw(comm as *mut ListenComm));
+    // SAFETY: the caller's promise on `comm`; comm_ref checks the tag before the reference.
+    unsafe { comm_ref::<ListenComm>(comm, CommTag::Listen, "listen comm") }?;
+    // SAFETY: the tag says `comm` is a Box<ListenComm> from listen, and the caller hands it over.
+    drop(unsafe { Box::from_raw(comm as *mut ListenComm) });
     Ok(())
 }
 
@@ -709,24 +775,51 @@ fn check_dev(p: &Plugin, dev: c_int) -> Result<usize> {
     Ok(dev as usize)
 }
 
+/// The comm tag at `ptr` (the first field of every repr(C) comm), None for NULL or a misaligned
+/// pointer.
+///
+/// # Safety
+/// `ptr` must be NULL or, when aligned for a u32, point to at least 4 readable bytes.
 unsafe fn tag_of(ptr: *mut c_void) -> Option<u32> {
     if ptr.is_null() || (ptr as usize) % std::mem::align_of::<u32>() != 0 {
         return None;
     }
-    Some(*(ptr as *const u32))
+    // SAFETY: non-NULL and aligned, so readable for 4 bytes (the caller's promise).
+    Some(unsafe { std::ptr::read(ptr as *const u32) })
 }
 
 /// Checks that `ptr` is a live comm of the expected kind before treating it as one.
+///
+/// # Safety
+/// `ptr` must be NULL, or point to at least 4 readable bytes; when they hold one of tcpxr's comm
+/// tags, `ptr` must be the live comm of that kind (a `Box` from listen, connect or accept that NCCL
+/// has not closed) and stay so for `'a`. `T` must be the comm type of `tag`. Pointers tcpxr handed
+/// to NCCL and NCCL passes back meet this.
 unsafe fn comm_ref<'a, T>(ptr: *mut c_void, tag: CommTag, what: &str) -> Result<&'a T> {
-    if tag_of(ptr) != Some(tag as u32) {
+    // SAFETY: the caller's promise.
+    if unsafe { tag_of(ptr) } != Some(tag as u32) {
         return Err(Error::internal(format!("{ptr:p} is not a tcpxr {what}")));
     }
-    Ok(&*(ptr as *const T))
+    // SAFETY: the tag matches, so (the caller's promise) a live T for 'a; comms are Sync (their
+    // state sits behind a mutex), so a shared reference may be used from any of NCCL's threads.
+    Ok(unsafe { &*(ptr as *const T) })
 }
 
-unsafe fn any_comm(ptr: *mut c_void) -> Result<()> {
-    match tag_of(ptr) {
-        Some(t) if t == CommTag::Send as u32 || t == CommTag::Recv as u32 => Ok(()),
-        _ => Err(Error::internal(format!("{ptr:p} is not a tcpxr send or receive comm"))),
+/// A send or receive comm, as regMr and deregMr take either.
+enum DataComm<'a> {
+    Send(&'a SendComm),
+    Recv(&'a RecvComm),
+}
+
+/// # Safety
+/// As for [`comm_ref`].
+unsafe fn data_comm<'a>(ptr: *mut c_void) -> Result<DataComm<'a>> {
+    // SAFETY: the caller's promise; each reference is made only after its tag matched.
+    unsafe {
+        match tag_of(ptr) {
+            Some(t) if t == CommTag::Send as u32 => Ok(DataComm::Send(&*(ptr as *const SendComm))),
+            Some(t) if t == CommTag::Recv as u32 => Ok(DataComm::Recv(&*(ptr as *const RecvComm))),
+            _ => Err(Error::internal(format!("{ptr:p} is not a tcpxr send or receive comm"))),
+        }
     }
 }

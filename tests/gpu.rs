@@ -490,8 +490,9 @@ fn gpu_messages_complete_while_the_legacy_default_stream_waits_for_them_or_skipp
     let mut shost = vec![0u8; slot * cases.len()];
     let reg = |comm, p: u64, kind| {
         let mut mh = std::ptr::null_mut();
-        // SAFETY: the table's regMr with a live pointer.
         assert_eq!(
+            // SAFETY: the table's regMr with a comm of the pair, device memory of at least the
+            // registered length, and a live out-pointer.
             unsafe { net.0.regMr.unwrap()(comm, p as *mut c_void, slot * cases.len(), kind, &mut mh) },
             OK
         );

@@ -184,8 +184,8 @@ fn pair(net: &V12, unpack: bool) -> (*mut c_void, *mut c_void, Option<unpackNetD
 
 fn reg_cuda(net: &V12, comm: *mut c_void, p: u64, len: usize) -> *mut c_void {
     let mut mh = null();
-    // SAFETY: tcpxr's table; p is device memory of len bytes.
     assert_eq!(
+        // SAFETY: tcpxr's table; p is device memory of len bytes; a live out-pointer.
         unsafe { net.0.regMr.unwrap()(comm, p as *mut c_void, len, NCCL_PTR_CUDA, &mut mh) },
         OK
     );

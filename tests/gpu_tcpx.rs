@@ -86,8 +86,8 @@ fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
 /// Registers `len` bytes at `p` of memory `kind` with `comm` through the table's regMr.
 fn reg_mr(net: &V12, comm: *mut c_void, p: u64, len: usize, kind: c_int) -> *mut c_void {
     let mut mh = std::ptr::null_mut();
-    // SAFETY: the table's regMr with a live pointer of at least `len` bytes.
     assert_eq!(
+        // SAFETY: the table's regMr with a live pointer of at least `len` bytes and a live out-pointer.
         unsafe { net.0.regMr.unwrap()(comm, p as *mut c_void, len, kind, &mut mh) },
         OK
     );
@@ -348,13 +348,14 @@ struct EmuPair {
 #[derive(Clone, Copy)]
 struct Reg(u64, usize, *mut c_void);
 
-// SAFETY (every unsafe block of EmuPair): the table's functions are called with live buffers,
-// out-pointers to locals, and comms, handles and requests the same table returned, as NCCL would.
+// Every unsafe block of EmuPair calls the table's functions with live buffers, out-pointers to
+// locals, and comms, handles and requests the same table returned, as NCCL would.
 impl EmuPair {
     fn new(net: &'static ncclNet_v7_t) -> EmuPair {
         let mut handle = [0u8; 128];
         let mut l = null();
         assert_eq!(
+            // SAFETY: the emulator's table given a live 128-byte handle buffer and a live out-pointer.
             unsafe { net.listen.unwrap()(0, handle.as_mut_ptr() as *mut c_void, &mut l) },
             OK
         );
@@ -366,15 +367,18 @@ impl EmuPair {
         while s.is_null() || r.is_null() {
             if s.is_null() {
                 assert_eq!(
+                    // SAFETY: the listener's 128-byte handle buffer, the same on every call, and live out-pointers.
                     unsafe { net.connect.unwrap()(0, handle.as_mut_ptr() as *mut c_void, &mut s, &mut no_dh) },
                     OK
                 );
             }
             if r.is_null() {
+                // SAFETY: the listen comm and live out-pointers; `dh` points to 16-byte aligned storage.
                 assert_eq!(unsafe { net.accept.unwrap()(l, &mut r, &mut dh) }, OK);
             }
             assert!(t0.elapsed() < DEADLINE, "emulator connect/accept did not complete");
         }
+        // SAFETY: comms of this table, each closed once, nothing outstanding.
         assert_eq!(unsafe { net.closeListen.unwrap()(l) }, OK);
         EmuPair {
             net,
@@ -390,6 +394,8 @@ impl EmuPair {
     fn reg(&self, comm: *mut c_void, p: u64, len: usize) -> Reg {
         let mut mh = null();
         assert_eq!(
+            // SAFETY: a comm of this pair and `len` bytes of the test's device memory at `p`; a live
+            // out-pointer.
             unsafe { self.net.regMr.unwrap()(comm, p as *mut c_void, len as c_int, NCCL_PTR_CUDA, &mut mh) },
             OK
         );
@@ -403,6 +409,8 @@ impl EmuPair {
         let mut d = [into.0 as *mut c_void];
         let (mut sz, mut tag, mut mhs) = ([into.1 as c_int], [0], [into.2]);
         let recv = self.net.irecv.unwrap();
+        // SAFETY: one-entry arrays on the stack; the pair's comms and handles from `reg`; `into` and
+        // `from` are device memory the caller keeps until the transfer completes (waited for below).
         unsafe {
             assert_eq!(
                 recv(
@@ -424,6 +432,7 @@ impl EmuPair {
         }
         let (mut rd, mut sd, mut size) = (0, 0, 0);
         while rd == 0 || sd == 0 {
+            // SAFETY: the two requests just posted, tested until done, and live out-pointers.
             unsafe {
                 if sd == 0 {
                     assert_eq!(self.net.test.unwrap()(sq, &mut sd, &mut size), OK);
@@ -444,10 +453,13 @@ impl EmuPair {
     /// The device handle accept wrote, read the way tcpxr reads it (a copy in the calling
     /// thread's context: it is device memory in the GPU modes).
     fn unpack(&self) -> unpackNetDeviceHandle {
+        // SAFETY: accept wrote a device handle into this 16-byte aligned storage.
         let dev = unsafe { std::ptr::read(self.storage.0.as_ptr() as *const ncclNetDeviceHandle_v7_t) };
         assert_eq!(dev.netDeviceType, nccl_net_tcpxr::abi::NCCL_NET_DEVICE_UNPACK);
         let mut h = std::mem::MaybeUninit::<unpackNetDeviceHandle>::uninit();
         cu(
+            // SAFETY: `h` has room for one unpackNetDeviceHandle, and accept's device handle points to
+            // one, in memory of the emulator's context that cuMemcpy (unified addressing) can read.
             unsafe {
                 sys::cuMemcpy(
                     h.as_mut_ptr() as u64,
@@ -478,7 +490,13 @@ impl EmuPair {
             assert_eq!(r.dst_off, next, "receive {k}: records out of order or overlapping");
             assert!(r.len as usize <= 4096 && (r.src_off % 4096) + r.len <= 4096, "{r:?}");
             let d = r.dst_off as usize;
+            assert!(
+                d + r.len as usize <= placed.len(),
+                "receive {k}: {r:?} leaves the receive"
+            );
             cu(
+                // SAFETY: placed[d..d + len] is inside `placed` (checked above); the record's source
+                // lies in one 4 KiB page (checked above) of the emulator's bounce pool (its contract).
                 unsafe {
                     sys::cuMemcpy(
                         placed[d..].as_mut_ptr() as u64,
@@ -501,6 +519,7 @@ impl EmuPair {
     /// Consumes every held receive, oldest first.
     fn consume_all(&mut self) {
         for rq in std::mem::take(&mut self.held) {
+            // SAFETY: the pair's receive comm and its held receives, oldest first.
             assert_eq!(unsafe { self.net.irecvConsumed.unwrap()(self.recv, 1, rq) }, OK);
         }
     }
@@ -508,6 +527,7 @@ impl EmuPair {
 
 impl Drop for EmuPair {
     fn drop(&mut self) {
+        // SAFETY: the pair's two comms, each closed once, here.
         unsafe {
             self.net.closeSend.unwrap()(self.send);
             self.net.closeRecv.unwrap()(self.recv);

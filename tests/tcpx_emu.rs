@@ -53,14 +53,15 @@ struct Pair {
     recvs: u64,
 }
 
-// SAFETY (every unsafe block below): the table's functions are called with live buffers,
-// out-pointers to locals, and comms/requests/handles the same table returned, as NCCL would.
+// Every unsafe block below calls the table's functions with live buffers, out-pointers to
+// locals, and comms/requests/handles the same table returned, as NCCL would.
 impl Pair {
     fn new() -> Pair {
         let t = net();
         let mut handle = [0u8; 128];
         let mut l = null();
         assert_eq!(
+            // SAFETY: the emulator's table given a live 128-byte handle buffer and a live out-pointer.
             unsafe { t.listen.unwrap()(0, handle.as_mut_ptr() as *mut c_void, &mut l) },
             OK
         );
@@ -72,17 +73,23 @@ impl Pair {
         while s.is_null() || r.is_null() {
             if s.is_null() {
                 assert_eq!(
+                    // SAFETY: the listener's 128-byte handle buffer, the same on every call, and live out-pointers.
                     unsafe { t.connect.unwrap()(0, handle.as_mut_ptr() as *mut c_void, &mut s, &mut send_dh) },
                     OK
                 );
             }
             if r.is_null() {
+                // SAFETY: the listen comm and live out-pointers; `dh` points to 16-byte aligned storage.
                 assert_eq!(unsafe { t.accept.unwrap()(l, &mut r, &mut dh) }, OK);
             }
             assert!(start.elapsed() < DEADLINE);
         }
+        // SAFETY: comms of this table, each closed once, nothing outstanding.
         assert_eq!(unsafe { t.closeListen.unwrap()(l) }, OK);
+        // SAFETY: accept wrote a device handle into this 16-byte aligned storage.
         let dev = unsafe { std::ptr::read(storage.0.as_ptr() as *const ncclNetDeviceHandle_v7_t) };
+        // SAFETY: in host mode (this suite) the handle points to the emulator's unpackNetDeviceHandle in
+        // host memory, which lives as long as the receive comm.
         let unpack = unsafe { std::ptr::read(dev.handle as *const unpackNetDeviceHandle) };
         assert_eq!(dev.netDeviceType, NCCL_NET_DEVICE_UNPACK);
         Pair {
@@ -95,6 +102,7 @@ impl Pair {
 
     fn reg(&self, comm: *mut c_void, buf: &mut [u8]) -> *mut c_void {
         let mut mh = null();
+        // SAFETY: a comm of this table and a live buffer of at least the registered length; a live out-pointer.
         let r = unsafe {
             net().regMr.unwrap()(
                 comm,
@@ -110,6 +118,8 @@ impl Pair {
 
     fn isend(&self, buf: &mut [u8], mh: *mut c_void, tag: c_int) -> (R, *mut c_void) {
         let mut req = null();
+        // SAFETY: the send comm and a memory handle (or NULL, which the emulator refuses); the caller
+        // keeps `buf` alive and unchanged until the request completes; a live out-pointer.
         let r = unsafe {
             net().isend.unwrap()(
                 self.send,
@@ -129,6 +139,8 @@ impl Pair {
         let mut sz = [buf.len() as c_int];
         let mut tags = [tag];
         let mut mhs = [mh];
+        // SAFETY: one-entry arrays on the stack; the receive comm and a memory handle (or one the
+        // emulator refuses); the caller keeps `buf` alive until the request completes.
         let r = unsafe {
             net().irecv.unwrap()(
                 self.recv,
@@ -149,6 +161,7 @@ impl Pair {
     /// (result, done, what test left in *size)
     fn test(&self, req: *mut c_void) -> (R, c_int, c_int) {
         let (mut done, mut size) = (0, -7);
+        // SAFETY: requests of this table and live out-pointers.
         let r = unsafe { net().test.unwrap()(req, &mut done, &mut size) };
         (r, done, size)
     }
@@ -166,6 +179,7 @@ impl Pair {
     }
 
     fn consumed(&self, req: *mut c_void) -> R {
+        // SAFETY: the receive comm and its oldest completed receive.
         unsafe { net().irecvConsumed.unwrap()(self.recv, 1, req) }
     }
 
@@ -173,6 +187,9 @@ impl Pair {
     fn records(&self, n: u64) -> Vec<loadMeta> {
         let meta = self.unpack.meta;
         let slot = (n % 16) as usize;
+        // SAFETY: meta is the emulator's live ring (host memory in this suite); cnt[slot] is an
+        // aligned u64 published with release ordering before test said done, after the records it
+        // covers (read atomically here).
         unsafe {
             let cnt = std::sync::atomic::AtomicU64::from_ptr(std::ptr::addr_of_mut!((*meta).cnt[slot]))
                 .load(std::sync::atomic::Ordering::Acquire);
@@ -185,6 +202,13 @@ impl Pair {
         let pool = self.unpack.bounce_buf as *const u8;
         for r in records {
             let (s, l, d) = (r.src_off as usize, r.len as usize, r.dst_off as usize);
+            assert!(
+                d.checked_add(l).is_some_and(|e| e <= dst.len()),
+                "record {r:?} leaves the destination"
+            );
+            // SAFETY: inside `dst` (checked above); the records of a completed receive lie inside the
+            // emulator's host-memory pool (its contract, whose layout these tests check), a different
+            // allocation from `dst`.
             unsafe { std::ptr::copy_nonoverlapping(pool.add(s), dst.as_mut_ptr().add(d), l) };
         }
     }
@@ -192,6 +216,7 @@ impl Pair {
 
 impl Drop for Pair {
     fn drop(&mut self) {
+        // SAFETY: the pair's two comms, each closed once, here.
         unsafe {
             net().closeSend.unwrap()(self.send);
             net().closeRecv.unwrap()(self.recv);
@@ -202,12 +227,16 @@ impl Drop for Pair {
 #[test]
 fn it_exports_a_v7_table_with_tcpx_properties() {
     let t = net();
+    // SAFETY: the table's name is a static NUL-terminated string.
     let name = unsafe { CStr::from_ptr(t.name) }.to_string_lossy().into_owned();
     assert!(name.starts_with("GPUDirectTCPX"), "{name}");
     let mut n = 0;
+    // SAFETY: a live out-pointer.
     assert_eq!(unsafe { t.devices.unwrap()(&mut n) }, OK);
     assert!(n >= 1);
+    // SAFETY: all-zero is a valid properties struct (numbers and NULL pointers).
     let mut p: ncclNetProperties_v7_t = unsafe { std::mem::zeroed() };
+    // SAFETY: a live out-pointer to one v7 properties struct.
     assert_eq!(unsafe { t.getProperties.unwrap()(0, &mut p) }, OK);
     // TCPX takes host and GPU memory; the emulator's host mode stands for a TCPX without GPU
     // memory (tcpxr then stages GPU chunks itself).
@@ -232,6 +261,7 @@ fn connect_and_accept_return_null_at_first_and_accept_writes_the_device_handle_i
     let mut handle = [0u8; 128];
     let mut l = null();
     assert_eq!(
+        // SAFETY: the emulator's table given a live 128-byte handle buffer and a live out-pointer.
         unsafe { t.listen.unwrap()(0, handle.as_mut_ptr() as *mut c_void, &mut l) },
         OK
     );
@@ -239,6 +269,7 @@ fn connect_and_accept_return_null_at_first_and_accept_writes_the_device_handle_i
     let (mut s, mut r) = (null(), null());
     let mut send_dh: *mut ncclNetDeviceHandle_v7_t = std::ptr::null_mut();
     assert_eq!(
+        // SAFETY: the listener's 128-byte handle buffer, the same on every call, and live out-pointers.
         unsafe { t.connect.unwrap()(0, handle.as_mut_ptr() as *mut c_void, &mut s, &mut send_dh) },
         OK
     );
@@ -249,29 +280,36 @@ fn connect_and_accept_return_null_at_first_and_accept_writes_the_device_handle_i
     );
     let mut storage = Box::new(Storage([0xEE; 512]));
     let mut dh = storage.0.as_mut_ptr() as *mut ncclNetDeviceHandle_v7_t;
+    // SAFETY: the listen comm and live out-pointers; `dh` points to 16-byte aligned storage.
     assert_eq!(unsafe { t.accept.unwrap()(l, &mut r, &mut dh) }, OK);
     assert!(r.is_null(), "the first accept returns no comm");
     let start = Instant::now();
     while s.is_null() || r.is_null() {
         if s.is_null() {
             assert_eq!(
+                // SAFETY: the listener's 128-byte handle buffer, the same on every call, and live out-pointers.
                 unsafe { t.connect.unwrap()(0, handle.as_mut_ptr() as *mut c_void, &mut s, &mut send_dh) },
                 OK
             );
         }
         if r.is_null() {
+            // SAFETY: the listen comm and live out-pointers; `dh` points to 16-byte aligned storage.
             assert_eq!(unsafe { t.accept.unwrap()(l, &mut r, &mut dh) }, OK);
         }
         assert!(start.elapsed() < DEADLINE);
     }
     assert!(send_dh.is_null(), "the send side gets no device handle");
+    // SAFETY: accept wrote a device handle into this 16-byte aligned storage.
     let d = unsafe { std::ptr::read(storage.0.as_ptr() as *const ncclNetDeviceHandle_v7_t) };
     assert_eq!((d.netDeviceType, d.netDeviceVersion), (NCCL_NET_DEVICE_UNPACK, 7));
     assert_eq!(d.size, std::mem::size_of::<unpackNetDeviceHandle>());
     assert_eq!(d.needsProxyProgress, 1);
+    // SAFETY: in host mode (this suite) the handle points to the emulator's unpackNetDeviceHandle in
+    // host memory, which lives as long as the receive comm.
     let u = unsafe { std::ptr::read(d.handle as *const unpackNetDeviceHandle) };
     assert!(!u.meta.is_null() && !u.bounce_buf.is_null());
     assert_eq!(u.head, u64::MAX, "head starts at -1, as NCCL's unpack expects");
+    // SAFETY: comms of this table, each closed once, nothing outstanding.
     unsafe {
         assert_eq!(t.closeSend.unwrap()(s), OK);
         assert_eq!(t.closeRecv.unwrap()(r), OK);
@@ -285,6 +323,7 @@ fn accept_without_storage_for_the_device_handle_fails_instead_of_writing_through
     let mut handle = [0u8; 128];
     let mut l = null();
     assert_eq!(
+        // SAFETY: the emulator's table given a live 128-byte handle buffer and a live out-pointer.
         unsafe { t.listen.unwrap()(0, handle.as_mut_ptr() as *mut c_void, &mut l) },
         OK
     );
@@ -295,10 +334,13 @@ fn accept_without_storage_for_the_device_handle_fails_instead_of_writing_through
     let code = loop {
         if s.is_null() {
             assert_eq!(
+                // SAFETY: the listener's 128-byte handle buffer, the same on every call, and live out-pointers.
                 unsafe { t.connect.unwrap()(0, handle.as_mut_ptr() as *mut c_void, &mut s, &mut send_dh) },
                 OK
             );
         }
+        // SAFETY: the listen comm and live out-pointers; `no_storage` is a readable NULL, which the
+        // emulator refuses.
         let code = unsafe { t.accept.unwrap()(l, &mut r, &mut no_storage) };
         if code != OK {
             break code;
@@ -307,6 +349,7 @@ fn accept_without_storage_for_the_device_handle_fails_instead_of_writing_through
         assert!(start.elapsed() < DEADLINE);
     };
     assert_eq!(code, USAGE);
+    // SAFETY: comms of this table, each closed once, nothing outstanding.
     unsafe {
         t.closeSend.unwrap()(s);
         t.closeListen.unwrap()(l);
@@ -319,21 +362,25 @@ fn connect_again_with_a_copy_of_the_handle_buffer_is_refused() {
     let mut handle = [0u8; 128];
     let mut l = null();
     assert_eq!(
+        // SAFETY: the emulator's table given a live 128-byte handle buffer and a live out-pointer.
         unsafe { t.listen.unwrap()(0, handle.as_mut_ptr() as *mut c_void, &mut l) },
         OK
     );
     let (mut s, mut dh) = (null(), std::ptr::null_mut());
     assert_eq!(
+        // SAFETY: the listener's 128-byte handle buffer, the same on every call, and live out-pointers.
         unsafe { t.connect.unwrap()(0, handle.as_mut_ptr() as *mut c_void, &mut s, &mut dh) },
         OK
     );
     let mut copy = Box::new(handle);
     assert_eq!(
+        // SAFETY: a live 128-byte copy of the handle (the emulator refuses it) and live out-pointers.
         unsafe { t.connect.unwrap()(0, copy.as_mut_ptr() as *mut c_void, &mut s, &mut dh) },
         USAGE,
         "TCPX keeps its connect state in the buffer: a copy must not be used"
     );
     assert!(s.is_null());
+    // SAFETY: comms of this table, each closed once, nothing outstanding.
     assert_eq!(unsafe { t.closeListen.unwrap()(l) }, OK);
 }
 
@@ -585,11 +632,14 @@ fn memory_must_be_registered_on_the_comm_it_is_used_on() {
         "registered on another pair's comm"
     );
     let mut mh = null();
+    // SAFETY: one byte into the live 64-byte buffer.
     let misaligned = unsafe { buf.as_mut_ptr().add(1) } as *mut c_void;
     assert_eq!(
+        // SAFETY: the send comm, 16 bytes of a live buffer and a live out-pointer.
         unsafe { net().regMr.unwrap()(p.send, misaligned, 16, NCCL_PTR_CUDA, &mut mh) },
         BUSY,
         "CUDA memory must start on a 4 KiB boundary"
     );
+    // SAFETY: a handle regMr gave the receive comm, deregistered once.
     assert_eq!(unsafe { net().deregMr.unwrap()(p.recv, on_recv) }, OK);
 }

@@ -12,7 +12,8 @@ pub enum Kind {
     Recv = 2,
 }
 
-/// What NCCL's `void* request` points at.
+/// What NCCL's `void* request` points at. `magic` comes first (`repr(C)`), so a pointer is checked
+/// by reading one u32 before it is treated as a Request.
 #[repr(C)]
 pub struct Request {
     magic: u32,
@@ -26,14 +27,20 @@ impl Request {
     /// Reads a request pointer from NCCL, refusing anything tcpxr did not hand out.
     ///
     /// # Safety
-    /// `ptr` must be NULL or point to readable memory of at least `size_of::<Request>()` bytes; a
-    /// pointer tcpxr returned from isend/irecv always does until its comm is closed.
+    /// `ptr` must be NULL or point to readable memory of at least `size_of::<Request>()` bytes,
+    /// and when it holds REQUEST_MAGIC be a request of a comm that stays open for `'a`; a pointer
+    /// tcpxr returned from isend/irecv always does until its comm is closed.
     pub unsafe fn from_ptr<'a>(ptr: *mut c_void) -> Option<&'a Request> {
         if ptr.is_null() || (ptr as usize) % std::mem::align_of::<Request>() != 0 {
             return None;
         }
-        let r = &*(ptr as *const Request);
-        (r.magic == REQUEST_MAGIC).then_some(r)
+        // SAFETY: non-NULL and aligned, so readable (the caller's promise); `magic` is the first
+        // field. Only the u32 is read: foreign bytes need not be a valid Request (its `kind`).
+        if unsafe { std::ptr::read(ptr as *const u32) } != REQUEST_MAGIC {
+            return None;
+        }
+        // SAFETY: the magic matches, so (the caller's promise) one of tcpxr's live requests.
+        Some(unsafe { &*(ptr as *const Request) })
     }
 }
 
@@ -86,8 +93,8 @@ impl Requests {
     }
 }
 
-// SAFETY: the raw owner pointer is only dereferenced through the owning comm's own methods,
-// which synchronise with its mutex.
+// SAFETY: the only raw pointer is each request's `owner`, the comm that holds this table; it is
+// dereferenced only by plugin::test, through a shared reference to that (Sync) comm.
 unsafe impl Send for Requests {}
 
 #[cfg(test)]
@@ -115,8 +122,9 @@ mod tests {
         let junk = [0u64; 4];
         // SAFETY: junk is readable and large enough.
         assert!(unsafe { Request::from_ptr(junk.as_ptr() as *mut c_void) }.is_none());
-        // SAFETY: NULL and misaligned pointers are rejected before any read.
+        // SAFETY: NULL is rejected before any read.
         assert!(unsafe { Request::from_ptr(std::ptr::null_mut()) }.is_none());
+        // SAFETY: a misaligned pointer is rejected before any read.
         assert!(unsafe { Request::from_ptr(std::ptr::without_provenance_mut(1)) }.is_none());
     }
 }

@@ -176,10 +176,10 @@ impl SendComm {
         if inline && size >= BORROW_FROM {
             // SAFETY: the caller keeps data..data+size readable and unchanged until test reports
             // this message done, which is not before the control connection has written it.
-            ctrl_end = st.ctrl.queue_borrowed(data, size);
+            ctrl_end = unsafe { st.ctrl.queue_borrowed(data, size) };
         } else if inline && size > 0 {
-            // SAFETY: the caller guarantees data..data+size is readable.
-            ctrl_end = st.ctrl.queue(std::slice::from_raw_parts(data, size));
+            // SAFETY: the caller guarantees data..data+size is readable (data non-NULL: checked).
+            ctrl_end = st.ctrl.queue(unsafe { std::slice::from_raw_parts(data, size) });
         }
         st.posted.get_mut(seq).ctrl_end = ctrl_end;
         st.progress()?;

@@ -75,11 +75,22 @@ ffi_fn! {
 
 // --- listen / connect / accept ----------------------------------------------------------------
 
+/// NCCL's handle buffer as the bytes it is.
+///
+/// # Safety
+/// `handle` must be non-NULL and point to NCCL_NET_HANDLE_MAXSIZE bytes, writable and used by
+/// nothing else for `'a`.
+unsafe fn handle_bytes<'a>(handle: *mut c_void) -> &'a mut [u8; NCCL_NET_HANDLE_MAXSIZE] {
+    // SAFETY: the caller's promise; a byte array needs no alignment.
+    unsafe { &mut *(handle as *mut [u8; NCCL_NET_HANDLE_MAXSIZE]) }
+}
+
 fn listen_common(dev: c_int, handle: *mut c_void, listen: *mut *mut c_void) -> Result<()> {
     non_null!(handle, "listen: handle");
     non_null!(listen, "listen: listenComm");
-    // SAFETY: NCCL passes NCCL_NET_HANDLE_MAXSIZE writable bytes (checked non-NULL).
-    let comm = unsafe { plugin::listen(dev, handle) }?;
+    // SAFETY: NCCL passes its NCCL_NET_HANDLE_MAXSIZE-byte handle buffer (checked non-NULL), which
+    // it does not touch until listen returns.
+    let comm = plugin::listen(dev, unsafe { handle_bytes(handle) })?;
     // SAFETY: NCCL passes a writable pointer-sized slot (checked non-NULL).
     unsafe { *listen = comm };
     Ok(())
@@ -102,10 +113,12 @@ ffi_fn! {
 fn connect_common(dev: c_int, handle: *mut c_void, send: *mut *mut c_void, max: usize) -> Result<()> {
     non_null!(handle, "connect: handle");
     non_null!(send, "connect: sendComm");
-    // SAFETY (both): NCCL passes a writable pointer-sized slot (checked non-NULL); `handle` is the
-    // peer's NCCL_NET_HANDLE_MAXSIZE-byte handle, the same buffer on every call.
+    // SAFETY: NCCL passes a writable pointer-sized slot (checked non-NULL).
     unsafe { *send = std::ptr::null_mut() };
-    let comm = unsafe { plugin::connect(dev, handle, max) }?;
+    // SAFETY: `handle` is NCCL's NCCL_NET_HANDLE_MAXSIZE-byte buffer holding the peer's handle
+    // (checked non-NULL), the same buffer on every call, untouched by NCCL until connect returns.
+    let comm = plugin::connect(dev, unsafe { handle_bytes(handle) }, max)?;
+    // SAFETY: as for the first write.
     unsafe { *send = comm };
     Ok(())
 }
@@ -158,15 +171,18 @@ fn accept_common(
     non_null!(recv, "accept: recvComm");
     // SAFETY: NCCL passes a writable pointer-sized slot (checked non-NULL).
     unsafe { *recv = std::ptr::null_mut() };
-    // SAFETY: a non-NULL dev_handle points to NCCL's (readable) pointer to its handle struct.
     let wanted = if dev_handle.is_null() {
         std::ptr::null_mut()
     } else {
+        // SAFETY: a non-NULL dev_handle points to NCCL's (readable) pointer to its handle struct.
         unsafe { *dev_handle }
     };
-    // SAFETY: `listen` is checked by plugin::accept before use; a non-NULL `wanted` is NCCL's
-    // handle struct, read and written only here.
-    let comm = unsafe { plugin::accept(listen, max, wanted.as_mut()) }?;
+    // SAFETY: a non-NULL `wanted` is NCCL's handle struct (type and version filled in), aligned,
+    // and read and written by nobody else until accept returns.
+    let wanted = unsafe { wanted.as_mut() };
+    // SAFETY: `listen` is what NCCL got from listen (plugin::accept checks its tag before use),
+    // and NCCL does not close it during accept.
+    let comm = unsafe { plugin::accept(listen, max, wanted) }?;
     // SAFETY: as above.
     unsafe { *recv = comm };
     Ok(())
@@ -194,7 +210,8 @@ fn reg_mr_common(
     mhandle: *mut *mut c_void,
 ) -> Result<()> {
     non_null!(mhandle, "regMr: mhandle");
-    // SAFETY: `comm` is checked by plugin::reg_mr before use.
+    // SAFETY: `comm` is what NCCL got from connect or accept (plugin::reg_mr checks its tag before
+    // use), not closed during the call.
     let mh = unsafe { plugin::reg_mr(comm, data, size, type_) }?;
     // SAFETY: NCCL passes a writable pointer-sized slot (checked non-NULL).
     unsafe { *mhandle = mh };
@@ -217,7 +234,8 @@ ffi_fn! {
 
 ffi_fn! {
     "deregMr" fn deregMr(comm: *mut c_void, mhandle: *mut c_void) {
-        // SAFETY: both pointers are checked by plugin::dereg_mr before use.
+        // SAFETY: NCCL passes back a comm and a memory handle of that comm that tcpxr returned
+        // (plugin::dereg_mr checks tag and magic before use), deregistering each handle once.
         unsafe { plugin::dereg_mr(comm, mhandle) }
     }
 }
@@ -243,11 +261,13 @@ fn isend_common(
     request: *mut *mut c_void,
 ) -> Result<()> {
     non_null!(request, "isend: request");
-    // SAFETY (both): NCCL passes a writable pointer-sized slot (checked non-NULL), always written;
-    // `comm`, `data` and `mhandle` are checked by plugin::isend, and NCCL keeps `data` valid
-    // until test says done.
+    // SAFETY: NCCL passes a writable pointer-sized slot (checked non-NULL), always written.
     unsafe { *request = std::ptr::null_mut() };
+    // SAFETY: NCCL passes back a send comm and its memory handle as tcpxr returned them
+    // (plugin::isend checks tag and magic), and keeps `data..data+size` valid and unchanged
+    // until test says done.
     let req = unsafe { plugin::isend(comm, data, size, mhandle) }?;
+    // SAFETY: as for the first write.
     unsafe { *request = req };
     Ok(())
 }
@@ -289,7 +309,8 @@ ffi_fn! {
 
 /// # Safety
 /// A non-NULL `data` and `mhandles` point to `n` readable pointers; `size_of(i)` reads NCCL's
-/// size array for `i < n`.
+/// size array for `i < n`; `comm`, the buffers and the memory handles are as NCCL's irecv passes
+/// them (see plugin::irecv).
 unsafe fn irecv_common(
     comm: *mut c_void,
     n: c_int,
@@ -318,8 +339,8 @@ unsafe fn irecv_common(
         // SAFETY: as above.
         unsafe { std::slice::from_raw_parts(mhandles, n) }
     };
-    // SAFETY: the comm, buffers and handles are checked by plugin::irecv; NCCL keeps the buffers
-    // valid until test says done.
+    // SAFETY: the caller's promise: NCCL's receive comm and memory handles as tcpxr returned them
+    // (plugin::irecv checks tag and magic), and buffers NCCL keeps valid until test says done.
     let req = unsafe { plugin::irecv(comm, buffers, &sizes, mhandles) }?;
     // SAFETY: NCCL's writable slot, as above.
     unsafe { *request = req };
@@ -342,7 +363,7 @@ ffi_fn! {
             let s = unsafe { *sizes.add(i) };
             usize::try_from(s).map_err(|_| Error::invalid_argument(format!("irecv of {s} bytes: a size must not be negative")))
         };
-        // SAFETY: NCCL's arrays of n entries (data, mhandles).
+        // SAFETY: NCCL's arrays of n entries (data, mhandles) and its irecv contract.
         unsafe { irecv_common(recvComm, n, data, mhandles, size_of, request) }
     }
 }
@@ -360,7 +381,7 @@ ffi_fn! {
         non_null!(sizes, "irecv: sizes");
         // SAFETY: NCCL passes n sizes; irecv_common asks only for i < n.
         let size_of = |i: usize| Ok(unsafe { *sizes.add(i) });
-        // SAFETY: NCCL's arrays of n entries (data, mhandles).
+        // SAFETY: NCCL's arrays of n entries (data, mhandles) and its irecv contract.
         unsafe { irecv_common(recvComm, n, data, mhandles, size_of, request) }
     }
 }
@@ -379,7 +400,7 @@ ffi_fn! {
         non_null!(sizes, "irecv: sizes");
         // SAFETY: NCCL passes n sizes; irecv_common asks only for i < n.
         let size_of = |i: usize| Ok(unsafe { *sizes.add(i) });
-        // SAFETY: NCCL's arrays of n entries (data, mhandles).
+        // SAFETY: NCCL's arrays of n entries (data, mhandles) and its irecv contract.
         unsafe { irecv_common(recvComm, n, data, mhandles, size_of, request) }
     }
 }
@@ -406,9 +427,13 @@ ffi_fn! {
 ffi_fn! {
     "test" fn test(request: *mut c_void, done: *mut c_int, sizes: *mut c_int) {
         non_null!(done, "test: done");
-        // SAFETY: `done` is NCCL's writable int (checked non-NULL); `request` is checked by
-        // plugin::test; `sizes` is NULL or one writable int.
-        unsafe { plugin::test(request, &mut *done, sizes) }
+        // SAFETY: NCCL's writable int (checked non-NULL), used by nobody else during the call.
+        let done = unsafe { &mut *done };
+        // SAFETY: NCCL's `sizes` is NULL or one writable int, used by nobody else during the call.
+        let sizes = unsafe { sizes.as_mut() };
+        // SAFETY: `request` is what isend/irecv returned (plugin::test checks its magic), its comm
+        // not closed while NCCL tests it.
+        unsafe { plugin::test(request, done, sizes) }
     }
 }
 
@@ -419,15 +444,35 @@ ffi_fn! {
         if n != 1 {
             return Err(Error::internal(format!("irecvConsumed with n={n}: tcpxr takes n=1")));
         }
-        // SAFETY: both pointers are checked by plugin::irecv_consumed before use.
+        // SAFETY: NCCL passes back a receive comm and one of its requests as tcpxr returned them
+        // (plugin::irecv_consumed checks tag and magic before use).
         unsafe { plugin::irecv_consumed(recvComm, request) }
     }
 }
 
-// SAFETY (the three closes): plugin's close functions check the comm's tag before freeing it.
-ffi_fn! { "closeSend" fn closeSend(sendComm: *mut c_void) { unsafe { plugin::close_send(sendComm) } } }
-ffi_fn! { "closeRecv" fn closeRecv(recvComm: *mut c_void) { unsafe { plugin::close_recv(recvComm) } } }
-ffi_fn! { "closeListen" fn closeListen(listenComm: *mut c_void) { unsafe { plugin::close_listen(listenComm) } } }
+ffi_fn! {
+    "closeSend" fn closeSend(sendComm: *mut c_void) {
+        // SAFETY: NCCL closes a comm it got from connect once, after its last call on it
+        // (plugin::close_send checks the tag before freeing it).
+        unsafe { plugin::close_send(sendComm) }
+    }
+}
+
+ffi_fn! {
+    "closeRecv" fn closeRecv(recvComm: *mut c_void) {
+        // SAFETY: NCCL closes a comm it got from accept once, after its last call on it
+        // (plugin::close_recv checks the tag before freeing it).
+        unsafe { plugin::close_recv(recvComm) }
+    }
+}
+
+ffi_fn! {
+    "closeListen" fn closeListen(listenComm: *mut c_void) {
+        // SAFETY: NCCL closes a comm it got from listen once, after its last accept on it
+        // (plugin::close_listen checks the tag before freeing it).
+        unsafe { plugin::close_listen(listenComm) }
+    }
+}
 
 // --- the tables -------------------------------------------------------------------------------
 

@@ -25,7 +25,9 @@ pub unsafe fn scatter(
                 "unpack record {i} ({len} bytes from {src_off} to {dst_off}) leaves its buffers ({bounce_len} / {dst_len} bytes)"
             )));
         }
-        std::ptr::copy_nonoverlapping(bounce.add(src_off), dst.add(dst_off), len);
+        // SAFETY: both ranges lie inside their buffers (checked above), which the caller promises
+        // are readable / writable and disjoint.
+        unsafe { std::ptr::copy_nonoverlapping(bounce.add(src_off), dst.add(dst_off), len) };
         total += len;
     }
     Ok(total)

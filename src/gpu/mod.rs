@@ -211,13 +211,17 @@ pub struct Gpu {
 #[derive(Clone, Copy)]
 struct Kernel(sys::CUfunction);
 
-// SAFETY: a CUfunction handle may be used from any thread with its context current.
+// SAFETY: a CUfunction handle is not tied to a thread: it may be launched from any thread with its
+// context current.
 unsafe impl Send for Kernel {}
+// SAFETY: the handle is only copied out and passed to the (thread-safe) driver, never mutated.
 unsafe impl Sync for Kernel {}
 
-// SAFETY: CUDA driver handles may be used from any thread once the context is made current
-// (`bind` does that before every use).
+// SAFETY: CUDA driver handles (context, streams, device) are not tied to a thread: they may be used
+// from any thread once the context is made current (`enter` does that before every use).
 unsafe impl Send for Gpu {}
+// SAFETY: the handles are set once in `open` and never changed; the driver API is thread-safe,
+// and the lazily compiled kernel sits in a OnceLock.
 unsafe impl Sync for Gpu {}
 
 static GPUS: Mutex<Vec<(usize, Arc<Gpu>)>> = Mutex::new(Vec::new());
@@ -240,17 +244,15 @@ impl Gpu {
             return Ok(None);
         }
         let mut ordinal: i32 = -1;
-        // SAFETY: DEVICE_ORDINAL writes one int.
-        check(
-            unsafe {
-                sys::cuPointerGetAttribute(
-                    &mut ordinal as *mut i32 as *mut c_void,
-                    sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-                    ptr as sys::CUdeviceptr,
-                )
-            },
-            "cuPointerGetAttribute(DEVICE_ORDINAL)",
-        )?;
+        // SAFETY: DEVICE_ORDINAL writes one int, into `ordinal`; the driver only looks `ptr` up.
+        let r = unsafe {
+            sys::cuPointerGetAttribute(
+                &mut ordinal as *mut i32 as *mut c_void,
+                sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                ptr as sys::CUdeviceptr,
+            )
+        };
+        check(r, "cuPointerGetAttribute(DEVICE_ORDINAL)")?;
         Ok(Some(Gpu::get(ordinal as usize)?))
     }
 
@@ -262,58 +264,55 @@ impl Gpu {
             ));
         }
         let mut dev: sys::CUdevice = 0;
-        // SAFETY: plain driver calls with valid out-pointers.
-        unsafe {
-            check(sys::cuDeviceGet(&mut dev, ordinal as i32), "cuDeviceGet")?;
-            let mut ctx: sys::CUcontext = std::ptr::null_mut();
-            // The primary context is the one the CUDA runtime, and so NCCL, uses.
-            check(sys::cuDevicePrimaryCtxRetain(&mut ctx, dev), "cuDevicePrimaryCtxRetain")?;
-            let mut g = Gpu {
-                ordinal,
-                ctx,
-                stream: std::ptr::null_mut(),
-                unpack_alt: std::ptr::null_mut(),
-                unpack: OnceLock::new(),
-                sm_count: 0,
+        // SAFETY: a valid out-pointer; an ordinal without a device is an error return.
+        check(unsafe { sys::cuDeviceGet(&mut dev, ordinal as i32) }, "cuDeviceGet")?;
+        let mut ctx: sys::CUcontext = std::ptr::null_mut();
+        // The primary context is the one the CUDA runtime, and so NCCL, uses.
+        // SAFETY: a valid out-pointer and a device the driver just returned.
+        let r = unsafe { sys::cuDevicePrimaryCtxRetain(&mut ctx, dev) };
+        check(r, "cuDevicePrimaryCtxRetain")?;
+        let mut g = Gpu {
+            ordinal,
+            ctx,
+            stream: std::ptr::null_mut(),
+            unpack_alt: std::ptr::null_mut(),
+            unpack: OnceLock::new(),
+            sm_count: 0,
+            dev,
+        };
+        let _current = g.enter()?;
+        let mut sms = 0;
+        // SAFETY: a valid out-pointer and a device the driver returned.
+        let r = unsafe {
+            sys::cuDeviceGetAttribute(
+                &mut sms,
+                sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
                 dev,
+            )
+        };
+        check(r, "cuDeviceGetAttribute")?;
+        g.sm_count = sms.max(1) as u32;
+        // Non-blocking: never synchronises with the legacy default stream NCCL's users may use.
+        // Highest priority: NCCL waits for every unpack, so when the application's kernels
+        // fill the GPU the block scheduler gives tcpxr's few blocks the first free slots
+        // (priority orders waiting blocks; it never preempts running ones).
+        let (mut least, mut greatest) = (0, 0);
+        // SAFETY: valid out-pointers; the GPU's context is current (`_current`).
+        let r = unsafe { sys::cuCtxGetStreamPriorityRange(&mut least, &mut greatest) };
+        check(r, "cuCtxGetStreamPriorityRange")?;
+        for stream in [&mut g.stream, &mut g.unpack_alt] {
+            // SAFETY: a valid out-pointer; the stream is made in the current context (`_current`).
+            let r = unsafe {
+                sys::cuStreamCreateWithPriority(stream, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32, greatest)
             };
-            let _current = g.enter()?;
-            let mut sms = 0;
-            check(
-                sys::cuDeviceGetAttribute(
-                    &mut sms,
-                    sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-                    dev,
-                ),
-                "cuDeviceGetAttribute",
-            )?;
-            g.sm_count = sms.max(1) as u32;
-            // Non-blocking: never synchronises with the legacy default stream NCCL's users may use.
-            // Highest priority: NCCL waits for every unpack, so when the application's kernels
-            // fill the GPU the block scheduler gives tcpxr's few blocks the first free slots
-            // (priority orders waiting blocks; it never preempts running ones).
-            let (mut least, mut greatest) = (0, 0);
-            check(
-                sys::cuCtxGetStreamPriorityRange(&mut least, &mut greatest),
-                "cuCtxGetStreamPriorityRange",
-            )?;
-            for stream in [&mut g.stream, &mut g.unpack_alt] {
-                check(
-                    sys::cuStreamCreateWithPriority(
-                        stream,
-                        sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32,
-                        greatest,
-                    ),
-                    "cuStreamCreateWithPriority",
-                )?;
-            }
-            log::info!(
-                target: "tcpxr::init",
-                "GPU {ordinal}: {} SMs, stream priority {greatest} (range {least}..{greatest})",
-                g.sm_count
-            );
-            Ok(g)
+            check(r, "cuStreamCreateWithPriority")?;
         }
+        log::info!(
+            target: "tcpxr::init",
+            "GPU {ordinal}: {} SMs, stream priority {greatest} (range {least}..{greatest})",
+            g.sm_count
+        );
+        Ok(g)
     }
 
     /// tcpxr's unpack kernel, compiled and loaded on first use (a comm that places GPU pages with
@@ -337,26 +336,30 @@ impl Gpu {
     fn load_now(&self, f: sys::CUfunction) -> Result<()> {
         let mut empty = unpack::empty_batch();
         let mut params: [*mut c_void; 1] = [empty.as_mut() as *mut _ as *mut c_void];
-        // SAFETY: a batch of zero jobs; the parameter lives across the call.
-        unsafe {
-            check(
-                sys::cuLaunchKernel(
-                    f,
-                    1,
-                    1,
-                    1,
-                    32,
-                    1,
-                    1,
-                    0,
-                    self.stream,
-                    params.as_mut_ptr(),
-                    std::ptr::null_mut(),
-                ),
-                "cuLaunchKernel(tcpxr_unpack, warm-up)",
-            )?;
-            check(sys::cuStreamSynchronize(self.stream), "cuStreamSynchronize(warm-up)")
-        }
+        // SAFETY: `f` is tcpxr_unpack(const TcpxrBatch), here given a batch of zero jobs; the
+        // parameter lives across the call (the driver copies it at launch); the stream is live and
+        // the GPU's context current (the caller entered it).
+        let r = unsafe {
+            sys::cuLaunchKernel(
+                f,
+                1,
+                1,
+                1,
+                32,
+                1,
+                1,
+                0,
+                self.stream,
+                params.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        };
+        check(r, "cuLaunchKernel(tcpxr_unpack, warm-up)")?;
+        // SAFETY: the GPU's live stream.
+        check(
+            unsafe { sys::cuStreamSynchronize(self.stream) },
+            "cuStreamSynchronize(warm-up)",
+        )
     }
 
     /// Makes this GPU's context current on the calling thread until the returned guard drops,
@@ -490,8 +493,11 @@ pub struct Mapped {
     pub len: usize,
 }
 
-// SAFETY: the allocation is plain memory owned by this value.
+// SAFETY: the allocation is plain (pinned, PORTABLE) memory owned by this value, usable from any
+// thread; it is freed once, by Drop.
 unsafe impl Send for Mapped {}
+// SAFETY: through `&Mapped` only the raw addresses can be read; every access to the memory
+// dereferences them in an unsafe block of its own, which says why it does not race.
 unsafe impl Sync for Mapped {}
 
 impl Mapped {
@@ -541,11 +547,9 @@ impl Event {
     pub fn new(gpu: &Gpu) -> Result<Event> {
         let _current = gpu.enter()?;
         let mut raw: sys::CUevent = std::ptr::null_mut();
-        // SAFETY: valid out-pointer.
-        check(
-            unsafe { sys::cuEventCreate(&mut raw, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32) },
-            "cuEventCreate",
-        )?;
+        // SAFETY: a valid out-pointer; the GPU's context is current (`_current`).
+        let r = unsafe { sys::cuEventCreate(&mut raw, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32) };
+        check(r, "cuEventCreate")?;
         Ok(Event { raw })
     }
 
@@ -586,10 +590,10 @@ impl Drop for Event {
 /// `dst` must stay valid, and `src .. src + len` unchanged, until work recorded after it completes.
 pub unsafe fn copy_dtoh_async(gpu: &Gpu, dst: *mut u8, src: u64, len: usize) -> Result<()> {
     let _current = gpu.enter()?;
-    check(
-        sys::cuMemcpyDtoHAsync_v2(dst as *mut c_void, src, len, gpu.stream),
-        "cuMemcpyDtoHAsync",
-    )
+    // SAFETY: the caller keeps both ranges valid until the copy is known complete; the GPU's
+    // stream is live and its context current (`_current`).
+    let r = unsafe { sys::cuMemcpyDtoHAsync_v2(dst as *mut c_void, src, len, gpu.stream) };
+    check(r, "cuMemcpyDtoHAsync")
 }
 
 #[cfg(test)]

@@ -71,7 +71,9 @@ pub struct Unpacker {
     launches: u64,
 }
 
-// SAFETY: the raw event handles are only used through &mut self.
+// SAFETY: the raw kernel and event handles are not tied to a thread (the driver API is thread-safe,
+// and every method makes the GPU's context current first); Unpacker is not Sync, so one thread at
+// a time uses them.
 unsafe impl Send for Unpacker {}
 
 impl Unpacker {
@@ -82,11 +84,10 @@ impl Unpacker {
         let mut slots = Vec::with_capacity(depth);
         for _ in 0..depth.max(1) {
             let mut event: sys::CUevent = std::ptr::null_mut();
-            // SAFETY: valid out-pointer; timing off makes record/query cheapest.
-            check(
-                unsafe { sys::cuEventCreate(&mut event, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32) },
-                "cuEventCreate",
-            )?;
+            // Timing off makes record/query cheapest.
+            // SAFETY: a valid out-pointer; the GPU's context is current (`_current`).
+            let r = unsafe { sys::cuEventCreate(&mut event, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32) };
+            check(r, "cuEventCreate")?;
             slots.push(Slot {
                 event,
                 generation: 0,
@@ -199,10 +200,8 @@ impl Unpacker {
         let _current = self.gpu.enter()?;
         for s in self.slots.iter().filter(|s| s.busy) {
             // SAFETY: a live event recorded behind a launch; the caller vouches for the stream.
-            check(
-                unsafe { sys::cuStreamWaitEvent(stream, s.event, 0) },
-                "cuStreamWaitEvent",
-            )?;
+            let r = unsafe { sys::cuStreamWaitEvent(stream, s.event, 0) };
+            check(r, "cuStreamWaitEvent")?;
         }
         Ok(())
     }
@@ -216,7 +215,8 @@ impl Unpacker {
         let _current = self.gpu.enter()?;
         for stream in [self.gpu.stream, self.gpu.unpack_alt] {
             // SAFETY: the GPU's live streams; the caller vouches for the event.
-            check(unsafe { sys::cuStreamWaitEvent(stream, event, 0) }, "cuStreamWaitEvent")?;
+            let r = unsafe { sys::cuStreamWaitEvent(stream, event, 0) };
+            check(r, "cuStreamWaitEvent")?;
         }
         Ok(())
     }

@@ -88,24 +88,25 @@ pub struct DevBuf(pub u64);
 impl DevBuf {
     pub fn new(len: usize) -> DevBuf {
         let mut p = 0;
-        // SAFETY: valid out-pointer; the context is current (gpu_or_skip bound it on this thread).
         assert_eq!(
+            // SAFETY: valid out-pointer; the context is current (gpu_or_skip bound it on this thread).
             unsafe { sys::cuMemAlloc_v2(&mut p, len.max(1)) },
             sys::CUresult::CUDA_SUCCESS
         );
         DevBuf(p)
     }
     pub fn upload(&self, data: &[u8]) {
-        // SAFETY: the test allocates every buffer at least as large as what it copies.
         assert_eq!(
+            // SAFETY: the test allocates every buffer at least as large as what it copies.
             unsafe { sys::cuMemcpyHtoD_v2(self.0, data.as_ptr() as *const c_void, data.len()) },
             sys::CUresult::CUDA_SUCCESS
         );
     }
     pub fn download(&self, len: usize) -> Vec<u8> {
         let mut v = vec![0u8; len];
-        // SAFETY: as above.
         assert_eq!(
+            // SAFETY: the test allocates every buffer at least as large as what it copies; `v` holds
+            // `len` bytes.
             unsafe { sys::cuMemcpyDtoH_v2(v.as_mut_ptr() as *mut c_void, self.0, len) },
             sys::CUresult::CUDA_SUCCESS
         );

@@ -233,33 +233,41 @@ pub fn v5() -> V5 {
     V5(table("ncclNetPlugin_v5"))
 }
 
-// SAFETY (both impls): every call passes pointers to live locals or to comms/requests the same
-// table returned, as NCCL does.
+// The unsafe blocks of both impls: every call passes pointers to live locals or to comms/requests
+// the same table returned, as NCCL does (or, in negative tests, pointers tcpxr must refuse).
 impl Net for V12 {
     fn version(&self) -> u32 {
         12
     }
     fn name(&self) -> String {
+        // SAFETY: the table's `name` is a static NUL-terminated string.
         unsafe { CStr::from_ptr(self.0.name) }.to_string_lossy().into_owned()
     }
     fn init(&self) -> R {
         let mut ctx = std::ptr::null_mut();
         let mut cfg = ncclNetCommConfig_v12_t { trafficClass: -1 };
+        // SAFETY: tcpxr's table given live out-pointers and no logger.
         unsafe { self.0.init.unwrap()(&mut ctx, 0x1234, &mut cfg, None, None) }
     }
     fn devices(&self, n: &mut c_int) -> R {
+        // SAFETY: a live out-pointer.
         unsafe { self.0.devices.unwrap()(n) }
     }
     fn speed_and_ptr(&self, dev: c_int) -> (R, c_int, c_int) {
+        // SAFETY: all-zero is a valid properties struct (numbers and NULL pointers).
         let mut p: ncclNetProperties_v12_t = unsafe { std::mem::zeroed() };
+        // SAFETY: a live out-pointer to one properties struct of this version.
         let r = unsafe { self.0.getProperties.unwrap()(dev, &mut p) };
         (r, p.speed, p.ptrSupport)
     }
     fn listen(&self, dev: c_int, handle: &mut [u8; 128], l: &mut *mut c_void) -> R {
+        // SAFETY: a 128-byte handle buffer and a live out-pointer.
         unsafe { self.0.listen.unwrap()(std::ptr::null_mut(), dev, handle.as_mut_ptr() as *mut c_void, l) }
     }
     fn connect(&self, dev: c_int, handle: &mut [u8; 128], s: &mut *mut c_void) -> R {
         let mut dh: *mut ncclNetDeviceHandle_v12_t = std::ptr::null_mut();
+        // SAFETY: the peer's 128-byte handle (the same buffer on every call of one connect) and
+        // live out-pointers.
         unsafe {
             self.0.connect.unwrap()(
                 std::ptr::null_mut(),
@@ -272,15 +280,23 @@ impl Net for V12 {
     }
     fn accept(&self, l: *mut c_void, r: &mut *mut c_void) -> R {
         let mut dh: *mut ncclNetDeviceHandle_v12_t = std::ptr::null_mut();
+        // SAFETY: a listen comm of this table, or a pointer tcpxr refuses after its tag check; live
+        // out-pointers.
         unsafe { self.0.accept.unwrap()(l, r, &mut dh) }
     }
     fn reg_mr(&self, comm: *mut c_void, data: *mut c_void, size: usize, mh: &mut *mut c_void) -> R {
+        // SAFETY: a comm of this table (tcpxr checks its tag); `data..data+size` is the test's live
+        // buffer; a live out-pointer.
         unsafe { self.0.regMr.unwrap()(comm, data, size, NCCL_PTR_HOST, mh) }
     }
     fn dereg_mr(&self, comm: *mut c_void, mh: *mut c_void) -> R {
+        // SAFETY: a comm and memory handle of this table (tcpxr checks tag and magic), deregistered
+        // once.
         unsafe { self.0.deregMr.unwrap()(comm, mh) }
     }
     fn isend(&self, s: *mut c_void, data: *mut c_void, size: usize, mh: *mut c_void, req: &mut *mut c_void) -> R {
+        // SAFETY: a comm and memory handle of this table (tcpxr checks them); the test keeps
+        // `data..data+size` alive and unchanged until test says done; a live out-pointer.
         unsafe { self.0.isend.unwrap()(s, data, size, 0, mh, std::ptr::null_mut(), req) }
     }
     fn irecv(&self, r: *mut c_void, data: *mut c_void, size: usize, mh: *mut c_void, req: &mut *mut c_void) -> R {
@@ -291,6 +307,8 @@ impl Net for V12 {
         let mut ph = [std::ptr::null_mut()];
         // NCCL >= 2.28 presets *request for LL receives; tcpxr must overwrite it.
         *req = std::ptr::without_provenance_mut(NCCL_NET_OPTIONAL_RECV_COMPLETION);
+        // SAFETY: one-entry arrays on the stack; a comm and memory handle of this table (tcpxr
+        // checks them); the test keeps `data..data+size` alive until test says done.
         unsafe {
             self.0.irecv.unwrap()(
                 r,
@@ -305,15 +323,20 @@ impl Net for V12 {
         }
     }
     fn test(&self, req: *mut c_void, done: &mut c_int, size: &mut c_int) -> R {
+        // SAFETY: a request of this table's isend/irecv, or a pointer tcpxr refuses after its checks;
+        // live out-pointers.
         unsafe { self.0.test.unwrap()(req, done, size) }
     }
     fn close_send(&self, s: *mut c_void) -> R {
+        // SAFETY: a comm of this table (tcpxr checks its tag), closed once.
         unsafe { self.0.closeSend.unwrap()(s) }
     }
     fn close_recv(&self, r: *mut c_void) -> R {
+        // SAFETY: a comm of this table (tcpxr checks its tag), closed once.
         unsafe { self.0.closeRecv.unwrap()(r) }
     }
     fn close_listen(&self, l: *mut c_void) -> R {
+        // SAFETY: a comm of this table (tcpxr checks its tag), closed once.
         unsafe { self.0.closeListen.unwrap()(l) }
     }
     fn max_requests(&self) -> usize {
@@ -326,35 +349,51 @@ impl Net for V5 {
         5
     }
     fn name(&self) -> String {
+        // SAFETY: the table's `name` is a static NUL-terminated string.
         unsafe { CStr::from_ptr(self.0.name) }.to_string_lossy().into_owned()
     }
     fn init(&self) -> R {
+        // SAFETY: tcpxr's table given live out-pointers and no logger.
         unsafe { self.0.init.unwrap()(None) }
     }
     fn devices(&self, n: &mut c_int) -> R {
+        // SAFETY: a live out-pointer.
         unsafe { self.0.devices.unwrap()(n) }
     }
     fn speed_and_ptr(&self, dev: c_int) -> (R, c_int, c_int) {
+        // SAFETY: all-zero is a valid properties struct (numbers and NULL pointers).
         let mut p: ncclNetProperties_v5_t = unsafe { std::mem::zeroed() };
+        // SAFETY: a live out-pointer to one properties struct of this version.
         let r = unsafe { self.0.getProperties.unwrap()(dev, &mut p) };
         (r, p.speed, p.ptrSupport)
     }
     fn listen(&self, dev: c_int, handle: &mut [u8; 128], l: &mut *mut c_void) -> R {
+        // SAFETY: a 128-byte handle buffer and a live out-pointer.
         unsafe { self.0.listen.unwrap()(dev, handle.as_mut_ptr() as *mut c_void, l) }
     }
     fn connect(&self, dev: c_int, handle: &mut [u8; 128], s: &mut *mut c_void) -> R {
+        // SAFETY: the peer's 128-byte handle (the same buffer on every call of one connect) and
+        // live out-pointers.
         unsafe { self.0.connect.unwrap()(dev, handle.as_mut_ptr() as *mut c_void, s) }
     }
     fn accept(&self, l: *mut c_void, r: &mut *mut c_void) -> R {
+        // SAFETY: a listen comm of this table, or a pointer tcpxr refuses after its tag check; live
+        // out-pointers.
         unsafe { self.0.accept.unwrap()(l, r) }
     }
     fn reg_mr(&self, comm: *mut c_void, data: *mut c_void, size: usize, mh: &mut *mut c_void) -> R {
+        // SAFETY: a comm of this table (tcpxr checks its tag); `data..data+size` is the test's live
+        // buffer; a live out-pointer.
         unsafe { self.0.regMr.unwrap()(comm, data, size as c_int, NCCL_PTR_HOST, mh) }
     }
     fn dereg_mr(&self, comm: *mut c_void, mh: *mut c_void) -> R {
+        // SAFETY: a comm and memory handle of this table (tcpxr checks tag and magic), deregistered
+        // once.
         unsafe { self.0.deregMr.unwrap()(comm, mh) }
     }
     fn isend(&self, s: *mut c_void, data: *mut c_void, size: usize, mh: *mut c_void, req: &mut *mut c_void) -> R {
+        // SAFETY: a comm and memory handle of this table (tcpxr checks them); the test keeps
+        // `data..data+size` alive and unchanged until test says done; a live out-pointer.
         unsafe { self.0.isend.unwrap()(s, data, size as c_int, 0, mh, req) }
     }
     fn irecv(&self, r: *mut c_void, data: *mut c_void, size: usize, mh: *mut c_void, req: &mut *mut c_void) -> R {
@@ -362,6 +401,8 @@ impl Net for V5 {
         let mut sz = [size as c_int];
         let mut tags = [0 as c_int];
         let mut mhs = [mh];
+        // SAFETY: one-entry arrays on the stack; a comm and memory handle of this table (tcpxr
+        // checks them); the test keeps `data..data+size` alive until test says done.
         unsafe {
             self.0.irecv.unwrap()(
                 r,
@@ -375,15 +416,20 @@ impl Net for V5 {
         }
     }
     fn test(&self, req: *mut c_void, done: &mut c_int, size: &mut c_int) -> R {
+        // SAFETY: a request of this table's isend/irecv, or a pointer tcpxr refuses after its checks;
+        // live out-pointers.
         unsafe { self.0.test.unwrap()(req, done, size) }
     }
     fn close_send(&self, s: *mut c_void) -> R {
+        // SAFETY: a comm of this table (tcpxr checks its tag), closed once.
         unsafe { self.0.closeSend.unwrap()(s) }
     }
     fn close_recv(&self, r: *mut c_void) -> R {
+        // SAFETY: a comm of this table (tcpxr checks its tag), closed once.
         unsafe { self.0.closeRecv.unwrap()(r) }
     }
     fn close_listen(&self, l: *mut c_void) -> R {
+        // SAFETY: a comm of this table (tcpxr checks its tag), closed once.
         unsafe { self.0.closeListen.unwrap()(l) }
     }
     fn max_requests(&self) -> usize {

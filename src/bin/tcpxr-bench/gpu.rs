@@ -65,24 +65,27 @@ struct Timer(sys::CUevent, sys::CUevent);
 impl Timer {
     fn new() -> Timer {
         let (mut a, mut b) = (std::ptr::null_mut(), std::ptr::null_mut());
-        // SAFETY: valid out-pointers.
-        unsafe {
-            ok(sys::cuEventCreate(&mut a, 0), "cuEventCreate");
-            ok(sys::cuEventCreate(&mut b, 0), "cuEventCreate");
-        }
+        // SAFETY: a valid out-pointer; the GPU's context is current (bound by the caller).
+        ok(unsafe { sys::cuEventCreate(&mut a, 0) }, "cuEventCreate");
+        // SAFETY: as above.
+        ok(unsafe { sys::cuEventCreate(&mut b, 0) }, "cuEventCreate");
         Timer(a, b)
     }
     /// Milliseconds `f` takes on `stream`.
     fn time(&self, stream: sys::CUstream, f: impl FnOnce()) -> f64 {
         let mut ms = 0f32;
-        // SAFETY: live events and stream.
-        unsafe {
-            ok(sys::cuEventRecord(self.0, stream), "record");
-            f();
-            ok(sys::cuEventRecord(self.1, stream), "record");
-            ok(sys::cuEventSynchronize(self.1), "sync");
-            ok(sys::cuEventElapsedTime_v2(&mut ms, self.0, self.1), "elapsed");
-        }
+        // SAFETY: the timer's live event and the caller's live stream.
+        ok(unsafe { sys::cuEventRecord(self.0, stream) }, "record");
+        f();
+        // SAFETY: as above.
+        ok(unsafe { sys::cuEventRecord(self.1, stream) }, "record");
+        // SAFETY: the timer's live event.
+        ok(unsafe { sys::cuEventSynchronize(self.1) }, "sync");
+        // SAFETY: the timer's two events, both recorded and complete; a valid out-pointer.
+        ok(
+            unsafe { sys::cuEventElapsedTime_v2(&mut ms, self.0, self.1) },
+            "elapsed",
+        );
         ms as f64
     }
 
@@ -101,27 +104,35 @@ impl Timer {
         }
         let flag = gate.host as *mut u32;
         let mut ms = 0f32;
-        // SAFETY: live events and stream; the gate is 4 mapped bytes, written here with volatile
-        // stores and read by the GPU.
-        unsafe {
-            flag.write_volatile(0);
-            let open = Open(flag);
-            let wait = sys::cuStreamWaitValue32_v2(
+        // SAFETY: the gate's 4 mapped, aligned bytes, written here with volatile stores (the GPU
+        // only reads them).
+        unsafe { flag.write_volatile(0) };
+        let open = Open(flag);
+        // SAFETY: the caller's live stream waits on the gate's device address.
+        let wait = unsafe {
+            sys::cuStreamWaitValue32_v2(
                 stream,
                 gate.dev,
                 1,
                 sys::CUstreamWaitValue_flags::CU_STREAM_WAIT_VALUE_GEQ as u32,
-            );
-            if wait != sys::CUresult::CUDA_SUCCESS {
-                return None;
-            }
-            ok(sys::cuEventRecord(self.0, stream), "record");
-            f(self.0);
-            ok(sys::cuEventRecord(self.1, stream), "record");
-            drop(open);
-            ok(sys::cuEventSynchronize(self.1), "sync");
-            ok(sys::cuEventElapsedTime_v2(&mut ms, self.0, self.1), "elapsed");
+            )
+        };
+        if wait != sys::CUresult::CUDA_SUCCESS {
+            return None;
         }
+        // SAFETY: the timer's live event and the caller's live stream.
+        ok(unsafe { sys::cuEventRecord(self.0, stream) }, "record");
+        f(self.0);
+        // SAFETY: as above.
+        ok(unsafe { sys::cuEventRecord(self.1, stream) }, "record");
+        drop(open);
+        // SAFETY: the timer's live event.
+        ok(unsafe { sys::cuEventSynchronize(self.1) }, "sync");
+        // SAFETY: the timer's two events, both recorded and complete; a valid out-pointer.
+        ok(
+            unsafe { sys::cuEventElapsedTime_v2(&mut ms, self.0, self.1) },
+            "elapsed",
+        );
         Some(ms as f64)
     }
 }
@@ -203,8 +214,10 @@ pub fn run(args: &[String]) -> i32 {
     let gate = Mapped::new(&gpu, 4).expect("mapped gate");
     let mut rng = Rng(0x1234_5678);
     let gbps = |ms: f64| total as f64 / (ms / 1e3) / 1e9;
-    // SAFETY (both closures): src and dst are allocated with at least `total` bytes.
-    let memcpy = || ok(unsafe { sys::cuMemcpyDtoDAsync_v2(dst, src, total, stream) }, "memcpy");
+    let memcpy = || {
+        // SAFETY: src and dst are device allocations of at least `total` bytes; a live stream.
+        ok(unsafe { sys::cuMemcpyDtoDAsync_v2(dst, src, total, stream) }, "memcpy")
+    };
 
     // cudaMemcpy device-to-device of the same number of bytes: the reference.
     let memcpy_ms = (0..10).map(|_| timer.time(stream, memcpy)).fold(f64::MAX, f64::min);
@@ -309,47 +322,51 @@ pub fn run(args: &[String]) -> i32 {
         .collect();
     for _ in 0..naive_chunks {
         let mut st: sys::CUstream = std::ptr::null_mut();
-        // SAFETY: each handle is created and destroyed within the iteration.
-        unsafe {
-            ok(sys::cuStreamCreate(&mut st, 0), "cuStreamCreate");
-            let desc = dev_alloc(host_desc.len());
-            ok(
-                sys::cuMemcpyHtoDAsync_v2(desc, host_desc.as_ptr() as *const c_void, host_desc.len(), st),
-                "htod",
-            );
-            let mut param = NaiveParam {
-                njobs: 1,
-                total: per_chunk as u32,
-                jobs: [Job::default(); MAX_JOBS],
-            };
-            param.jobs[0] = Job {
-                records: desc,
-                bounce: src,
-                dst,
-                first: 0,
-                count: per_chunk as u32,
-            };
-            let mut params: [*mut c_void; 1] = [&mut param as *mut NaiveParam as *mut c_void];
-            ok(
-                sys::cuLaunchKernel(
-                    nccl_net_tcpxr::gpu::unpack_function(&gpu).expect("the unpack kernel"),
-                    16,
-                    1,
-                    1,
-                    256,
-                    1,
-                    1,
-                    0,
-                    st,
-                    params.as_mut_ptr(),
-                    std::ptr::null_mut(),
-                ),
-                "launch",
-            );
-            ok(sys::cuStreamSynchronize(st), "sync");
-            ok(sys::cuMemFree_v2(desc), "free");
-            ok(sys::cuStreamDestroy_v2(st), "destroy");
-        }
+        // Each handle is created and destroyed within the iteration.
+        // SAFETY: a valid out-pointer; the GPU's context is current.
+        ok(unsafe { sys::cuStreamCreate(&mut st, 0) }, "cuStreamCreate");
+        let desc = dev_alloc(host_desc.len());
+        // SAFETY: desc holds host_desc.len() bytes; host_desc outlives the copy (synchronised below).
+        let r = unsafe { sys::cuMemcpyHtoDAsync_v2(desc, host_desc.as_ptr() as *const c_void, host_desc.len(), st) };
+        ok(r, "htod");
+        let mut param = NaiveParam {
+            njobs: 1,
+            total: per_chunk as u32,
+            jobs: [Job::default(); MAX_JOBS],
+        };
+        param.jobs[0] = Job {
+            records: desc,
+            bounce: src,
+            dst,
+            first: 0,
+            count: per_chunk as u32,
+        };
+        let mut params: [*mut c_void; 1] = [&mut param as *mut NaiveParam as *mut c_void];
+        let kernel = nccl_net_tcpxr::gpu::unpack_function(&gpu).expect("the unpack kernel");
+        // SAFETY: the parameter matches tcpxr_unpack(const TcpxrBatch) and lives across the call;
+        // its records and both ranges are device allocations it stays inside.
+        let r = unsafe {
+            sys::cuLaunchKernel(
+                kernel,
+                16,
+                1,
+                1,
+                256,
+                1,
+                1,
+                0,
+                st,
+                params.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        };
+        ok(r, "launch");
+        // SAFETY: the stream made above.
+        ok(unsafe { sys::cuStreamSynchronize(st) }, "sync");
+        // SAFETY: desc from dev_alloc, no longer used by the finished stream; freed once.
+        ok(unsafe { sys::cuMemFree_v2(desc) }, "free");
+        // SAFETY: the stream made above, idle, destroyed once.
+        ok(unsafe { sys::cuStreamDestroy_v2(st) }, "destroy");
     }
     let naive_ms = start.elapsed().as_secs_f64() * 1e3 / naive_chunks as f64;
     println!(
@@ -434,8 +451,9 @@ fn copy_engine_probe(
             return;
         }
     };
-    // SAFETY: the signatures of cuda.h for these two symbols.
+    // SAFETY: BatchV2 is cuda.h's signature of this symbol; `lib` stays loaded while it is used.
     let v2 = unsafe { lib.get::<BatchV2>(b"cuMemcpyBatchAsync_v2") }.ok().map(|f| *f);
+    // SAFETY: BatchV1 is cuda.h's signature of this symbol; `lib` stays loaded while it is used.
     let v1 = unsafe { lib.get::<BatchV1>(b"cuMemcpyBatchAsync") }.ok().map(|f| *f);
     if v2.is_none() && v1.is_none() {
         println!("GPU copy-engine placement: this driver has no cuMemcpyBatchAsync (CUDA 12.8+)");

@@ -70,28 +70,31 @@ impl Cublas {
             .iter()
             .find_map(|n| unsafe { libloading::Library::new(*n) }.ok())
             .ok_or_else(|| format!("cuBLAS not found (tried {names:?}; add its directory to LD_LIBRARY_PATH)"))?;
-        // SAFETY: the symbols have the C signatures of cublas_api.h.
-        unsafe {
-            let create: libloading::Symbol<unsafe extern "C" fn(*mut *mut c_void) -> c_int> =
-                lib.get(b"cublasCreate_v2").map_err(|e| e.to_string())?;
-            let set_stream: libloading::Symbol<unsafe extern "C" fn(*mut c_void, sys::CUstream) -> c_int> =
-                lib.get(b"cublasSetStream_v2").map_err(|e| e.to_string())?;
-            let gemm_ex: GemmEx = *lib.get::<GemmEx>(b"cublasGemmEx").map_err(|e| e.to_string())?;
-            let mut handle = std::ptr::null_mut();
-            let r = create(&mut handle);
-            if r != 0 {
-                return Err(format!("cublasCreate failed: {r}"));
-            }
-            let r = set_stream(handle, stream);
-            if r != 0 {
-                return Err(format!("cublasSetStream failed: {r}"));
-            }
-            Ok(Cublas {
-                _lib: lib,
-                handle,
-                gemm_ex,
-            })
+        // SAFETY: the symbol has the C signature of cublas_api.h.
+        let create: libloading::Symbol<unsafe extern "C" fn(*mut *mut c_void) -> c_int> =
+            unsafe { lib.get(b"cublasCreate_v2") }.map_err(|e| e.to_string())?;
+        // SAFETY: the symbol has the C signature of cublas_api.h.
+        let set_stream: libloading::Symbol<unsafe extern "C" fn(*mut c_void, sys::CUstream) -> c_int> =
+            unsafe { lib.get(b"cublasSetStream_v2") }.map_err(|e| e.to_string())?;
+        // SAFETY: the symbol has the C signature of cublas_api.h (GemmEx); the copied function
+        // pointer stays valid while `lib`, kept in the Cublas beside it, is loaded.
+        let gemm_ex: GemmEx = *unsafe { lib.get::<GemmEx>(b"cublasGemmEx") }.map_err(|e| e.to_string())?;
+        let mut handle = std::ptr::null_mut();
+        // SAFETY: a valid out-pointer for the new handle.
+        let r = unsafe { create(&mut handle) };
+        if r != 0 {
+            return Err(format!("cublasCreate failed: {r}"));
         }
+        // SAFETY: the handle just made and the caller's live stream.
+        let r = unsafe { set_stream(handle, stream) };
+        if r != 0 {
+            return Err(format!("cublasSetStream failed: {r}"));
+        }
+        Ok(Cublas {
+            _lib: lib,
+            handle,
+            gemm_ex,
+        })
     }
 
     /// C = A * B, all n x n bf16, accumulated in f32, queued on the handle's stream.
@@ -421,16 +424,17 @@ pub fn run(args: &[String]) -> i32 {
                 alone_gbps,
                 mean(&m.traffic_on)
             );
-            // SAFETY: comms with no request outstanding; their registrations go with them.
-            unsafe {
-                for (comm, slots) in [(s, &traffic.tx), (r, &traffic.rx)] {
-                    for &(_, mh) in &slots.slots {
-                        check(NET.deregMr.unwrap()(comm, mh as *mut c_void), "deregMr");
-                    }
+            for (comm, slots) in [(s, &traffic.tx), (r, &traffic.rx)] {
+                for &(_, mh) in &slots.slots {
+                    // SAFETY: a live comm with no request outstanding, and a handle regMr gave it,
+                    // deregistered once.
+                    check(unsafe { NET.deregMr.unwrap()(comm, mh as *mut c_void) }, "deregMr");
                 }
-                check(NET.closeSend.unwrap()(s), "closeSend");
-                check(NET.closeRecv.unwrap()(r), "closeRecv");
             }
+            // SAFETY: the send comm from connect_pair, nothing outstanding, not used again.
+            check(unsafe { NET.closeSend.unwrap()(s) }, "closeSend");
+            // SAFETY: the receive comm from connect_pair, nothing outstanding, not used again.
+            check(unsafe { NET.closeRecv.unwrap()(r) }, "closeRecv");
             free_slots(&traffic, gpu_bufs);
         }
     }

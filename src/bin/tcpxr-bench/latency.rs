@@ -62,14 +62,13 @@ pub fn run(args: &[String]) -> i32 {
     pong.join().unwrap();
     report("tcpxr", size, iters, rtt_us);
     report("plain TCP", size, iters, tcp_round_trips(size, warmup, iters));
-    // SAFETY: comms from connect_pair with nothing outstanding.
-    unsafe {
-        for s in [ab_s, ba_s] {
-            check(NET.closeSend.unwrap()(s as *mut c_void), "closeSend");
-        }
-        for r in [ab_r, ba_r] {
-            check(NET.closeRecv.unwrap()(r as *mut c_void), "closeRecv");
-        }
+    for s in [ab_s, ba_s] {
+        // SAFETY: a send comm from connect_pair with nothing outstanding, not used again.
+        check(unsafe { NET.closeSend.unwrap()(s as *mut c_void) }, "closeSend");
+    }
+    for r in [ab_r, ba_r] {
+        // SAFETY: a receive comm from connect_pair with nothing outstanding, not used again.
+        check(unsafe { NET.closeRecv.unwrap()(r as *mut c_void) }, "closeRecv");
     }
     0
 }

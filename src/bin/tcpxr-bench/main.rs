@@ -10,6 +10,7 @@
 //! (NCCL_TCPXR_STRIPES) once per process, as it does inside NCCL.
 //!
 //! An unknown option or a bad value is reported on stderr with exit code 2 (see cli.rs).
+#![deny(unsafe_op_in_unsafe_fn)]
 use cli::Usage;
 use nccl_net_tcpxr::abi::*;
 pub(crate) use nccl_net_tcpxr::export::ncclNetPlugin_v12 as NET;
@@ -210,8 +211,9 @@ fn parse_results(text: &str) -> Vec<Row> {
 
 /// CPU time this process has used so far (user + system, all threads), in seconds.
 fn cpu_seconds() -> f64 {
-    // SAFETY: getrusage fills the struct it is given.
+    // SAFETY: rusage is plain old data; all-zero is a valid value.
     let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage fills the struct it is given, a valid out-pointer.
     unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
     let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 / 1e6;
     t(u.ru_utime) + t(u.ru_stime)
@@ -255,39 +257,36 @@ pub(crate) fn connect_pair() -> (*mut c_void, *mut c_void) {
     let recv = std::thread::spawn(move || {
         let mut handle = [0u8; 128];
         let mut l = std::ptr::null_mut();
-        // SAFETY: valid out-pointers; the table is tcpxr's own.
-        unsafe {
-            check(
-                NET.listen.unwrap()(std::ptr::null_mut(), 0, handle.as_mut_ptr() as *mut c_void, &mut l),
-                "listen",
-            );
-            tx.send(handle).unwrap();
-            let mut r: *mut c_void = std::ptr::null_mut();
-            let mut dh = std::ptr::null_mut();
-            while r.is_null() {
-                check(NET.accept.unwrap()(l, &mut r, &mut dh), "accept");
-            }
-            check(NET.closeListen.unwrap()(l), "closeListen");
-            r as usize
+        // SAFETY: tcpxr's own table, given a 128-byte handle buffer and a valid out-pointer.
+        let r = unsafe { NET.listen.unwrap()(std::ptr::null_mut(), 0, handle.as_mut_ptr() as *mut c_void, &mut l) };
+        check(r, "listen");
+        tx.send(handle).unwrap();
+        let mut r: *mut c_void = std::ptr::null_mut();
+        let mut dh = std::ptr::null_mut();
+        while r.is_null() {
+            // SAFETY: `l` is the listen comm just made; valid out-pointers.
+            check(unsafe { NET.accept.unwrap()(l, &mut r, &mut dh) }, "accept");
         }
+        // SAFETY: `l` is ours and not used again.
+        check(unsafe { NET.closeListen.unwrap()(l) }, "closeListen");
+        r as usize
     });
     let mut handle = rx.recv().unwrap();
     let mut s: *mut c_void = std::ptr::null_mut();
     let mut dh = std::ptr::null_mut();
     while s.is_null() {
-        // SAFETY: as above.
-        unsafe {
-            check(
-                NET.connect.unwrap()(
-                    std::ptr::null_mut(),
-                    0,
-                    handle.as_mut_ptr() as *mut c_void,
-                    &mut s,
-                    &mut dh,
-                ),
-                "connect",
+        // SAFETY: tcpxr's own table, given the peer's 128-byte handle (the same buffer on every
+        // call) and valid out-pointers.
+        let r = unsafe {
+            NET.connect.unwrap()(
+                std::ptr::null_mut(),
+                0,
+                handle.as_mut_ptr() as *mut c_void,
+                &mut s,
+                &mut dh,
             )
         };
+        check(r, "connect");
     }
     (s, recv.join().unwrap() as *mut c_void)
 }
@@ -295,7 +294,10 @@ pub(crate) fn connect_pair() -> (*mut c_void, *mut c_void) {
 pub(crate) fn init() {
     let mut ctx = std::ptr::null_mut();
     // SAFETY: valid out-pointer; a NULL logger makes tcpxr log to stderr (TCPXR_LOG).
-    unsafe { check(NET.init.unwrap()(&mut ctx, 0, std::ptr::null_mut(), None, None), "init") };
+    check(
+        unsafe { NET.init.unwrap()(&mut ctx, 0, std::ptr::null_mut(), None, None) },
+        "init",
+    );
 }
 
 /// Posts one send or receive of `n` bytes at `data` on `comm`, with registration `mh` (or NULL);
@@ -426,11 +428,10 @@ fn worker(args: &[String]) -> i32 {
         drop(recvs);
         drop(sends);
     }
-    // SAFETY: comms from connect/accept, no request outstanding.
-    unsafe {
-        check(NET.closeSend.unwrap()(send_comm as *mut c_void), "closeSend");
-        check(NET.closeRecv.unwrap()(recv_comm as *mut c_void), "closeRecv");
-    }
+    // SAFETY: the send comm from connect_pair, no request outstanding, not used again.
+    check(unsafe { NET.closeSend.unwrap()(send_comm as *mut c_void) }, "closeSend");
+    // SAFETY: the receive comm from connect_pair, no request outstanding, not used again.
+    check(unsafe { NET.closeRecv.unwrap()(recv_comm as *mut c_void) }, "closeRecv");
     0
 }
 
@@ -483,21 +484,17 @@ fn peer(args: &[String]) -> i32 {
         None => {
             let mut handle = [0u8; 128];
             let mut l = std::ptr::null_mut();
-            // SAFETY: valid out-pointers.
-            unsafe {
-                check(
-                    NET.listen.unwrap()(std::ptr::null_mut(), 0, handle.as_mut_ptr() as *mut c_void, &mut l),
-                    "listen",
-                )
-            };
+            // SAFETY: tcpxr's own table, given a 128-byte handle buffer and a valid out-pointer.
+            let r = unsafe { NET.listen.unwrap()(std::ptr::null_mut(), 0, handle.as_mut_ptr() as *mut c_void, &mut l) };
+            check(r, "listen");
             let hex: String = handle.iter().map(|b| format!("{b:02x}")).collect();
             println!("HANDLE {hex}");
             let _ = std::io::stdout().flush();
             let mut r: *mut c_void = std::ptr::null_mut();
             let mut dh = std::ptr::null_mut();
             while r.is_null() {
-                // SAFETY: l is our listen comm.
-                unsafe { check(NET.accept.unwrap()(l, &mut r, &mut dh), "accept") };
+                // SAFETY: `l` is our listen comm; valid out-pointers.
+                check(unsafe { NET.accept.unwrap()(l, &mut r, &mut dh) }, "accept");
                 std::thread::sleep(Duration::from_millis(1));
             }
             r
@@ -506,19 +503,18 @@ fn peer(args: &[String]) -> i32 {
             let mut s: *mut c_void = std::ptr::null_mut();
             let mut dh = std::ptr::null_mut();
             while s.is_null() {
-                // SAFETY: valid handle buffer and out-pointers.
-                unsafe {
-                    check(
-                        NET.connect.unwrap()(
-                            std::ptr::null_mut(),
-                            0,
-                            handle.as_mut_ptr() as *mut c_void,
-                            &mut s,
-                            &mut dh,
-                        ),
-                        "connect",
+                // SAFETY: tcpxr's own table, given the peer's 128-byte handle (the same buffer on
+                // every call) and valid out-pointers.
+                let r = unsafe {
+                    NET.connect.unwrap()(
+                        std::ptr::null_mut(),
+                        0,
+                        handle.as_mut_ptr() as *mut c_void,
+                        &mut s,
+                        &mut dh,
                     )
                 };
+                check(r, "connect");
                 std::thread::sleep(Duration::from_millis(1));
             }
             s

@@ -30,24 +30,25 @@ pub fn list() -> std::io::Result<Vec<Interface>> {
         }
         // SAFETY: ifa_name is a NUL-terminated string owned by the list.
         let name = unsafe { CStr::from_ptr(ifa.ifa_name) }.to_string_lossy().into_owned();
-        // SAFETY: ifa_addr is non-null and its family says which sockaddr it is.
-        let addr = unsafe {
-            match (*ifa.ifa_addr).sa_family as libc::c_int {
-                libc::AF_INET => {
-                    let sin = &*(ifa.ifa_addr as *const libc::sockaddr_in);
-                    IpAddr::V4(Ipv4Addr::from(sin.sin_addr.s_addr.to_ne_bytes()))
-                }
-                libc::AF_INET6 => {
-                    let sin6 = &*(ifa.ifa_addr as *const libc::sockaddr_in6);
-                    let ip = Ipv6Addr::from(sin6.sin6_addr.s6_addr);
-                    // Link-local addresses need a scope id to be reachable; skip them.
-                    if ip.segments()[0] & 0xffc0 == 0xfe80 {
-                        continue;
-                    }
-                    IpAddr::V6(ip)
-                }
-                _ => continue,
+        // SAFETY: ifa_addr is non-null (checked) and points to a sockaddr owned by the list.
+        let family = unsafe { (*ifa.ifa_addr).sa_family } as libc::c_int;
+        let addr = match family {
+            libc::AF_INET => {
+                // SAFETY: the family says this sockaddr is a sockaddr_in.
+                let sin = unsafe { &*(ifa.ifa_addr as *const libc::sockaddr_in) };
+                IpAddr::V4(Ipv4Addr::from(sin.sin_addr.s_addr.to_ne_bytes()))
             }
+            libc::AF_INET6 => {
+                // SAFETY: the family says this sockaddr is a sockaddr_in6.
+                let sin6 = unsafe { &*(ifa.ifa_addr as *const libc::sockaddr_in6) };
+                let ip = Ipv6Addr::from(sin6.sin6_addr.s6_addr);
+                // Link-local addresses need a scope id to be reachable; skip them.
+                if ip.segments()[0] & 0xffc0 == 0xfe80 {
+                    continue;
+                }
+                IpAddr::V6(ip)
+            }
+            _ => continue,
         };
         let loopback = flags & libc::IFF_LOOPBACK != 0;
         match out.iter_mut().find(|i| i.name == name) {

@@ -58,10 +58,13 @@ pub struct Request(*mut c_void);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Mr(*mut c_void);
 
-// SAFETY (all three): opaque handles TCPX hands out; TCPX does not tie them to a thread, and tcpxr
-// uses each from one thread at a time (every stripe sits behind its comm's mutex).
+// The three handles are opaque pointers TCPX hands out; TCPX does not tie them to a thread, and
+// tcpxr uses each from one thread at a time (every stripe sits behind its comm's mutex).
+// SAFETY: an opaque TCPX comm, not tied to a thread (above).
 unsafe impl Send for Comm {}
+// SAFETY: an opaque TCPX request, not tied to a thread (above).
 unsafe impl Send for Request {}
+// SAFETY: an opaque TCPX memory handle, not tied to a thread (above).
 unsafe impl Send for Mr {}
 
 impl Mr {
@@ -104,9 +107,11 @@ pub struct Lib {
     _lib: ManuallyDrop<libloading::Library>,
 }
 
-// SAFETY: the table is plain function pointers plus a static name; TCPX is called from several
-// threads (one per comm at a time), as NCCL calls it.
+// SAFETY: the table is plain function pointers plus a static name, and the library handle is never
+// used again after load (it is never unloaded); nothing ties them to a thread.
 unsafe impl Send for Lib {}
+// SAFETY: nothing in Lib changes after load; TCPX is called from several threads (one per comm at
+// a time), as NCCL calls it.
 unsafe impl Sync for Lib {}
 
 /// Why a candidate library was not taken.
@@ -508,6 +513,9 @@ type LoggerNoArgs = unsafe extern "C" fn(c_int, c_ulong, *const c_char, c_int, *
 
 /// TCPX's logger when NCCL gave tcpxr none (tests, the bench): routes TCPX's lines to tcpxr's log
 /// with the format string as it is (stable Rust cannot read C varargs, so "%d" stays "%d").
+///
+/// # Safety
+/// `fmt` and `file` must each be NULL or a NUL-terminated string, readable during the call.
 unsafe extern "C" fn log_without_args(
     level: c_int,
     _flags: c_ulong,
@@ -518,11 +526,12 @@ unsafe extern "C" fn log_without_args(
     if fmt.is_null() {
         return;
     }
-    // SAFETY: TCPX passes NUL-terminated strings for the format and the file (or NULL).
+    // SAFETY: a non-NULL `fmt` is a NUL-terminated string (the caller's promise).
     let text = unsafe { CStr::from_ptr(fmt) }.to_string_lossy();
     let origin = if file.is_null() {
         "tcpx".into()
     } else {
+        // SAFETY: a non-NULL `file` is a NUL-terminated string (the caller's promise).
         unsafe { CStr::from_ptr(file) }.to_string_lossy()
     };
     match level {
@@ -556,10 +565,13 @@ mod tests {
     #[test]
     fn records_come_from_the_slot_and_stop_at_the_published_count() {
         let layout = std::alloc::Layout::new::<netUnpackMeta>();
-        // SAFETY: all-zero is a valid netUnpackMeta; the allocation has its layout and is owned by
-        // the Box (512 KiB, too large for the stack).
-        let mut meta: Box<netUnpackMeta> =
-            unsafe { Box::from_raw(std::alloc::alloc_zeroed(layout) as *mut netUnpackMeta) };
+        // SAFETY: a layout of non-zero size.
+        let raw = unsafe { std::alloc::alloc_zeroed(layout) } as *mut netUnpackMeta;
+        assert!(!raw.is_null(), "cannot allocate {} bytes", layout.size());
+        // SAFETY: all-zero is a valid netUnpackMeta; the non-NULL allocation has its layout (as
+        // the global allocator's Box expects) and is owned by the Box from here (512 KiB, too
+        // large for the stack).
+        let mut meta: Box<netUnpackMeta> = unsafe { Box::from_raw(raw) };
         meta.mem[3][0] = loadMeta {
             src_off: 4096,
             len: 10,

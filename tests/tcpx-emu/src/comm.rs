@@ -77,10 +77,14 @@ impl Listen {
     /// this library handed out and NCCL has not closed, or any other live object of that size);
     /// the caller holds no other reference to that listen comm.
     pub unsafe fn from_ptr<'a>(p: *mut c_void) -> R<&'a mut Listen> {
-        if p.is_null() || p as usize % 8 != 0 || (*(p as *const Listen)).magic != LISTEN_MAGIC {
+        // SAFETY: read only when non-NULL and aligned, so (the caller's promise) readable; `magic`
+        // is the first field of the repr(C) Listen.
+        if p.is_null() || p as usize % 8 != 0 || unsafe { (*(p as *const Listen)).magic } != LISTEN_MAGIC {
             return fail(RC_USAGE, format!("{p:p} is not a listen comm"));
         }
-        Ok(&mut *(p as *mut Listen))
+        // SAFETY: the magic matches, so (the caller's promise) a live listen comm nobody else
+        // references.
+        Ok(unsafe { &mut *(p as *mut Listen) })
     }
 
     /// None on the first call (TCPX's accept is asynchronous), and until a peer has presented
@@ -150,7 +154,8 @@ fn live_connects() -> &'static Mutex<HashSet<usize>> {
 /// `handle` points to the caller's live 128-byte handle buffer, which no one else touches during
 /// the call; a buffer the emulator stored a connect state in must not have been freed or reused.
 pub unsafe fn connect(handle: *mut [u8; HANDLE_BYTES]) -> R<Option<Arc<Comm>>> {
-    let h = &mut *handle;
+    // SAFETY: the caller's live handle buffer, untouched by others during the call.
+    let h = unsafe { &mut *handle };
     if h[0..4] != HANDLE_MAGIC {
         return fail(RC_USAGE, "connect with a handle the emulator's listen did not write");
     }
@@ -159,7 +164,9 @@ pub unsafe fn connect(handle: *mut [u8; HANDLE_BYTES]) -> R<Option<Arc<Comm>>> {
         if !live_connects().lock().unwrap().remove(&state) {
             return fail(RC_USAGE, "connect with a handle whose in-progress connect is gone");
         }
-        let st = Box::from_raw(state as *mut Connecting);
+        // SAFETY: `state` was in the live set, so it is a Box<Connecting> made below and not yet
+        // taken back (removing it from the set makes this the only take).
+        let st = unsafe { Box::from_raw(state as *mut Connecting) };
         h[64..80].fill(0);
         if st.buffer != handle as usize {
             return fail(
@@ -235,10 +242,13 @@ impl Mr {
         if p.is_null() {
             return fail(RC_USAGE, "mhandle is null");
         }
-        if p as usize % 8 != 0 || (*(p as *const Mr)).magic != MR_MAGIC {
+        // SAFETY: read only when aligned (non-NULL: checked), so (the caller's promise) readable;
+        // `magic` is the first field of the repr(C) Mr.
+        if p as usize % 8 != 0 || unsafe { (*(p as *const Mr)).magic } != MR_MAGIC {
             return fail(RC_USAGE, format!("{p:p} is not a memory handle"));
         }
-        let mr = &*(p as *const Mr);
+        // SAFETY: the magic matches, so (the caller's promise) a live Mr from regMr.
+        let mr = unsafe { &*(p as *const Mr) };
         if mr.comm != c.id {
             return fail(
                 RC_USAGE,
@@ -258,8 +268,12 @@ impl Mr {
     /// `p` is a handle `from_ptr` accepted, freed once, and not used by anyone afterwards.
     pub unsafe fn free(p: *mut c_void) {
         let mr = p as *mut Mr;
-        (*mr).magic = 0;
-        drop(Box::from_raw(mr));
+        // SAFETY: the caller's promise: a live Box<Mr> from regMr (from_ptr accepted it), freed
+        // once and used by nobody afterwards.
+        unsafe {
+            (*mr).magic = 0;
+            drop(Box::from_raw(mr));
+        }
     }
 
     fn covers(&self, ptr: usize, len: usize) -> bool {
@@ -276,8 +290,10 @@ pub struct Req {
     comm: *const Comm,
 }
 
-// SAFETY: comm points to the Comm that owns this request and outlives it.
+// SAFETY: the only raw pointer, `comm`, points to the Comm that owns this request and outlives it;
+// a Comm may be used from any thread (it is Sync).
 unsafe impl Send for Req {}
+// SAFETY: `comm` is only read (as `&Comm`, which is Sync); `seq` is atomic.
 unsafe impl Sync for Req {}
 
 impl Req {
@@ -290,10 +306,13 @@ impl Req {
         if p.is_null() {
             return fail(RC_BUSY, "test called with NULL request");
         }
-        if p as usize % 8 != 0 || (*(p as *const Req)).magic != REQ_MAGIC {
+        // SAFETY: read only when aligned (non-NULL: checked), so (the caller's promise) readable;
+        // `magic` is the first field of the repr(C) Req.
+        if p as usize % 8 != 0 || unsafe { (*(p as *const Req)).magic } != REQ_MAGIC {
             return fail(RC_BUSY, format!("{p:p} is not a request"));
         }
-        Ok(&*(p as *const Req))
+        // SAFETY: the magic matches, so (the caller's promise) a request of an open comm.
+        Ok(unsafe { &*(p as *const Req) })
     }
 
     pub fn comm(&self) -> &Comm {
@@ -352,9 +371,11 @@ struct RecvMem {
     gpu: Option<(HostMem, Arc<Gpu>)>,
 }
 
+// SAFETY: the ring and the handle are allocations owned by this value (freed once, by Drop), usable
+// from any thread.
+unsafe impl Send for RecvMem {}
 // SAFETY: the ring is written by the comm's I/O thread only (one slot per receive) and read by the
 // consumer after the release-published count.
-unsafe impl Send for RecvMem {}
 unsafe impl Sync for RecvMem {}
 
 impl RecvMem {
@@ -521,10 +542,13 @@ impl Comm {
     /// `p` is NULL or points to at least a `Comm`'s worth of readable memory (a comm connect or
     /// accept returned and NCCL has not closed, or any other live object of that size).
     pub unsafe fn from_ptr<'a>(p: *mut c_void) -> R<&'a Comm> {
-        if p.is_null() || p as usize % 8 != 0 || (*(p as *const Comm)).magic != COMM_MAGIC {
+        // SAFETY: read only when non-NULL and aligned, so (the caller's promise) readable; `magic`
+        // is the first field of the repr(C) Comm.
+        if p.is_null() || p as usize % 8 != 0 || unsafe { (*(p as *const Comm)).magic } != COMM_MAGIC {
             return fail(RC_USAGE, format!("{p:p} is not a send or receive comm"));
         }
-        Ok(&*(p as *const Comm))
+        // SAFETY: the magic matches, so (the caller's promise) a comm that is still open.
+        Ok(unsafe { &*(p as *const Comm) })
     }
 
     pub fn device_handle(&self) -> DevHandle {

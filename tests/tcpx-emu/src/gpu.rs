@@ -48,16 +48,14 @@ pub fn available() -> bool {
 pub fn ordinal_of(ptr: u64) -> Result<i32> {
     let mut ordinal: i32 = -1;
     // SAFETY: DEVICE_ORDINAL writes one int; an unknown pointer is an error return.
-    check(
-        unsafe {
-            sys::cuPointerGetAttribute(
-                &mut ordinal as *mut i32 as *mut c_void,
-                sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-                ptr,
-            )
-        },
-        "cuPointerGetAttribute(DEVICE_ORDINAL)",
-    )?;
+    let r = unsafe {
+        sys::cuPointerGetAttribute(
+            &mut ordinal as *mut i32 as *mut c_void,
+            sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+            ptr,
+        )
+    };
+    check(r, "cuPointerGetAttribute(DEVICE_ORDINAL)")?;
     Ok(ordinal)
 }
 
@@ -68,6 +66,7 @@ pub struct Ctx(sys::CUcontext);
 
 // SAFETY: a CUDA context may be made current on any thread.
 unsafe impl Send for Ctx {}
+// SAFETY: the handle is never changed; pushing one context on several threads at once is allowed.
 unsafe impl Sync for Ctx {}
 
 impl Ctx {
@@ -206,11 +205,9 @@ impl Gpu {
     pub fn fill_async(&self, runs: &[(u64, usize)], value: u8, done: &Event) -> Result<()> {
         let _in = self.ctx.enter()?;
         for &(at, len) in runs {
-            // SAFETY: at..at+len lies in device memory of this context (the pool).
-            check(
-                unsafe { sys::cuMemsetD8Async(at, value, len, self.stream.0) },
-                "cuMemsetD8Async",
-            )?;
+            // SAFETY: at..at+len lies in device memory of this context (the pool); a live stream.
+            let r = unsafe { sys::cuMemsetD8Async(at, value, len, self.stream.0) };
+            check(r, "cuMemsetD8Async")?;
         }
         done.record(&self.stream)
     }
@@ -228,6 +225,8 @@ pub struct DeviceMem {
 
 // SAFETY: plain addresses of memory that lives until drop; CUDA calls are thread-safe.
 unsafe impl Send for DeviceMem {}
+// SAFETY: as for Send: nothing here changes after new, and the memory is only reached through the
+// (thread-safe) driver.
 unsafe impl Sync for DeviceMem {}
 
 impl DeviceMem {
@@ -240,16 +239,14 @@ impl DeviceMem {
         prop.location.id = gpu.ordinal;
         let mut gran = 0usize;
         // SAFETY: valid out-pointer and property block.
-        check(
-            unsafe {
-                sys::cuMemGetAllocationGranularity(
-                    &mut gran,
-                    &prop,
-                    sys::CUmemAllocationGranularity_flags::CU_MEM_ALLOC_GRANULARITY_MINIMUM,
-                )
-            },
-            "cuMemGetAllocationGranularity",
-        )?;
+        let r = unsafe {
+            sys::cuMemGetAllocationGranularity(
+                &mut gran,
+                &prop,
+                sys::CUmemAllocationGranularity_flags::CU_MEM_ALLOC_GRANULARITY_MINIMUM,
+            )
+        };
+        check(r, "cuMemGetAllocationGranularity")?;
         let size = len.max(1).div_ceil(gran.max(1)) * gran.max(1);
         let mut handle: sys::CUmemGenericAllocationHandle = 0;
         // SAFETY: valid out-pointer and property block.
@@ -306,8 +303,10 @@ pub struct HostMem {
     pub dev: u64,
 }
 
-// SAFETY: the memory lives until drop; who writes which part is up to the owners' protocols.
+// SAFETY: pinned PORTABLE memory owned by this value (freed once, by Drop), usable from any thread.
 unsafe impl Send for HostMem {}
+// SAFETY: through `&HostMem` only the raw addresses can be read; who writes which part is up to
+// the owners' protocols, each access in an unsafe block of its own.
 unsafe impl Sync for HostMem {}
 
 impl HostMem {
@@ -316,11 +315,9 @@ impl HostMem {
         let _in = gpu.ctx.enter()?;
         let mut host: *mut c_void = std::ptr::null_mut();
         let flags = sys::CU_MEMHOSTALLOC_PORTABLE | if mapped { sys::CU_MEMHOSTALLOC_DEVICEMAP } else { 0 };
-        // SAFETY: valid out-pointer.
-        check(
-            unsafe { sys::cuMemHostAlloc(&mut host, len.max(1), flags) },
-            "cuMemHostAlloc",
-        )?;
+        // SAFETY: a valid out-pointer; the context is current.
+        let r = unsafe { sys::cuMemHostAlloc(&mut host, len.max(1), flags) };
+        check(r, "cuMemHostAlloc")?;
         let mut mem = HostMem {
             ctx: gpu.ctx,
             host: host as *mut u8,
@@ -330,10 +327,8 @@ impl HostMem {
         unsafe { std::ptr::write_bytes(mem.host, fill, len) };
         if mapped {
             // SAFETY: valid out-pointer; host is a DEVICEMAP allocation (freed by drop on failure).
-            check(
-                unsafe { sys::cuMemHostGetDevicePointer_v2(&mut mem.dev, host, 0) },
-                "cuMemHostGetDevicePointer",
-            )?;
+            let r = unsafe { sys::cuMemHostGetDevicePointer_v2(&mut mem.dev, host, 0) };
+            check(r, "cuMemHostGetDevicePointer")?;
         }
         Ok(mem)
     }
@@ -353,6 +348,8 @@ pub struct Stream(sys::CUstream, Ctx);
 
 // SAFETY: CUDA streams may be used from any thread.
 unsafe impl Send for Stream {}
+// SAFETY: the handle never changes, and queueing on one stream from several threads is allowed
+// by the (thread-safe) driver.
 unsafe impl Sync for Stream {}
 
 impl Stream {
@@ -360,10 +357,8 @@ impl Stream {
         let _in = ctx.enter()?;
         let mut s: sys::CUstream = std::ptr::null_mut();
         // SAFETY: valid out-pointer; the context is current.
-        check(
-            unsafe { sys::cuStreamCreate(&mut s, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32) },
-            "cuStreamCreate",
-        )?;
+        let r = unsafe { sys::cuStreamCreate(&mut s, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32) };
+        check(r, "cuStreamCreate")?;
         Ok(Stream(s, ctx))
     }
 
@@ -372,10 +367,8 @@ impl Stream {
     pub fn htod(&self, dst: u64, src: &[u8]) -> Result<()> {
         let _in = self.1.enter()?;
         // SAFETY: dst..dst+len lies in device memory the caller owns; src is live (see above).
-        check(
-            unsafe { sys::cuMemcpyHtoDAsync_v2(dst, src.as_ptr() as *const c_void, src.len(), self.0) },
-            "cuMemcpyHtoDAsync",
-        )
+        let r = unsafe { sys::cuMemcpyHtoDAsync_v2(dst, src.as_ptr() as *const c_void, src.len(), self.0) };
+        check(r, "cuMemcpyHtoDAsync")
     }
 
     /// Waits for everything queued on the stream.
@@ -399,6 +392,8 @@ pub struct Event(sys::CUevent, Ctx);
 
 // SAFETY: CUDA events may be used from any thread.
 unsafe impl Send for Event {}
+// SAFETY: the handle never changes; recording, querying and waiting from several threads is
+// allowed by the (thread-safe) driver.
 unsafe impl Sync for Event {}
 
 impl Event {
@@ -406,10 +401,8 @@ impl Event {
         let _in = ctx.enter()?;
         let mut e: sys::CUevent = std::ptr::null_mut();
         // SAFETY: valid out-pointer; the context is current.
-        check(
-            unsafe { sys::cuEventCreate(&mut e, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32) },
-            "cuEventCreate",
-        )?;
+        let r = unsafe { sys::cuEventCreate(&mut e, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32) };
+        check(r, "cuEventCreate")?;
         Ok(Event(e, ctx))
     }
 

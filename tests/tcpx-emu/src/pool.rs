@@ -95,9 +95,10 @@ pub struct Pool {
     freed: Condvar,
 }
 
+// SAFETY: the memory is owned by this value (freed once, by its Mem) and usable from any thread.
+unsafe impl Send for Pool {}
 // SAFETY: the pool's memory is only written through pages a caller owns (taken, not yet
 // recycled); the free list is behind a mutex.
-unsafe impl Send for Pool {}
 unsafe impl Sync for Pool {}
 
 impl Pool {
