@@ -98,7 +98,7 @@ const IO_THREADS: Param = Param {
 };
 const HANDOFF_BYTES: Param = Param {
     name: "NCCL_TCPXR_HANDOFF_BYTES",
-    default: "262144",
+    default: "524288",
     accepted: "0-1073741824 (K/M/G suffixes allowed)",
     doc: "The most NCCL's proxy thread moves for one socket stripe per turn while the stripe has \
           I/O threads to hand to, and the backlog from which it does: a stripe left with at \
@@ -627,7 +627,7 @@ mod tests {
                 sndbuf: 0,
                 rcvbuf: 0,
                 io_threads: None,
-                handoff_bytes: 262144,
+                handoff_bytes: 524288,
                 speed_mbps: 0,
                 handshake_timeout_ms: 10000,
                 peer_timeout_ms: 5000,

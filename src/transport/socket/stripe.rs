@@ -205,6 +205,14 @@ impl Work for Core {
             }
         }
     }
+
+    fn abandon(&self) {
+        self.fail(Error::internal(
+            "a tcpxr I/O thread panicked while moving this stripe's bytes",
+        ));
+        let _mover = lock(&self.mover);
+        self.give_back();
+    }
 }
 
 /// The stripe as the engine holds it (one end of one stripe of one comm).

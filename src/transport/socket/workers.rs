@@ -28,6 +28,9 @@ pub trait Work: Send + Sync {
     fn ready(&self);
     /// A worker got the armed registration's event; `lease` re-arms it.
     fn work(&self, lease: &Lease<'_>);
+    /// A worker's turn on it panicked: fail it, so that its comm reports an error instead of
+    /// waiting for a worker that gave up.
+    fn abandon(&self);
 }
 
 /// The token of the stop latch in the worker set; registry tokens never take this value.
@@ -148,7 +151,12 @@ impl Pool {
     /// Adds `fd` to both sets with the interest `events` (EPOLLIN or EPOLLOUT and friends): armed
     /// in the proxy set, disarmed in the worker set until handed off. `work` is what events reach.
     pub fn register(&self, fd: RawFd, events: u32, work: Arc<dyn Work>) -> Result<Registration> {
-        let token = self.shared.registry.lock().unwrap().insert(work);
+        let token = self
+            .shared
+            .registry
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(work);
         let reg = Registration {
             shared: self.shared.clone(),
             token,
@@ -181,7 +189,7 @@ impl Pool {
         let mut events = [NO_EVENT; 64];
         let n = s.proxy_set.wait(&mut events, 0).unwrap_or(0);
         if n > 0 {
-            let registry = s.registry.lock().unwrap();
+            let registry = s.registry.lock().unwrap_or_else(|e| e.into_inner());
             for ev in &events[..n] {
                 if let Some(w) = registry.get(ev.u64) {
                     w.ready();
@@ -281,9 +289,13 @@ fn worker(s: &Shared) {
             // Cloned out of the registry, so the stripe's shared state outlives this turn even if
             // its stripe closes meanwhile; the stripe's close waits for a turn that is moving
             // bytes and makes a later one do nothing.
-            let work = s.registry.lock().unwrap().get(token).cloned();
+            let work = s.registry.lock().unwrap_or_else(|e| e.into_inner()).get(token).cloned();
             if let Some(w) = work {
-                w.work(&Lease { shared: s, token });
+                let turn = std::panic::AssertUnwindSafe(|| w.work(&Lease { shared: s, token }));
+                if std::panic::catch_unwind(turn).is_err() {
+                    log::warn!(target: "tcpxr::socket", "a tcpxr I/O thread panicked while moving a stripe's bytes");
+                    w.abandon();
+                }
             }
         }
     }
@@ -297,6 +309,7 @@ mod tests {
     impl Work for Nothing {
         fn ready(&self) {}
         fn work(&self, _: &Lease<'_>) {}
+        fn abandon(&self) {}
     }
 
     #[test]
@@ -312,5 +325,47 @@ mod tests {
         r.remove(a);
         assert!(r.get(b).is_some(), "removing a stale token removes nothing");
         assert!(r.get(STOP).is_none());
+    }
+
+    /// Panics on its first turn, then counts turns; records being abandoned.
+    #[derive(Default)]
+    struct Panicky {
+        turns: std::sync::atomic::AtomicUsize,
+        abandoned: AtomicBool,
+    }
+    impl Work for Panicky {
+        fn ready(&self) {}
+        fn work(&self, _: &Lease<'_>) {
+            if self.turns.fetch_add(1, Ordering::AcqRel) == 0 {
+                panic!("deliberate panic in a test stripe's turn");
+            }
+        }
+        fn abandon(&self) {
+            self.abandoned.store(true, Ordering::Release);
+        }
+    }
+
+    #[test]
+    fn a_panicking_turn_abandons_its_stripe_and_the_worker_lives_on() {
+        let pool = Pool::start(1).unwrap();
+        let fd = Latch::new().unwrap();
+        fd.set().unwrap(); // readable from now on
+        let work = Arc::new(Panicky::default());
+        let reg = pool.register(fd.raw(), libc::EPOLLIN as u32, work.clone()).unwrap();
+        let wait = |what: &str, cond: &dyn Fn() -> bool| {
+            let start = std::time::Instant::now();
+            while !cond() {
+                assert!(start.elapsed() < std::time::Duration::from_secs(10), "{what}");
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        };
+        reg.hand_off().unwrap();
+        wait("abandoned", &|| work.abandoned.load(Ordering::Acquire));
+        reg.hand_off().unwrap();
+        wait("a second turn by the same thread", &|| {
+            work.turns.load(Ordering::Acquire) == 2
+        });
+        drop(reg);
+        drop(pool); // joins the thread: it survived the panic
     }
 }
