@@ -72,8 +72,14 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
         handshake_timeout: Duration::from_millis(config.handshake_timeout_ms),
         peer_timeout_ms: config.peer_timeout_ms,
         io_threads: crate::transport::socket::io_threads(config.io_threads),
-        handoff_bytes: config.handoff_bytes,
+        handoff_bytes: crate::transport::socket::handoff_bytes(config.handoff_bytes),
     };
+    log::info!(
+        target: "tcpxr::init",
+        "socket transport: {} I/O threads, hand-off from {} bytes",
+        opts.io_threads,
+        opts.handoff_bytes
+    );
     let ifname = ifname_setting(config);
     let transport = open_transport(
         config,

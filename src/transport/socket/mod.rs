@@ -64,6 +64,14 @@ pub fn io_threads(setting: Option<usize>) -> usize {
     threads
 }
 
+/// NCCL_TCPXR_HANDOFF_BYTES in effect: the setting, or for auto 0 (every stripe backlog to the
+/// pool) with at least 8 cores and 512 KiB below. Measured, tcpxr-bench nccl at 4 connections
+/// (docs/BENCHMARKS.md section 12): on 32 cores 0 moved 512 KiB messages at 24.8 GB/s against
+/// 5.1 with 512 KiB (NCCL's thread copying alone); on 2 cores 0 gave 2.0 against 3.5.
+pub fn handoff_bytes(setting: Option<usize>) -> usize {
+    setting.unwrap_or(if workers::cap_to_cores(8) >= 8 { 0 } else { 512 << 10 })
+}
+
 pub struct SocketTransport {
     devices: Vec<DeviceInfo>,
     opts: SocketOptions,
