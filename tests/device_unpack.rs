@@ -22,39 +22,10 @@ struct UnpackPair {
 
 fn connect() -> UnpackPair {
     let net = v12();
-    assert_eq!(net.init(), OK);
-    let mut h = [0u8; 128];
-    let mut l = null();
-    assert_eq!(net.listen(0, &mut h, &mut l), OK);
-    let mut dev = ncclNetDeviceHandle_v12_t {
-        netDeviceType: NCCL_NET_DEVICE_UNPACK,
-        netDeviceVersion: NCCL_NET_DEVICE_UNPACK_VERSION,
-        handle: null(),
-        size: 0,
-        needsProxyProgress: 0,
-    };
-    let mut devp: *mut ncclNetDeviceHandle_v12_t = &mut dev;
-    let (mut s, mut r) = (null(), null());
-    let start = Instant::now();
-    while s.is_null() || r.is_null() {
-        if s.is_null() {
-            assert_eq!(net.connect(0, &mut h, &mut s), OK);
-        }
-        if r.is_null() {
-            // SAFETY: tcpxr's table; live out-pointers, NCCL's handle struct as NCCL passes it.
-            assert_eq!(unsafe { net.0.accept.unwrap()(l, &mut r, &mut devp) }, OK);
-        }
-        assert!(start.elapsed() < DEADLINE);
-    }
-    assert_eq!(net.close_listen(l), OK);
-    assert!(!dev.handle.is_null());
-    assert_eq!(
-        (dev.size, dev.needsProxyProgress),
-        (std::mem::size_of::<unpackNetDeviceHandle>(), 1)
-    );
+    let (send, recv, dev) = unpack_pair(&net, true);
     // Without a GPU tcpxr's ring lives in plain host memory: the device address is the host one.
     // SAFETY: the handle tcpxr gave NCCL, 24 readable bytes.
-    let handle = unsafe { std::ptr::read(dev.handle as *const unpackNetDeviceHandle) };
+    let handle = unsafe { std::ptr::read(dev as *const unpackNetDeviceHandle) };
     assert_eq!(
         handle.head,
         u64::MAX,
@@ -62,8 +33,8 @@ fn connect() -> UnpackPair {
     );
     UnpackPair {
         net,
-        send: s,
-        recv: r,
+        send,
+        recv,
         handle,
     }
 }

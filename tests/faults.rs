@@ -3,9 +3,9 @@ mod common;
 use common::*;
 use nccl_net_tcpxr::abi::ncclResult_t;
 use std::ffi::c_void;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 #[test]
@@ -36,50 +36,11 @@ fn bench() -> Command {
     bench_command()
 }
 
-fn read_line(child: &mut Child, reader: &mut impl BufRead, prefix: &str) -> String {
-    let mut line = String::new();
-    loop {
-        line.clear();
-        if reader.read_line(&mut line).unwrap() == 0 {
-            let _ = child.kill();
-            panic!("peer exited before printing {prefix}");
-        }
-        if let Some(rest) = line.trim().strip_prefix(prefix) {
-            return rest.trim().to_string();
-        }
-    }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn unhex(s: &str) -> [u8; 128] {
-    let mut h = [0u8; 128];
-    for (i, b) in h.iter_mut().enumerate() {
-        *b = u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap();
-    }
-    h
-}
-
 #[test]
 fn a_killed_receiver_process_makes_the_sender_fail_with_remote_error_within_5_s() {
     let net = v12();
     assert_eq!(net.init(), OK);
-    let mut child = bench()
-        .args(["peer", "--role", "recv", "--size", "4M"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let mut handle = unhex(&read_line(&mut child, &mut out, "HANDLE "));
-    let mut s = null();
-    let start = Instant::now();
-    while s.is_null() {
-        assert_eq!(net.connect(0, &mut handle, &mut s), OK);
-        assert!(start.elapsed() < DEADLINE);
-    }
+    let (mut child, _out, s) = recv_peer(&net, "4M");
     let mut buf = pattern(4 << 20, 3);
     // Keep messages flowing, then kill the peer mid-stream.
     let mut req = null();

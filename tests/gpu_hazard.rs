@@ -145,35 +145,12 @@ fn hazard_child() {
 /// A connected pair; with `unpack` the receive side asks for NCCL's device unpack and its ring
 /// handle is returned.
 fn pair(net: &V12, unpack: bool) -> (*mut c_void, *mut c_void, Option<unpackNetDeviceHandle>) {
-    let mut h = [0u8; 128];
-    let mut l = null();
-    assert_eq!(net.listen(0, &mut h, &mut l), OK);
-    let mut dev = ncclNetDeviceHandle_v12_t {
-        netDeviceType: NCCL_NET_DEVICE_UNPACK,
-        netDeviceVersion: NCCL_NET_DEVICE_UNPACK_VERSION,
-        handle: null(),
-        size: 0,
-        needsProxyProgress: 0,
-    };
-    let mut devp: *mut ncclNetDeviceHandle_v12_t = if unpack { &mut dev } else { std::ptr::null_mut() };
-    let (mut s, mut r) = (null(), null());
-    let start = Instant::now();
-    while s.is_null() || r.is_null() {
-        if s.is_null() {
-            assert_eq!(net.connect(0, &mut h, &mut s), OK);
-        }
-        if r.is_null() {
-            // SAFETY: tcpxr's table; live out-pointers and NCCL's handle struct.
-            assert_eq!(unsafe { net.0.accept.unwrap()(l, &mut r, &mut devp) }, OK);
-        }
-        assert!(start.elapsed() < DEADLINE);
-    }
-    assert_eq!(net.close_listen(l), OK);
+    let (s, r, dev) = unpack_pair(net, unpack);
     let ring = unpack.then(|| {
         let mut u = [0u8; std::mem::size_of::<unpackNetDeviceHandle>()];
         // SAFETY: the handle is device-readable memory of 24 bytes; a synchronous copy reads it.
         cu(
-            unsafe { sys::cuMemcpyDtoH_v2(u.as_mut_ptr() as *mut c_void, dev.handle as u64, u.len()) },
+            unsafe { sys::cuMemcpyDtoH_v2(u.as_mut_ptr() as *mut c_void, dev as u64, u.len()) },
             "read the device handle",
         );
         // SAFETY: the bytes of an unpackNetDeviceHandle.

@@ -6,8 +6,7 @@ mod common;
 
 use common::*;
 use std::ffi::c_void;
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 const CHILD: &str = "TCPXR_STALL_CHILD";
@@ -122,30 +121,7 @@ fn peer_stopped() {
     }
     let net = v12();
     assert_eq!(net.init(), OK);
-    let mut peer = bench_command()
-        .args(["peer", "--role", "recv", "--size", "4M"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = BufReader::new(peer.stdout.take().unwrap());
-    let hex = loop {
-        let mut line = String::new();
-        assert!(out.read_line(&mut line).unwrap() > 0, "the peer exited");
-        if let Some(h) = line.trim().strip_prefix("HANDLE ") {
-            break h.to_string();
-        }
-    };
-    let mut handle = [0u8; 128];
-    for (i, b) in handle.iter_mut().enumerate() {
-        *b = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap();
-    }
-    let mut s = null();
-    let start = Instant::now();
-    while s.is_null() {
-        assert_eq!(net.connect(0, &mut handle, &mut s), OK);
-        assert!(start.elapsed() < DEADLINE);
-    }
+    let (mut peer, _out, s) = recv_peer(&net, "4M");
     let mut buf = pattern(4 << 20, 3);
     let send = |buf: &mut Vec<u8>, limit: Duration| {
         let mut req = null();

@@ -16,7 +16,7 @@ use super::memory::{Registration, Registry};
 use super::posted::Posted;
 use super::requests::Kind;
 use super::ring::{Bounce, DeviceRing, RING_SLOTS};
-use super::stall::{self, Stall, StallWatch};
+use super::stall::{self, StallWatch};
 use super::striper::{Cut, Striper, Then};
 use super::wire::{MsgHeader, MSG_HEADER_BYTES};
 use super::{CommTag, Stats, Tuning};
@@ -409,23 +409,8 @@ impl State {
     fn watch(&mut self) {
         let (_, read) = self.ctrl.queued_and_read();
         let mark = self.ctrl.written() + read + self.striper.retired() + self.posted.reported();
-        match self.watch.observe(mark, self.posted.live() > 0) {
-            None => {}
-            Some(Stall::Resumed { after }) => log::warn!(
-                "{} comm with {}: moving again after {} without progress",
-                "receive",
-                self.peer,
-                stall::human(after)
-            ),
-            Some(Stall::Stalled { for_, first }) => log::warn!(
-                "{} comm with {}: no progress for {}{}: {}",
-                "receive",
-                self.peer,
-                stall::human(for_),
-                if first { "" } else { " (still)" },
-                self.stall_report()
-            ),
-        }
+        let event = self.watch.observe(mark, self.posted.live() > 0);
+        stall::log(event, "receive", &self.peer, || self.stall_report());
     }
 
     fn progress_inner(&mut self) -> Result<()> {

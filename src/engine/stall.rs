@@ -84,6 +84,26 @@ impl StallWatch {
     }
 }
 
+/// Logs what the watch said about the `side` comm with `peer`; `report` says what a stalled comm
+/// waits for (built only when needed).
+pub fn log(event: Option<Stall>, side: &str, peer: &str, report: impl FnOnce() -> String) {
+    match event {
+        None => {}
+        Some(Stall::Resumed { after }) => {
+            log::warn!(
+                "{side} comm with {peer}: moving again after {} without progress",
+                human(after)
+            )
+        }
+        Some(Stall::Stalled { for_, first }) => log::warn!(
+            "{side} comm with {peer}: no progress for {}{}: {}",
+            human(for_),
+            if first { "" } else { " (still)" },
+            report()
+        ),
+    }
+}
+
 /// "1.2 s" / "35 ms": durations in a report.
 pub fn human(d: Duration) -> String {
     if d >= Duration::from_secs(1) {

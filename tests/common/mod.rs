@@ -555,3 +555,99 @@ pub fn pattern(len: usize, seed: u64) -> Vec<u8> {
 pub fn null() -> *mut c_void {
     std::ptr::null_mut()
 }
+
+// --- peers and pairs shared by several test files --------------------------------------------
+
+/// Reads `child`'s output until a line starting with `prefix`; returns the rest of that line.
+pub fn read_line(child: &mut std::process::Child, reader: &mut impl std::io::BufRead, prefix: &str) -> String {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if reader.read_line(&mut line).unwrap() == 0 {
+            let _ = child.kill();
+            panic!("peer exited before printing {prefix}");
+        }
+        if let Some(rest) = line.trim().strip_prefix(prefix) {
+            return rest.trim().to_string();
+        }
+    }
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+pub fn unhex(s: &str) -> [u8; 128] {
+    let mut h = [0u8; 128];
+    for (i, b) in h.iter_mut().enumerate() {
+        *b = u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap();
+    }
+    h
+}
+
+/// A receiving peer process (`tcpxr-bench peer --role recv --size <size>`, which receives until
+/// killed), its output (keep it: the peer fails when it can no longer print), and this process's
+/// send comm connected to it.
+pub fn recv_peer(
+    net: &dyn Net,
+    size: &str,
+) -> (
+    std::process::Child,
+    std::io::BufReader<std::process::ChildStdout>,
+    *mut c_void,
+) {
+    let mut child = bench_command()
+        .args(["peer", "--role", "recv", "--size", size])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut handle = unhex(&read_line(&mut child, &mut out, "HANDLE "));
+    let mut s = null();
+    let start = Instant::now();
+    while s.is_null() {
+        assert_eq!(net.connect(0, &mut handle, &mut s), OK);
+        assert!(start.elapsed() < DEADLINE);
+    }
+    (child, out, s)
+}
+
+/// A connected pair of the v12 table whose receive side asked, at accept, for NCCL's device unpack
+/// (as NCCL does when the plugin reports it), or for nothing (`unpack` false). Returns the send
+/// comm, the receive comm and the device handle tcpxr filled in (NULL without `unpack`).
+pub fn unpack_pair(net: &V12, unpack: bool) -> (*mut c_void, *mut c_void, *mut c_void) {
+    assert_eq!(net.init(), OK);
+    let mut h = [0u8; 128];
+    let mut l = null();
+    assert_eq!(net.listen(0, &mut h, &mut l), OK);
+    let mut dev = ncclNetDeviceHandle_v12_t {
+        netDeviceType: NCCL_NET_DEVICE_UNPACK,
+        netDeviceVersion: NCCL_NET_DEVICE_UNPACK_VERSION,
+        handle: null(),
+        size: 0,
+        needsProxyProgress: 0,
+    };
+    let mut devp: *mut ncclNetDeviceHandle_v12_t = if unpack { &mut dev } else { std::ptr::null_mut() };
+    let (mut s, mut r) = (null(), null());
+    let start = Instant::now();
+    while s.is_null() || r.is_null() {
+        if s.is_null() {
+            assert_eq!(net.connect(0, &mut h, &mut s), OK);
+        }
+        if r.is_null() {
+            // SAFETY: tcpxr's table; live out-pointers and NCCL's handle struct as NCCL passes it.
+            assert_eq!(unsafe { net.0.accept.unwrap()(l, &mut r, &mut devp) }, OK);
+        }
+        assert!(start.elapsed() < DEADLINE, "connect/accept did not complete");
+    }
+    assert_eq!(net.close_listen(l), OK);
+    if unpack {
+        assert!(!dev.handle.is_null());
+        assert_eq!(
+            (dev.size, dev.needsProxyProgress),
+            (std::mem::size_of::<unpackNetDeviceHandle>(), 1)
+        );
+    }
+    (s, r, dev.handle)
+}
