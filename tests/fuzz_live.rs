@@ -162,30 +162,36 @@ fn accept_for(net: &V12, l: *mut c_void, limit: Duration, mut until: impl FnMut(
     r
 }
 
+/// What a child that sent hostile hellos to `listener` must show: it passed, it counted some
+/// refused and some cut-short hellos, each was logged as a WARN, and nothing panicked.
+fn every_hostile_hello_was_logged(ok: bool, stdout: &str, stderr: &str, listener: &str) {
+    assert!(ok, "child failed:\n{stdout}\n{stderr}");
+    let (refused, cut) = (expected(stdout, "refused"), expected(stdout, "cut_short"));
+    assert!(refused > 0 && cut > 0, "{stdout}");
+    let got_refused = warns(stderr, &[&format!("{listener}: refused connection from")]);
+    let got_cut = warns(stderr, &[&format!("{listener}: dropped"), "of 16 bytes"]);
+    assert!(
+        got_refused >= refused,
+        "{got_refused} refusals logged, {refused} expected:\n{stderr}"
+    );
+    assert!(
+        got_cut >= cut,
+        "{got_cut} cut-short hellos logged, {cut} expected:\n{stderr}"
+    );
+    assert!(
+        !stderr.contains("internal error") && !stderr.contains("panicked"),
+        "{stderr}"
+    );
+    summary(stderr);
+}
+
 // --- hostile hellos at the control listener --------------------------------------------------
 
 #[test]
 fn hostile_hellos_to_the_listen_port_are_dropped_with_a_warn_and_the_real_peer_connects() {
     let test = "hostile_hellos_to_the_listen_port_are_dropped_with_a_warn_and_the_real_peer_connects";
     if let Some((ok, stdout, stderr)) = in_child(test, &[]) {
-        assert!(ok, "child failed:\n{stdout}\n{stderr}");
-        let (refused, cut) = (expected(&stdout, "refused"), expected(&stdout, "cut_short"));
-        assert!(refused > 0 && cut > 0, "{stdout}");
-        let got_refused = warns(&stderr, &["tcpxr listener: refused connection from"]);
-        let got_cut = warns(&stderr, &["tcpxr listener: dropped", "of 16 bytes"]);
-        assert!(
-            got_refused >= refused,
-            "{got_refused} refusals logged, {refused} expected:\n{stderr}"
-        );
-        assert!(
-            got_cut >= cut,
-            "{got_cut} cut-short hellos logged, {cut} expected:\n{stderr}"
-        );
-        assert!(
-            !stderr.contains("internal error") && !stderr.contains("panicked"),
-            "{stderr}"
-        );
-        summary(&stderr);
+        every_hostile_hello_was_logged(ok, &stdout, &stderr, "tcpxr listener");
         return;
     }
     let net = v12();
@@ -344,24 +350,7 @@ fn valid_message(rng: &mut Rng, capacity: usize) -> Vec<u8> {
 fn hostile_stripe_hellos_are_dropped_and_hostile_control_bytes_end_the_comm_cleanly() {
     let test = "hostile_stripe_hellos_are_dropped_and_hostile_control_bytes_end_the_comm_cleanly";
     if let Some((ok, stdout, stderr)) = in_child(test, &[("NCCL_TCPXR_STRIPES", "2")]) {
-        assert!(ok, "child failed:\n{stdout}\n{stderr}");
-        let (refused, cut) = (expected(&stdout, "refused"), expected(&stdout, "cut_short"));
-        assert!(refused > 0 && cut > 0, "{stdout}");
-        let got_refused = warns(&stderr, &["tcpxr stripe listener: refused connection from"]);
-        let got_cut = warns(&stderr, &["tcpxr stripe listener: dropped", "of 16 bytes"]);
-        assert!(
-            got_refused >= refused,
-            "{got_refused} refusals logged, {refused} expected:\n{stderr}"
-        );
-        assert!(
-            got_cut >= cut,
-            "{got_cut} cut-short hellos logged, {cut} expected:\n{stderr}"
-        );
-        assert!(
-            !stderr.contains("internal error") && !stderr.contains("panicked"),
-            "{stderr}"
-        );
-        summary(&stderr);
+        every_hostile_hello_was_logged(ok, &stdout, &stderr, "tcpxr stripe listener");
         return;
     }
     let net = v12();

@@ -272,6 +272,12 @@ pub(crate) fn connect_pair() -> (*mut c_void, *mut c_void) {
         r as usize
     });
     let mut handle = rx.recv().unwrap();
+    (connect(&mut handle, false), recv.join().unwrap() as *mut c_void)
+}
+
+/// Connects to the peer of `handle` through the table, calling connect until it returns a comm
+/// (with a 1 ms pause between calls when `pause`).
+fn connect(handle: &mut [u8; 128], pause: bool) -> *mut c_void {
     let mut s: *mut c_void = std::ptr::null_mut();
     let mut dh = std::ptr::null_mut();
     while s.is_null() {
@@ -287,8 +293,11 @@ pub(crate) fn connect_pair() -> (*mut c_void, *mut c_void) {
             )
         };
         check(r, "connect");
+        if pause {
+            std::thread::sleep(Duration::from_millis(1));
+        }
     }
-    (s, recv.join().unwrap() as *mut c_void)
+    s
 }
 
 pub(crate) fn init() {
@@ -499,26 +508,7 @@ fn peer(args: &[String]) -> i32 {
             }
             r
         }
-        Some(mut handle) => {
-            let mut s: *mut c_void = std::ptr::null_mut();
-            let mut dh = std::ptr::null_mut();
-            while s.is_null() {
-                // SAFETY: tcpxr's own table, given the peer's 128-byte handle (the same buffer on
-                // every call) and valid out-pointers.
-                let r = unsafe {
-                    NET.connect.unwrap()(
-                        std::ptr::null_mut(),
-                        0,
-                        handle.as_mut_ptr() as *mut c_void,
-                        &mut s,
-                        &mut dh,
-                    )
-                };
-                check(r, "connect");
-                std::thread::sleep(Duration::from_millis(1));
-            }
-            s
-        }
+        Some(mut handle) => connect(&mut handle, true),
     };
     println!("CONNECTED");
     let _ = std::io::stdout().flush();
