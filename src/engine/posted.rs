@@ -33,6 +33,9 @@ pub struct Posted<M> {
     slot_seq: Vec<u64>,
     requests: Requests,
     kind: Kind,
+    /// Messages ever reported done (held or released), kept as a count because the stall watch
+    /// asks on every progress pass.
+    reported: u64,
 }
 
 impl<M> Posted<M> {
@@ -44,6 +47,7 @@ impl<M> Posted<M> {
             slot_seq: vec![0; max_requests],
             requests: Requests::new(max_requests, kind),
             kind,
+            reported: 0,
         }
     }
 
@@ -87,12 +91,12 @@ impl<M> Posted<M> {
 
     /// Messages posted and not yet reported done.
     pub fn live(&self) -> usize {
-        self.entries.iter().filter(|e| e.state == State::Live).count()
+        (self.next_seq - self.reported) as usize
     }
 
     /// Messages reported done so far (grows with every completion).
     pub fn reported(&self) -> u64 {
-        self.front_seq + self.entries.iter().filter(|e| e.state != State::Live).count() as u64
+        self.reported
     }
 
     /// Messages posted and not yet retired: not reported, held, or reported behind an older one.
@@ -154,7 +158,11 @@ impl<M> Posted<M> {
     /// Records that message `seq` was reported done while NCCL keeps naming its request (until
     /// `irecvConsumed`): the slot stays taken.
     pub fn hold(&mut self, seq: u64) {
-        self.entries[(seq - self.front_seq) as usize].state = State::Held;
+        let e = &mut self.entries[(seq - self.front_seq) as usize];
+        if e.state == State::Live {
+            self.reported += 1;
+        }
+        e.state = State::Held;
     }
 
     /// Releases held message `seq`: its slot is free again and finished messages retire.
