@@ -56,9 +56,16 @@ pub fn cu(r: sys::CUresult, what: &str) {
 /// context (the primary one), which holds the GPU until released. With
 /// `CUDA_DEVICE_MAX_CONNECTIONS=1` every stream of that context shares its hardware queue, so
 /// work queued there after it waits for it, as work queued behind NCCL's kernel does.
+///
+/// An event is recorded on the stream right after the launch, as NCCL and its callers do after
+/// a collective's kernel (the event later work waits on). The event completes only when the
+/// kernel does, and on a single hardware queue everything queued after it waits too: without it a
+/// one-block kernel leaves the queue free once its block is dispatched, and work queued behind it
+/// runs beside it (run 35: tcpxr's own unpack kernel got through).
 pub struct Spin {
     stream: sys::CUstream,
     module: sys::CUmodule,
+    after: sys::CUevent,
     /// Mapped host memory: [flag, out, started] as u32s.
     host: *mut u32,
     released: Option<bool>,
@@ -69,6 +76,7 @@ impl Spin {
         let mut s = Spin {
             stream: std::ptr::null_mut(),
             module: std::ptr::null_mut(),
+            after: std::ptr::null_mut(),
             host: std::ptr::null_mut(),
             released: None,
         };
@@ -124,6 +132,11 @@ impl Spin {
                 ),
                 "cuLaunchKernel(spin)",
             );
+            cu(
+                sys::cuEventCreate(&mut s.after, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32),
+                "cuEventCreate",
+            );
+            cu(sys::cuEventRecord(s.after, s.stream), "cuEventRecord(after spin)");
         }
         let t0 = Instant::now();
         // SAFETY: host[2] lies in the live mapped allocation; the kernel writes it.
@@ -155,6 +168,7 @@ impl Drop for Spin {
         self.release();
         // SAFETY: made in start, freed once, the kernel has finished.
         unsafe {
+            sys::cuEventDestroy_v2(self.after);
             sys::cuStreamDestroy_v2(self.stream);
             sys::cuModuleUnload(self.module);
             sys::cuMemFreeHost(self.host as *mut c_void);
