@@ -44,6 +44,8 @@ pub struct Plugin {
     pub chunk_bytes: usize,
     pub send_window: usize,
     pub recv_window: usize,
+    /// NCCL_TCPXR_INLINE_IDLE_BYTES in effect (auto resolved).
+    pub inline_idle_bytes: usize,
     /// GPU buffers are offered and NCCL places received GPU pages itself (`NCCL_NET_DEVICE_UNPACK`,
     /// v7+ tables): receive comms give NCCL a device handle at accept.
     pub device_unpack: bool,
@@ -74,11 +76,13 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
         io_threads: crate::transport::socket::io_threads(config.io_threads),
         handoff_bytes: crate::transport::socket::handoff_bytes(config.handoff_bytes),
     };
+    let inline_idle_bytes = crate::transport::socket::inline_idle_bytes(config.inline_idle_bytes);
     log::info!(
         target: "tcpxr::init",
-        "socket transport: {} I/O threads, hand-off from {} bytes",
+        "socket transport: {} I/O threads, hand-off from {} bytes; inline when idle up to {} bytes",
         opts.io_threads,
-        opts.handoff_bytes
+        opts.handoff_bytes,
+        inline_idle_bytes
     );
     let ifname = ifname_setting(config);
     let transport = open_transport(
@@ -109,8 +113,11 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
     let gpu = gpu_buffers(config, transport.name(), table, crate::gpu::available(), &mut |k| {
         std::env::var(k).ok()
     })?;
-    for (key, value, why) in &gpu.set_env {
-        // NCCL reads both while it sets up the communicator, after its net plugin's init.
+    let set_env = nccl_defaults(&mut |k| std::env::var(k).ok())
+        .into_iter()
+        .chain(gpu.set_env.iter().copied());
+    for (key, value, why) in set_env {
+        // NCCL reads each of them while it sets up the communicator, after its net plugin's init.
         std::env::set_var(key, value);
         log::info!(target: "tcpxr::init", "{key} unset: set to {value} ({why})");
     }
@@ -157,9 +164,29 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
         chunk_bytes,
         send_window,
         recv_window,
+        inline_idle_bytes,
         device_unpack: gpu.device_unpack,
     }));
     Ok(())
+}
+
+/// NCCL settings whose defaults do not suit tcpxr, each given tcpxr's value when the user left it
+/// unset (as aws-ofi-nccl sets NCCL defaults per platform): (name, value, why).
+///
+/// NCCL_P2P_NET_CHUNKSIZE: NCCL cuts a point-to-point transfer into network messages of this
+/// size, 128 KiB by default. tcpxr pays per message (a frame, a hand-off to the I/O pool), and at
+/// 512 KiB, the value of Google's TCPX recipe, sendrecv moved 12.6-14.9 GB/s at 128 MiB-1 GiB
+/// on two H200s against 4.5-5.0 at 128 KiB (docs/BENCHMARKS.md section 15).
+fn nccl_defaults(env: &mut dyn FnMut(&str) -> Option<String>) -> Vec<(&'static str, &'static str, &'static str)> {
+    let mut set = Vec::new();
+    if env("NCCL_P2P_NET_CHUNKSIZE").is_none() {
+        set.push((
+            "NCCL_P2P_NET_CHUNKSIZE",
+            "524288",
+            "point-to-point messages of 512 KiB instead of NCCL's 128 KiB: tcpxr's costs are per message",
+        ));
+    }
+    set
 }
 
 /// Whether tcpxr offers NCCL GPU buffers, and how they are placed.
@@ -381,7 +408,7 @@ fn tuning(p: &Plugin, max_requests: usize) -> Tuning {
         send_window: p.send_window,
         recv_window: p.recv_window,
         inline_bytes: config.inline_bytes,
-        inline_idle_bytes: config.inline_idle_bytes,
+        inline_idle_bytes: p.inline_idle_bytes,
         // Inline payloads bound for GPU memory land in pinned slots of this size, one per request:
         // a receiver that offers GPU buffers keeps them at the always-inline size. With NCCL's
         // device unpack over tcpx every payload goes through TCPX's pool, the one base NCCL's
@@ -389,7 +416,7 @@ fn tuning(p: &Plugin, max_requests: usize) -> Tuning {
         inline_accept: match (GPU_BUFFERS.load(Ordering::Acquire), p.device_unpack, p.transport.name()) {
             (_, true, "tcpx") => 0,
             (true, _, _) => config.inline_bytes,
-            (false, _, _) => config.inline_bytes.max(config.inline_idle_bytes),
+            (false, _, _) => config.inline_bytes.max(p.inline_idle_bytes),
         },
         max_requests,
         handshake_timeout: Duration::from_millis(config.handshake_timeout_ms),
@@ -827,5 +854,61 @@ unsafe fn data_comm<'a>(ptr: *mut c_void) -> Result<DataComm<'a>> {
             Some(t) if t == CommTag::Recv as u32 => Ok(DataComm::Recv(&*(ptr as *const RecvComm))),
             _ => Err(Error::internal(format!("{ptr:p} is not a tcpxr send or receive comm"))),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::GpuBuffers;
+
+    fn env_of<'a>(vars: &'a [(&'a str, &'a str)]) -> impl FnMut(&str) -> Option<String> + 'a {
+        move |k| vars.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+    }
+
+    fn names(set: &[(&'static str, &'static str, &'static str)]) -> Vec<(&'static str, &'static str)> {
+        set.iter().map(|(k, v, _)| (*k, *v)).collect()
+    }
+
+    #[test]
+    fn the_p2p_chunk_is_set_only_when_the_user_left_it_unset() {
+        assert_eq!(
+            names(&nccl_defaults(&mut env_of(&[]))),
+            [("NCCL_P2P_NET_CHUNKSIZE", "524288")]
+        );
+        assert!(nccl_defaults(&mut env_of(&[("NCCL_P2P_NET_CHUNKSIZE", "131072")])).is_empty());
+    }
+
+    #[test]
+    fn gpu_buffers_follow_the_table_the_transport_and_nccl_proto() {
+        let config = |g| Config {
+            gpu_buffers: g,
+            ..Config::default()
+        };
+        let (auto, on) = (config(GpuBuffers::Auto), config(GpuBuffers::On));
+        let choose = |c: &Config, transport, table, vars: &[(&str, &str)]| {
+            gpu_buffers(c, transport, table, true, &mut env_of(vars))
+        };
+        // auto: over tcpx with device unpack and Simple; over socket none.
+        let tcpx = choose(&auto, "tcpx", 12, &[]).unwrap();
+        assert!(tcpx.offered && tcpx.device_unpack && tcpx.warning.is_none());
+        assert_eq!(names(&tcpx.set_env), [("NCCL_PROTO", "Simple")]);
+        assert!(!choose(&auto, "socket", 12, &[]).unwrap().offered);
+        // Asked for over socket: sends from host memory too.
+        let socket = choose(&on, "socket", 9, &[("NCCL_PROTO", "simple")]).unwrap();
+        assert!(socket.offered && socket.device_unpack);
+        assert_eq!(names(&socket.set_env), [("NCCL_NET_GDR_READ", "0")]);
+        let gdr_read = choose(&on, "socket", 9, &[("NCCL_NET_GDR_READ", "1")]).unwrap();
+        assert!(gdr_read.warning.unwrap().contains("NCCL_NET_GDR_READ=1"));
+        // Another protocol: auto gives GPU buffers up, =1 fails init naming both variables.
+        assert!(!choose(&auto, "tcpx", 12, &[("NCCL_PROTO", "LL128")]).unwrap().offered);
+        let err = choose(&on, "tcpx", 12, &[("NCCL_PROTO", "LL128")]).unwrap_err();
+        assert!(err.msg.contains("NCCL_TCPXR_GPU_BUFFERS=1") && err.msg.contains("NCCL_PROTO=LL128"));
+        // v5/v6: only when asked, with tcpxr's own kernel and a WARN.
+        assert!(!choose(&auto, "tcpx", 6, &[]).unwrap().offered);
+        let v5 = choose(&on, "tcpx", 5, &[]).unwrap();
+        assert!(v5.offered && !v5.device_unpack && v5.warning.unwrap().contains("deadlock"));
+        // No CUDA driver: none.
+        assert!(!gpu_buffers(&on, "tcpx", 12, false, &mut env_of(&[])).unwrap().offered);
     }
 }

@@ -64,12 +64,26 @@ pub fn io_threads(setting: Option<usize>) -> usize {
     threads
 }
 
+/// Whether the I/O pool copies stripes in parallel: the process may use at least 8 cores. Both
+/// auto settings below follow it.
+fn parallel_pool() -> bool {
+    workers::cap_to_cores(8) >= 8
+}
+
 /// NCCL_TCPXR_HANDOFF_BYTES in effect: the setting, or for auto 0 (every stripe backlog to the
-/// pool) with at least 8 cores and 512 KiB below. Measured, tcpxr-bench nccl at 4 connections
+/// pool) with a parallel pool and 512 KiB below. Measured, tcpxr-bench nccl at 4 connections
 /// (docs/BENCHMARKS.md section 12): on 32 cores 0 moved 512 KiB messages at 24.8 GB/s against
 /// 5.1 with 512 KiB (NCCL's thread copying alone); on 2 cores 0 gave 2.0 against 3.5.
 pub fn handoff_bytes(setting: Option<usize>) -> usize {
-    setting.unwrap_or(if workers::cap_to_cores(8) >= 8 { 0 } else { 512 << 10 })
+    setting.unwrap_or(if parallel_pool() { 0 } else { 512 << 10 })
+}
+
+/// NCCL_TCPXR_INLINE_IDLE_BYTES in effect: the setting, or for auto 64 KiB with a parallel pool
+/// and 512 KiB below. A message sent inline is copied by NCCL's proxy thread alone on one socket;
+/// on 32 cores NCCL all_reduce of 2-8 MiB (512 KiB messages, one or two in flight) ran at
+/// 2.5-3.0 GB/s with 512 KiB and 3.9-11.7 with 64 KiB (docs/BENCHMARKS.md section 15).
+pub fn inline_idle_bytes(setting: Option<usize>) -> usize {
+    setting.unwrap_or(if parallel_pool() { 64 << 10 } else { 512 << 10 })
 }
 
 pub struct SocketTransport {
