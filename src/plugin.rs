@@ -175,8 +175,8 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
 ///
 /// NCCL_P2P_NET_CHUNKSIZE: NCCL cuts a point-to-point transfer into network messages of this
 /// size, 128 KiB by default. tcpxr pays per message (a frame, a hand-off to the I/O pool), and at
-/// 512 KiB, the value of Google's TCPX recipe, sendrecv moved 12.6-14.9 GB/s at 128 MiB-1 GiB
-/// on two H200s against 4.5-5.0 at 128 KiB (docs/BENCHMARKS.md section 15).
+/// 512 KiB, the value of Google's TCPX recipe, sendrecv moved 12.7-15.1 GB/s at 128 MiB-1 GiB
+/// on two H200s against 4.5-5.0 at 128 KiB in the same run (docs/BENCHMARKS.md section 15).
 fn nccl_defaults(env: &mut dyn FnMut(&str) -> Option<String>) -> Vec<(&'static str, &'static str, &'static str)> {
     let mut set = Vec::new();
     if env("NCCL_P2P_NET_CHUNKSIZE").is_none() {
