@@ -69,6 +69,22 @@
 #define NCCL_ALL ~0
 
 /**
+ * Indices into the cost table NCCL hands `getCollInfo` (nccl_tuner.h): a row per algorithm, a
+ * column per protocol, `numAlgo * numProto` floats in one block behind the `float**`.
+ */
+#define NCCL_ALGO_RING 1
+
+#define NCCL_PROTO_LL 0
+
+#define NCCL_PROTO_SIMPLE 2
+
+/**
+ * A cost of this value marks a combination NCCL will not use (disabled by NCCL_ALGO/NCCL_PROTO,
+ * or unsupported here); any negative cost is skipped by NCCL's choice.
+ */
+#define NCCL_ALGO_PROTO_IGNORE -1.0
+
+/**
  * Queue slots in `netUnpackMeta` (one per outstanding receive request).
  */
 #define NCCL_NET_DEVICE_UNPACK_MAX_QUEUE_DEPTH 16
@@ -834,6 +850,89 @@ typedef struct {
 } ncclNet_v11_t;
 
 /**
+ * `ncclFunc_t` (nccl_common.h): the collective NCCL asks about.
+ */
+typedef int ncclFunc_t;
+
+/**
+ * The v4 table (`ncclTunerPlugin_v4`, NCCL 2.24-2.27).
+ */
+typedef struct {
+  const char *name;
+  ncclResult_t (*init)(uintptr_t nRanks,
+                       uintptr_t nNodes,
+                       ncclDebugLogger_t logFunction,
+                       void **context);
+  ncclResult_t (*getCollInfo)(void *context,
+                              ncclFunc_t collType,
+                              uintptr_t nBytes,
+                              int numPipeOps,
+                              float **collCostTable,
+                              int numAlgo,
+                              int numProto,
+                              int regBuff,
+                              int *nChannels);
+  ncclResult_t (*destroy)(void *context);
+} ncclTuner_v4_t;
+
+/**
+ * The v5 table (`ncclTunerPlugin_v5`, NCCL 2.28-2.29): init per communicator, with its id, the NVLink
+ * domains and NCCL's tuning constants.
+ */
+typedef struct {
+  const char *name;
+  ncclResult_t (*init)(void **context,
+                       uint64_t commId,
+                       uintptr_t nRanks,
+                       uintptr_t nNodes,
+                       ncclDebugLogger_t logFunction,
+                       void *nvlDomainInfo,
+                       void *constants);
+  ncclResult_t (*getCollInfo)(void *context,
+                              ncclFunc_t collType,
+                              uintptr_t nBytes,
+                              int numPipeOps,
+                              float **collCostTable,
+                              int numAlgo,
+                              int numProto,
+                              int regBuff,
+                              int *nChannels);
+  ncclResult_t (*finalize)(void *context);
+} ncclTuner_v5_t;
+
+/**
+ * The v6 table (`ncclTunerPlugin_v6`, NCCL 2.30+): v5 plus `getChunkSize`, which NCCL calls only
+ * when it is not NULL.
+ */
+typedef struct {
+  const char *name;
+  ncclResult_t (*init)(void **context,
+                       uint64_t commId,
+                       uintptr_t nRanks,
+                       uintptr_t nNodes,
+                       ncclDebugLogger_t logFunction,
+                       void *nvlDomainInfo,
+                       void *constants);
+  ncclResult_t (*getCollInfo)(void *context,
+                              ncclFunc_t collType,
+                              uintptr_t nBytes,
+                              int numPipeOps,
+                              float **collCostTable,
+                              int numAlgo,
+                              int numProto,
+                              int regBuff,
+                              int *nChannels);
+  ncclResult_t (*finalize)(void *context);
+  ncclResult_t (*getChunkSize)(void *context,
+                               ncclFunc_t collType,
+                               uintptr_t nBytes,
+                               int algo,
+                               int proto,
+                               int nChannels,
+                               uintptr_t *chunkSize);
+} ncclTuner_v6_t;
+
+/**
  * Plain host-driven networking: the proxy thread moves data, no device-side code.
  */
 #define NCCL_NET_DEVICE_HOST 0
@@ -842,6 +941,8 @@ typedef struct {
  * Data lands in a bounce buffer and NCCL's device kernels unpack it (see `unpack.rs`).
  */
 #define NCCL_NET_DEVICE_UNPACK 1
+
+#define ncclFuncAllReduce 4
 
 #ifdef __cplusplus
 extern "C" {
@@ -862,6 +963,12 @@ extern const ncclNet_v10_t ncclNetPlugin_v10;
 extern const ncclNet_v11_t ncclNetPlugin_v11;
 
 extern const ncclNet_v12_t ncclNetPlugin_v12;
+
+extern const ncclTuner_v4_t ncclTunerPlugin_v4;
+
+extern const ncclTuner_v5_t ncclTunerPlugin_v5;
+
+extern const ncclTuner_v6_t ncclTunerPlugin_v6;
 
 /**
  * tcpxr's version as a static NUL-terminated string, e.g. "0.1.0".

@@ -143,7 +143,10 @@ def overrides(name, plugin_dir, log_path, *, single_host=True, base_env=None, ex
     env.update(extra or {})
     if env.get("NCCL_NVLS_ENABLE") != "0":
         raise ValueError("NCCL_NVLS_ENABLE must stay 0")
-    env.update(NCCL_DEBUG="INFO", NCCL_DEBUG_SUBSYS="INIT,NET",
+    # INIT,NET say which network ran (the checks read them); --env NCCL_DEBUG_SUBSYS adds to them
+    # (TUNING: NCCL's algorithm, protocol and channels per size).
+    wanted = ["INIT", "NET"] + [s.strip() for s in (extra or {}).get("NCCL_DEBUG_SUBSYS", "").split(",") if s.strip()]
+    env.update(NCCL_DEBUG="INFO", NCCL_DEBUG_SUBSYS=",".join(dict.fromkeys(wanted)),
                NCCL_DEBUG_FILE=os.path.abspath(log_path) + ".%h.%p")
     return env
 

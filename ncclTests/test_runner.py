@@ -76,6 +76,11 @@ class Configs(unittest.TestCase):
         self.assertEqual((env["NCCL_DEBUG"], env["NCCL_DEBUG_SUBSYS"]), ("INFO", "INIT,NET"))
         self.assertEqual(env["PATH"], "/bin")
 
+    def test_debug_subsystems_add_to_the_checked_ones(self):
+        env = configs.build_env("tcpxr-host", "/opt/p", "x", base_env={},
+                                extra={"NCCL_DEBUG_SUBSYS": "TUNING, NET"})
+        self.assertEqual(env["NCCL_DEBUG_SUBSYS"], "INIT,NET,TUNING")
+
     def test_socket(self):
         env = configs.overrides("socket-4x4", "/opt/p", "x", base_env={})
         self.assertEqual((env["NCCL_NET"], env["NCCL_NSOCKS_PERTHREAD"], env["NCCL_SOCKET_NTHREADS"]),

@@ -166,6 +166,15 @@ const GPU_BUFFERS: Param = Param {
           and unpacks receives on the GPU itself. auto: on for tcpx (GPUDirect is its point), off for \
           socket (host buffers measured faster there, docs/BENCHMARKS.md).",
 };
+const TUNER: Param = Param {
+    name: "NCCL_TCPXR_TUNER",
+    default: "auto",
+    accepted: "auto, 0 or 1",
+    doc: "The NCCL tuner exported from tcpxr's library (used when NCCL_TUNER_PLUGIN is unset): for a \
+          mid-size all_reduce on several nodes where NCCL would use LL, Simple on at most 2 channels \
+          (measured faster over tcpxr's socket transport, docs/BENCHMARKS.md section 16). auto: over \
+          the socket transport only; 1: over every transport; 0: NCCL's own choices.",
+};
 
 /// Every setting, in the order they are parsed, logged and documented.
 pub static PARAMS: &[Param] = &[
@@ -188,6 +197,7 @@ pub static PARAMS: &[Param] = &[
     STATS,
     STALL_SECONDS,
     GPU_BUFFERS,
+    TUNER,
 ];
 
 /// The table row of a variable, if it is one of tcpxr's.
@@ -221,42 +231,43 @@ impl Transport {
     }
 }
 
-/// Whether to offer NCCL GPU buffers (`NCCL_TCPXR_GPU_BUFFERS`).
+/// An on/off setting whose `auto` means "on over one inner transport" (`NCCL_TCPXR_GPU_BUFFERS`:
+/// tcpx; `NCCL_TCPXR_TUNER`: socket).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum GpuBuffers {
-    /// On over tcpx, off over socket.
+pub enum Switch {
     #[default]
     Auto,
     Off,
     On,
 }
 
-impl GpuBuffers {
+impl Switch {
     pub fn as_str(self) -> &'static str {
         match self {
-            GpuBuffers::Auto => "auto",
-            GpuBuffers::Off => "0",
-            GpuBuffers::On => "1",
+            Switch::Auto => "auto",
+            Switch::Off => "0",
+            Switch::On => "1",
         }
     }
 
-    fn parse(s: &str) -> Option<GpuBuffers> {
-        [GpuBuffers::Auto, GpuBuffers::Off, GpuBuffers::On]
+    fn parse(s: &str) -> Option<Switch> {
+        [Switch::Auto, Switch::Off, Switch::On]
             .into_iter()
             .find(|g| s.eq_ignore_ascii_case(g.as_str()))
     }
 
-    /// Whether GPU buffers are offered over the inner transport named `transport`.
-    pub fn wanted(self, transport: &str) -> bool {
+    /// Whether the setting is on over the inner transport named `transport`, `auto` being on
+    /// over `auto_on` only.
+    pub fn on_for(self, transport: &str, auto_on: &str) -> bool {
         match self {
-            GpuBuffers::Auto => transport == "tcpx",
-            GpuBuffers::Off => false,
-            GpuBuffers::On => true,
+            Switch::Auto => transport == auto_on,
+            Switch::Off => false,
+            Switch::On => true,
         }
     }
 }
 
-impl fmt::Display for GpuBuffers {
+impl fmt::Display for Switch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
@@ -296,8 +307,10 @@ pub struct Config {
     pub stats: bool,
     /// Seconds without progress before a stall report; 0: off.
     pub stall_seconds: u64,
-    /// Offer NCCL_PTR_CUDA (when a CUDA driver is present).
-    pub gpu_buffers: GpuBuffers,
+    /// Offer NCCL_PTR_CUDA (when a CUDA driver is present); auto: over tcpx.
+    pub gpu_buffers: Switch,
+    /// The tuner exported beside the net tables acts (tuner.rs); auto: over socket.
+    pub tuner: Switch,
 }
 
 /// The accepted set of an integer setting.
@@ -406,8 +419,12 @@ impl Config {
         }
         let transport = r.value(&TRANSPORT).unwrap_or_default();
         let transport = Transport::parse(&transport).ok_or_else(|| invalid(&TRANSPORT, &transport))?;
-        let gpu_buffers = r.value(&GPU_BUFFERS).unwrap_or_else(|| "auto".into());
-        let gpu_buffers = GpuBuffers::parse(&gpu_buffers).ok_or_else(|| invalid(&GPU_BUFFERS, &gpu_buffers))?;
+        let switch = |p: &Param| {
+            let v = r.value(p).unwrap_or_else(|| "auto".into());
+            Switch::parse(&v).ok_or_else(|| invalid(p, &v))
+        };
+        let gpu_buffers = switch(&GPU_BUFFERS)?;
+        let tuner = switch(&TUNER)?;
         let bufsize = Range {
             zero: true,
             ..byte_range(4096, 1 << 30)
@@ -462,6 +479,7 @@ impl Config {
             stats: r.uint(&STATS, range(0, 1))? == 1,
             stall_seconds: r.uint(&STALL_SECONDS, range(0, 86400))?,
             gpu_buffers,
+            tuner,
         })
     }
 
@@ -518,6 +536,7 @@ impl Config {
             stats,
             stall_seconds,
             gpu_buffers,
+            tuner,
         } = self;
         vec![
             (STRIPES.name, stripes.to_string()),
@@ -548,6 +567,7 @@ impl Config {
             (STATS.name, u8::from(*stats).to_string()),
             (STALL_SECONDS.name, stall_seconds.to_string()),
             (GPU_BUFFERS.name, gpu_buffers.as_str().to_string()),
+            (TUNER.name, tuner.as_str().to_string()),
         ]
     }
 }
@@ -653,7 +673,8 @@ mod tests {
                 tcpx_lib: None,
                 stats: false,
                 stall_seconds: 60,
-                gpu_buffers: GpuBuffers::Auto,
+                gpu_buffers: Switch::Auto,
+                tuner: Switch::Auto,
             }
         );
         // Empty and blank values mean unset.
@@ -859,20 +880,27 @@ mod tests {
     }
 
     #[test]
-    fn gpu_buffers_auto_follows_the_transport() {
-        let n = "NCCL_TCPXR_GPU_BUFFERS";
-        for (s, g) in [
-            ("auto", GpuBuffers::Auto),
-            ("AUTO", GpuBuffers::Auto),
-            ("0", GpuBuffers::Off),
-            ("1", GpuBuffers::On),
+    fn switches_parse_and_auto_follows_the_transport() {
+        for (n, field) in [
+            (
+                "NCCL_TCPXR_GPU_BUFFERS",
+                (|c: &Config| c.gpu_buffers) as fn(&Config) -> Switch,
+            ),
+            ("NCCL_TCPXR_TUNER", |c: &Config| c.tuner),
         ] {
-            assert_eq!(one(n, s).unwrap().gpu_buffers, g, "{s}");
+            for (s, g) in [
+                ("auto", Switch::Auto),
+                ("AUTO", Switch::Auto),
+                ("0", Switch::Off),
+                ("1", Switch::On),
+            ] {
+                assert_eq!(field(&one(n, s).unwrap()), g, "{n}={s}");
+            }
+            rejected(n, "2", "auto, 0 or 1");
+            rejected(n, "yes", "auto, 0 or 1");
         }
-        rejected(n, "2", "auto, 0 or 1");
-        rejected(n, "yes", "auto, 0 or 1");
-        assert!(GpuBuffers::Auto.wanted("tcpx") && !GpuBuffers::Auto.wanted("socket"));
-        assert!(GpuBuffers::On.wanted("socket") && !GpuBuffers::Off.wanted("tcpx"));
+        assert!(Switch::Auto.on_for("tcpx", "tcpx") && !Switch::Auto.on_for("socket", "tcpx"));
+        assert!(Switch::On.on_for("socket", "tcpx") && !Switch::Off.on_for("tcpx", "tcpx"));
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //!
 //! Layers, top to bottom (each uses only those below it); docs/ARCHITECTURE.md has the data flow:
 //! `export` (the C tables) -> `plugin` (core API) -> `engine` (logical connections) ->
-//! `transport` (inner nets) ; beside them `abi`, `config`, `log`, `error`, `capi`.
+//! `transport` (inner nets) ; beside them `abi`, `config`, `log`, `error`, `capi`, and `tuner` (the
+//! NCCL tuner exported from the same library, under `export`, reading `plugin`'s state).
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod abi;
@@ -16,3 +17,4 @@ pub mod gpu;
 pub mod log;
 pub mod plugin;
 pub mod transport;
+pub mod tuner;

@@ -54,6 +54,9 @@ pub struct Plugin {
 static PLUGIN: Mutex<Option<Arc<Plugin>>> = Mutex::new(None);
 /// Communicators (v11+ contexts) currently initialised.
 static CONTEXTS: AtomicUsize = AtomicUsize::new(0);
+/// Connections tcpxr has completed (connect or accept) in this process; the tuner acts only for
+/// a process whose communicators use tcpxr.
+static CONNECTIONS: AtomicUsize = AtomicUsize::new(0);
 /// Whether this process offered NCCL GPU buffers (decided once at init), so isend/irecv need not
 /// ask the CUDA driver about pointers when it did not.
 static GPU_BUFFERS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
@@ -220,14 +223,14 @@ fn gpu_buffers(
     env: &mut dyn FnMut(&str) -> Option<String>,
 ) -> Result<GpuBuffersChoice> {
     let setting = config.gpu_buffers;
-    let explicit = setting == config::GpuBuffers::On;
+    let explicit = setting == config::Switch::On;
     let no = |why: String| {
         Ok(GpuBuffersChoice {
             summary: format!("no ({why})"),
             ..Default::default()
         })
     };
-    if !setting.wanted(transport) {
+    if !setting.on_for(transport, "tcpx") {
         return no(format!("NCCL_TCPXR_GPU_BUFFERS={setting} over {transport}"));
     }
     if !cuda {
@@ -398,6 +401,10 @@ pub fn context_closed() -> usize {
     CONTEXTS.fetch_sub(1, Ordering::AcqRel).saturating_sub(1)
 }
 
+pub fn connections_made() -> usize {
+    CONNECTIONS.load(Ordering::Acquire)
+}
+
 pub fn device_count() -> Result<usize> {
     Ok(get()?.devices.len())
 }
@@ -481,6 +488,7 @@ pub fn connect(dev: c_int, bytes: &mut [u8; HANDLE_BYTES], max_requests: usize) 
     match state.poll(&t)? {
         Some(comm) => {
             bytes[HANDLE_TICKET_OFFSET..HANDLE_TICKET_OFFSET + 8].fill(0);
+            CONNECTIONS.fetch_add(1, Ordering::AcqRel);
             Ok(Box::into_raw(comm) as *mut c_void)
         }
         None => {
@@ -527,6 +535,7 @@ pub unsafe fn accept(
             gpu.map(|g| g.ordinal)
         );
     }
+    CONNECTIONS.fetch_add(1, Ordering::AcqRel);
     Ok(Box::into_raw(comm) as *mut c_void)
 }
 
@@ -860,7 +869,7 @@ unsafe fn data_comm<'a>(ptr: *mut c_void) -> Result<DataComm<'a>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::GpuBuffers;
+    use crate::config::Switch;
 
     fn env_of<'a>(vars: &'a [(&'a str, &'a str)]) -> impl FnMut(&str) -> Option<String> + 'a {
         move |k| vars.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
@@ -885,7 +894,7 @@ mod tests {
             gpu_buffers: g,
             ..Config::default()
         };
-        let (auto, on) = (config(GpuBuffers::Auto), config(GpuBuffers::On));
+        let (auto, on) = (config(Switch::Auto), config(Switch::On));
         let choose = |c: &Config, transport, table, vars: &[(&str, &str)]| {
             gpu_buffers(c, transport, table, true, &mut env_of(vars))
         };

@@ -265,3 +265,14 @@ fn unpack_device_handle_is_24_bytes() {
     assert_eq!(offset_of!(T, bounce_buf), 8);
     assert_eq!(offset_of!(T, head), 16);
 }
+
+#[test]
+fn tuner_tables_are_the_c_layouts() {
+    // name then one pointer per entry point (tuner_v4.h ... tuner_v6.h).
+    assert_eq!(size_of::<ncclTuner_v4_t>(), 32);
+    assert_eq!(offset_of!(ncclTuner_v4_t, getCollInfo), 16);
+    assert_eq!(size_of::<ncclTuner_v5_t>(), 32);
+    assert_eq!(offset_of!(ncclTuner_v5_t, finalize), 24);
+    assert_eq!(size_of::<ncclTuner_v6_t>(), 40);
+    assert_eq!(offset_of!(ncclTuner_v6_t, getChunkSize), 32);
+}

@@ -11,10 +11,12 @@ use std::os::raw::{c_char, c_int, c_ulong};
 mod layout_tests;
 mod net;
 mod props;
+mod tuner;
 mod unpack;
 
 pub use net::*;
 pub use props::*;
+pub use tuner::*;
 pub use unpack::*;
 
 /// NCCL's result codes (`ncclResult_t`): a C enum, so any `int` a foreign library returns (the

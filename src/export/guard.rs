@@ -49,8 +49,9 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
-/// Runs the body of exported function `name`, called through NCCL's v`version` table.
-pub fn run(name: &'static str, version: u32, body: impl FnOnce() -> Result<()>) -> ncclResult_t {
+/// Runs the body of exported function `name`, called through NCCL's `table` of version `version`
+/// ("ncclNet" or "ncclTuner").
+pub fn run(table: &'static str, name: &'static str, version: u32, body: impl FnOnce() -> Result<()>) -> ncclResult_t {
     install_panic_hook();
     IN_PLUGIN.with(|d| d.set(d.get() + 1));
     let outcome = panic::catch_unwind(AssertUnwindSafe(body));
@@ -58,12 +59,12 @@ pub fn run(name: &'static str, version: u32, body: impl FnOnce() -> Result<()>) 
     match outcome {
         Ok(Ok(())) => ncclResult_t::ncclSuccess,
         Ok(Err(e)) => {
-            log::warn!("{name} (ncclNet v{version}): {}", e.msg);
+            log::warn!("{name} ({table} v{version}): {}", e.msg);
             e.code
         }
         Err(payload) => {
             log::warn!(
-                "{name} (ncclNet v{version}): internal error ({}); returning ncclInternalError",
+                "{name} ({table} v{version}): internal error ({}); returning ncclInternalError",
                 panic_message(payload.as_ref())
             );
             ncclResult_t::ncclInternalError
@@ -81,16 +82,20 @@ macro_rules! non_null {
 }
 pub(crate) use non_null;
 
-/// Defines the entry point `$name::<V>` for NCCL's field `$label`: a safe `extern "C"` function
-/// whose body returns `Result<()>`, wrapped in `run`.
+/// Defines the entry point `$name::<V>` for field `$label` of NCCL's net table (or of the table
+/// named first, `"ncclTuner" / "init" fn ...`): a safe `extern "C"` function whose body returns
+/// `Result<()>`, wrapped in `run`.
 macro_rules! ffi_fn {
     ($(#[$meta:meta])* $label:literal fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $body:block) => {
+        $crate::export::guard::ffi_fn! { $(#[$meta])* "ncclNet" / $label fn $name($($arg: $ty),*) $body }
+    };
+    ($(#[$meta:meta])* $table:literal / $label:literal fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $body:block) => {
         $(#[$meta])*
         // Safe to name, as hyper's C API does: only NCCL calls these, with pointers that its
         // contract makes valid, and every dereference sits in a commented `unsafe` block.
         #[allow(clippy::not_unsafe_ptr_arg_deref)]
         pub extern "C" fn $name<const V: u32>($($arg: $ty),*) -> $crate::abi::ncclResult_t {
-            $crate::export::guard::run($label, V, move || -> $crate::error::Result<()> { $body })
+            $crate::export::guard::run($table, $label, V, move || -> $crate::error::Result<()> { $body })
         }
     };
 }
@@ -103,13 +108,13 @@ mod tests {
 
     #[test]
     fn errors_become_their_code_and_panics_internal_error() {
-        assert_eq!(run("ok", 12, || Ok(())), ncclResult_t::ncclSuccess);
+        assert_eq!(run("ncclNet", "ok", 12, || Ok(())), ncclResult_t::ncclSuccess);
         assert_eq!(
-            run("remote", 12, || Err(Error::remote("gone"))),
+            run("ncclNet", "remote", 12, || Err(Error::remote("gone"))),
             ncclResult_t::ncclRemoteError
         );
         assert_eq!(
-            run("boom", 12, || panic!("deliberate")),
+            run("ncclTuner", "boom", 5, || panic!("deliberate")),
             ncclResult_t::ncclInternalError
         );
         // The guard depth is restored after a panic.

@@ -6,6 +6,7 @@
 
 pub mod guard;
 mod props;
+mod tuner;
 
 use crate::abi::*;
 use crate::error::{Error, Result};

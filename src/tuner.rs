@@ -1,0 +1,258 @@
+//! The tuner tcpxr exports beside its net tables: which protocol and how many channels NCCL uses
+//! for a mid-size all_reduce over tcpxr's socket transport.
+//!
+//! NCCL sizes its choice by the speed a net reports. For tcpxr's 400 Gb/s it runs all_reduce in
+//! its LL protocol on 4 channels up to 1 MiB, and LL's many small messages cost tcpxr 2-4x Socket's
+//! time there; Simple on 2 channels measured fastest from 32 KiB to 4 MiB, while 4 channels stay
+//! best from 4 MiB up (docs/BENCHMARKS.md section 16, one H200 under MPS, two ranks). Reporting a
+//! lower speed gives 2 channels for every size and costs 40 % at bulk, so the choice is made per
+//! collective here instead.
+//!
+//! The rule, for all_reduce on a communicator of two or more nodes: where NCCL's own cheapest
+//! choice is the ring in LL and each rank's share (`nBytes / nRanks`) is 16 KiB to 2 MiB, use the
+//! ring in Simple; where the ring in Simple is then chosen and the share is 128 KiB to 2 MiB, use at
+//! most 2 channels. Everything else is left to NCCL. Measured with two ranks; the share keeps each
+//! ring step's message the size it was measured at when there are more ranks.
+use crate::abi::{ncclFuncAllReduce, ncclFunc_t, NCCL_ALGO_RING, NCCL_PROTO_LL, NCCL_PROTO_SIMPLE};
+use crate::config::{self, Switch};
+use crate::error::Result;
+
+/// Per-rank shares of an all_reduce (bytes) where Simple beats LL over tcpxr's socket transport.
+const SIMPLE_SHARE: std::ops::Range<usize> = (16 << 10)..(2 << 20);
+/// Per-rank shares where Simple on 2 channels beats more channels.
+const FEW_CHANNELS_SHARE: std::ops::Range<usize> = (128 << 10)..(2 << 20);
+const FEW_CHANNELS: i32 = 2;
+
+/// One communicator's tuner state (NCCL calls init once per communicator).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tuner {
+    pub n_ranks: usize,
+    /// Why the tuner leaves this communicator to NCCL; None: it acts.
+    pub idle_because: Option<String>,
+    /// Whether the channel count may be set (not when the user set NCCL's own channel bounds).
+    pub set_channels: bool,
+}
+
+/// What tcpxr's process state says about a new communicator.
+pub struct Facts<'a> {
+    pub setting: Switch,
+    /// The inner transport tcpxr runs ("socket", "tcpx"), None before tcpxr's net init.
+    pub transport: Option<&'a str>,
+    /// Connections tcpxr has made in this process (NCCL connects before it initialises the tuner,
+    /// so none means this communicator does not use tcpxr).
+    pub connections: usize,
+    pub n_ranks: usize,
+    pub n_nodes: usize,
+    /// NCCL_MIN_NCHANNELS or NCCL_MAX_NCHANNELS is set.
+    pub user_channels: bool,
+}
+
+impl Tuner {
+    pub fn new(f: &Facts) -> Tuner {
+        let idle_because = match f.transport {
+            _ if f.setting == Switch::Off => Some("NCCL_TCPXR_TUNER=0".to_string()),
+            None => Some("tcpxr's net is not initialised".to_string()),
+            Some(t) if !f.setting.on_for(t, "socket") => Some(format!(
+                "NCCL_TCPXR_TUNER=auto acts over the socket transport only (this is {t}); 1 acts over every transport"
+            )),
+            Some(_) if f.connections == 0 => Some("tcpxr carries none of its connections".to_string()),
+            Some(_) if f.n_nodes < 2 => Some("a single node uses no network".to_string()),
+            Some(_) => None,
+        };
+        Tuner {
+            n_ranks: f.n_ranks.max(1),
+            idle_because,
+            set_channels: !f.user_channels,
+        }
+    }
+
+    /// From tcpxr's configuration and process state, for NCCL's init of a communicator.
+    pub fn open(n_ranks: usize, n_nodes: usize) -> Result<Tuner> {
+        let config = config::global()?;
+        let plugin = crate::plugin::get().ok();
+        let env = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
+        Ok(Tuner::new(&Facts {
+            setting: config.tuner,
+            transport: plugin.as_ref().map(|p| p.transport.name()),
+            connections: crate::plugin::connections_made(),
+            n_ranks,
+            n_nodes,
+            user_channels: env("NCCL_MIN_NCHANNELS") || env("NCCL_MAX_NCHANNELS"),
+        }))
+    }
+
+    /// NCCL's `getCollInfo`: may lower the ring's Simple cost in `costs` (`n_proto` columns per
+    /// algorithm row, negative entries unusable) and returns the channel count to use, if any.
+    pub fn choose(&self, func: ncclFunc_t, n_bytes: usize, costs: &mut [f32], n_proto: usize) -> Option<i32> {
+        if self.idle_because.is_some() || func != ncclFuncAllReduce || n_proto <= NCCL_PROTO_SIMPLE {
+            return None;
+        }
+        let at = |algo: usize, proto: usize| algo * n_proto + proto;
+        let (ring_ll, ring_simple) = (at(NCCL_ALGO_RING, NCCL_PROTO_LL), at(NCCL_ALGO_RING, NCCL_PROTO_SIMPLE));
+        if ring_simple >= costs.len() {
+            return None;
+        }
+        let share = n_bytes / self.n_ranks;
+        if SIMPLE_SHARE.contains(&share) && cheapest(costs) == Some(ring_ll) && costs[ring_simple] >= 0.0 {
+            // Below every other usable cost, so NCCL's own choice (the cheapest) lands on it.
+            costs[ring_simple] = 0.0;
+        }
+        let few = self.set_channels && FEW_CHANNELS_SHARE.contains(&share) && cheapest(costs) == Some(ring_simple);
+        few.then_some(FEW_CHANNELS)
+    }
+}
+
+/// The index of the lowest usable (non-negative) cost, as NCCL picks it (the first on ties).
+fn cheapest(costs: &[f32]) -> Option<usize> {
+    let mut best: Option<usize> = None;
+    for (i, &c) in costs.iter().enumerate() {
+        if c >= 0.0 && best.is_none_or(|b| c < costs[b]) {
+            best = Some(i);
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const N_ALGO: usize = 7;
+    const N_PROTO: usize = 3;
+
+    fn facts() -> Facts<'static> {
+        Facts {
+            setting: Switch::Auto,
+            transport: Some("socket"),
+            connections: 4,
+            n_ranks: 2,
+            n_nodes: 2,
+            user_channels: false,
+        }
+    }
+
+    /// NCCL's table for tcpxr at a mid size: ring LL cheapest, ring Simple usable, the rest
+    /// disabled except tree.
+    fn table(ring_ll: f32, ring_simple: f32) -> Vec<f32> {
+        let mut t = vec![-1.0; N_ALGO * N_PROTO];
+        t[NCCL_ALGO_RING * N_PROTO + NCCL_PROTO_LL] = ring_ll;
+        t[NCCL_ALGO_RING * N_PROTO + NCCL_PROTO_SIMPLE] = ring_simple;
+        t[0] = 900.0; // tree LL
+        t
+    }
+
+    #[test]
+    fn mid_size_all_reduce_moves_from_ll_to_simple_on_two_channels() {
+        let t = Tuner::new(&facts());
+        assert_eq!(t.idle_because, None);
+        let mut costs = table(40.0, 60.0);
+        assert_eq!(t.choose(ncclFuncAllReduce, 1 << 20, &mut costs, N_PROTO), Some(2));
+        assert_eq!(cheapest(&costs), Some(NCCL_ALGO_RING * N_PROTO + NCCL_PROTO_SIMPLE));
+    }
+
+    #[test]
+    fn small_shares_take_simple_but_keep_nccls_channels() {
+        let t = Tuner::new(&facts());
+        let mut costs = table(20.0, 30.0);
+        assert_eq!(t.choose(ncclFuncAllReduce, 64 << 10, &mut costs, N_PROTO), None);
+        assert_eq!(cheapest(&costs), Some(NCCL_ALGO_RING * N_PROTO + NCCL_PROTO_SIMPLE));
+    }
+
+    #[test]
+    fn sizes_outside_the_band_and_other_collectives_are_left_alone() {
+        let t = Tuner::new(&facts());
+        for (func, bytes) in [
+            (ncclFuncAllReduce, 8),
+            (ncclFuncAllReduce, 16 << 10),
+            (ncclFuncAllReduce, 4 << 20),
+            (2, 1 << 20),
+        ] {
+            let mut costs = table(40.0, 60.0);
+            let before = costs.clone();
+            assert_eq!(t.choose(func, bytes, &mut costs, N_PROTO), None, "{func} {bytes}");
+            assert_eq!(costs, before, "{func} {bytes}");
+        }
+    }
+
+    #[test]
+    fn the_share_scales_with_ranks() {
+        let t = Tuner::new(&Facts { n_ranks: 8, ..facts() });
+        // 1 MiB over 8 ranks is a 128 KiB share: Simple, 2 channels. 64 KiB is an 8 KiB share: LL.
+        let mut costs = table(40.0, 60.0);
+        assert_eq!(t.choose(ncclFuncAllReduce, 1 << 20, &mut costs, N_PROTO), Some(2));
+        let mut costs = table(40.0, 60.0);
+        assert_eq!(t.choose(ncclFuncAllReduce, 64 << 10, &mut costs, N_PROTO), None);
+        assert_eq!(cheapest(&costs), Some(NCCL_ALGO_RING * N_PROTO + NCCL_PROTO_LL));
+    }
+
+    #[test]
+    fn disabled_protocols_and_nccls_other_choices_are_respected() {
+        let t = Tuner::new(&facts());
+        // NCCL_PROTO=LL: Simple is -1 and stays so.
+        let mut costs = table(40.0, -1.0);
+        assert_eq!(t.choose(ncclFuncAllReduce, 1 << 20, &mut costs, N_PROTO), None);
+        assert_eq!(costs[NCCL_ALGO_RING * N_PROTO + NCCL_PROTO_SIMPLE], -1.0);
+        // Tree cheapest: NCCL's choice stands.
+        let mut costs = table(40.0, 60.0);
+        costs[0] = 10.0;
+        assert_eq!(t.choose(ncclFuncAllReduce, 1 << 20, &mut costs, N_PROTO), None);
+        assert_eq!(cheapest(&costs), Some(0));
+        // Simple already cheapest: only the channels.
+        let mut costs = table(60.0, 40.0);
+        assert_eq!(t.choose(ncclFuncAllReduce, 1 << 20, &mut costs, N_PROTO), Some(2));
+        assert_eq!(costs[NCCL_ALGO_RING * N_PROTO + NCCL_PROTO_SIMPLE], 40.0);
+    }
+
+    #[test]
+    fn user_channel_bounds_keep_nccls_channel_count() {
+        let t = Tuner::new(&Facts {
+            user_channels: true,
+            ..facts()
+        });
+        let mut costs = table(40.0, 60.0);
+        assert_eq!(t.choose(ncclFuncAllReduce, 1 << 20, &mut costs, N_PROTO), None);
+        assert_eq!(cheapest(&costs), Some(NCCL_ALGO_RING * N_PROTO + NCCL_PROTO_SIMPLE));
+    }
+
+    #[test]
+    fn idle_unless_tcpxr_carries_a_multi_node_communicator_over_the_socket() {
+        let idle = |f: Facts| Tuner::new(&f).idle_because;
+        assert!(idle(Facts {
+            setting: Switch::Off,
+            ..facts()
+        })
+        .unwrap()
+        .contains("NCCL_TCPXR_TUNER=0"));
+        assert!(idle(Facts {
+            transport: None,
+            ..facts()
+        })
+        .is_some());
+        assert!(idle(Facts {
+            transport: Some("tcpx"),
+            ..facts()
+        })
+        .unwrap()
+        .contains("socket transport only"));
+        assert_eq!(
+            idle(Facts {
+                transport: Some("tcpx"),
+                setting: Switch::On,
+                ..facts()
+            }),
+            None
+        );
+        assert!(idle(Facts {
+            connections: 0,
+            ..facts()
+        })
+        .unwrap()
+        .contains("none of its connections"));
+        assert!(idle(Facts { n_nodes: 1, ..facts() }).unwrap().contains("single node"));
+        // An idle tuner changes nothing.
+        let t = Tuner::new(&Facts { n_nodes: 1, ..facts() });
+        let mut costs = table(40.0, 60.0);
+        assert_eq!(t.choose(ncclFuncAllReduce, 1 << 20, &mut costs, N_PROTO), None);
+        assert_eq!(costs, table(40.0, 60.0));
+    }
+}

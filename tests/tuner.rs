@@ -1,0 +1,194 @@
+//! The tuner exported beside the net tables, called as NCCL calls it (ncclTunerPlugin_v4/_v5/_v6
+//! from the same library), before and after tcpxr carries a real connection over loopback.
+mod common;
+use common::*;
+use nccl_net_tcpxr::abi::*;
+use std::ffi::{c_int, c_void, CStr};
+
+const N_ALGO: usize = 7;
+const N_PROTO: usize = 3;
+const RING_LL: usize = NCCL_ALGO_RING * N_PROTO + NCCL_PROTO_LL;
+const RING_SIMPLE: usize = NCCL_ALGO_RING * N_PROTO + NCCL_PROTO_SIMPLE;
+
+fn tuner<T>(symbol: &str) -> &'static T {
+    // SAFETY: the symbol is a static of type T in tcpxr (layouts checked by the ABI tests).
+    unsafe {
+        let sym: libloading::Symbol<*const T> = load().get(symbol.as_bytes()).expect(symbol);
+        &**sym
+    }
+}
+
+/// A cost table shaped as NCCL's `float[7][3]` for a mid-size all_reduce over a fast net: ring LL
+/// cheapest, ring Simple usable, tree Simple usable, the rest disabled.
+fn nccl_costs() -> [[f32; N_PROTO]; N_ALGO] {
+    let mut t = [[NCCL_ALGO_PROTO_IGNORE; N_PROTO]; N_ALGO];
+    t[NCCL_ALGO_RING][NCCL_PROTO_LL] = 40.0;
+    t[NCCL_ALGO_RING][NCCL_PROTO_SIMPLE] = 60.0;
+    t[0][NCCL_PROTO_SIMPLE] = 80.0;
+    t
+}
+
+/// NCCL's choice from a table: the cheapest usable entry.
+fn chosen(t: &[[f32; N_PROTO]; N_ALGO]) -> usize {
+    let flat: Vec<f32> = t.iter().flatten().copied().collect();
+    (0..flat.len())
+        .filter(|&i| flat[i] >= 0.0)
+        .min_by(|&a, &b| flat[a].total_cmp(&flat[b]))
+        .unwrap()
+}
+
+/// One communicator through the v5 table: (NCCL's choice, channels set) for an all_reduce of
+/// `bytes` on `ranks` ranks over `nodes` nodes.
+fn v5_choice(ranks: usize, nodes: usize, bytes: usize) -> (usize, c_int) {
+    let t: &ncclTuner_v5_t = tuner("ncclTunerPlugin_v5");
+    let mut ctx: *mut c_void = std::ptr::null_mut();
+    // SAFETY: as NCCL calls it: a live context slot; the NVLink info and constants are not read.
+    let r = unsafe {
+        t.init.unwrap()(
+            &mut ctx,
+            0x77,
+            ranks,
+            nodes,
+            None,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(r, OK);
+    let mut costs = nccl_costs();
+    let mut channels: c_int = 0;
+    // SAFETY: NCCL passes its float[7][3] block cast to float** (enqueue.cc), as here.
+    let r = unsafe {
+        t.getCollInfo.unwrap()(
+            ctx,
+            ncclFuncAllReduce,
+            bytes,
+            1,
+            costs.as_mut_ptr().cast(),
+            N_ALGO as c_int,
+            N_PROTO as c_int,
+            0,
+            &mut channels,
+        )
+    };
+    assert_eq!(r, OK);
+    // SAFETY: the context init returned, finalized once.
+    assert_eq!(unsafe { t.finalize.unwrap()(ctx) }, OK);
+    (chosen(&costs), channels)
+}
+
+#[test]
+fn the_tuner_acts_only_once_tcpxr_carries_a_multi_node_communicator() {
+    // SAFETY: a table's `name` is a static NUL-terminated string.
+    let name = |p: *const std::ffi::c_char| unsafe { CStr::from_ptr(p) }.to_str().unwrap().to_string();
+    let (v4, v6) = (
+        tuner::<ncclTuner_v4_t>("ncclTunerPlugin_v4"),
+        tuner::<ncclTuner_v6_t>("ncclTunerPlugin_v6"),
+    );
+    assert_eq!(name(v4.name), "tcpxr");
+    assert!(v6.getChunkSize.is_none(), "NCCL keeps its own chunk sizes");
+
+    // NCCL initialises its net before the tuner; no connection yet: NCCL's choice stands.
+    let net = v12();
+    assert_eq!(net.init(), OK);
+    assert_eq!(v5_choice(2, 2, 1 << 20), (RING_LL, 0));
+
+    // A real connection over loopback through the net table, as NCCL makes one before the tuner.
+    let _pair = Pair::new(&net);
+    // Mid size on two nodes: Simple on 2 channels.
+    assert_eq!(v5_choice(2, 2, 1 << 20), (RING_SIMPLE, 2));
+    // Small share: Simple, NCCL's channels.
+    assert_eq!(v5_choice(2, 2, 64 << 10), (RING_SIMPLE, 0));
+    // Latency-bound and bulk sizes, and one node: NCCL's choice.
+    assert_eq!(v5_choice(2, 2, 8), (RING_LL, 0));
+    assert_eq!(v5_choice(2, 2, 64 << 20), (RING_LL, 0));
+    assert_eq!(v5_choice(2, 1, 1 << 20), (RING_LL, 0));
+
+    // v4 (NCCL 2.24-2.27) and v6 (2.30+) reach the same rule.
+    let mut ctx: *mut c_void = std::ptr::null_mut();
+    // SAFETY: as NCCL calls it.
+    assert_eq!(unsafe { v4.init.unwrap()(2, 2, None, &mut ctx) }, OK);
+    let mut costs = nccl_costs();
+    let mut channels: c_int = 0;
+    // SAFETY: as above; the table is one block of floats.
+    let r = unsafe {
+        v4.getCollInfo.unwrap()(
+            ctx,
+            ncclFuncAllReduce,
+            1 << 20,
+            1,
+            costs.as_mut_ptr().cast(),
+            7,
+            3,
+            0,
+            &mut channels,
+        )
+    };
+    assert_eq!((r, chosen(&costs), channels), (OK, RING_SIMPLE, 2));
+    // SAFETY: the context init returned.
+    assert_eq!(unsafe { v4.destroy.unwrap()(ctx) }, OK);
+    let mut ctx: *mut c_void = std::ptr::null_mut();
+    // SAFETY: as NCCL calls it.
+    let r = unsafe { v6.init.unwrap()(&mut ctx, 1, 2, 2, None, std::ptr::null_mut(), std::ptr::null_mut()) };
+    assert_eq!(r, OK);
+    // SAFETY: the context init returned.
+    assert_eq!(unsafe { v6.finalize.unwrap()(ctx) }, OK);
+}
+
+#[test]
+fn bad_arguments_are_errors_not_crashes() {
+    let t: &ncclTuner_v5_t = tuner("ncclTunerPlugin_v5");
+    // SAFETY: NULL pointers tcpxr must refuse.
+    let r = unsafe {
+        t.init.unwrap()(
+            std::ptr::null_mut(),
+            0,
+            2,
+            2,
+            None,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(r, ncclResult_t::ncclInvalidArgument);
+    let mut ctx: *mut c_void = std::ptr::null_mut();
+    // SAFETY: as NCCL calls it.
+    let r = unsafe { t.init.unwrap()(&mut ctx, 0, 2, 2, None, std::ptr::null_mut(), std::ptr::null_mut()) };
+    assert_eq!(r, OK);
+    let mut channels: c_int = 0;
+    let mut costs = nccl_costs();
+    // SAFETY: a NULL table, then a negative count: refused before any access.
+    let r = unsafe {
+        t.getCollInfo.unwrap()(
+            ctx,
+            ncclFuncAllReduce,
+            1 << 20,
+            1,
+            std::ptr::null_mut(),
+            7,
+            3,
+            0,
+            &mut channels,
+        )
+    };
+    assert_eq!(r, ncclResult_t::ncclInvalidArgument);
+    // SAFETY: as above.
+    let r = unsafe {
+        t.getCollInfo.unwrap()(
+            ctx,
+            ncclFuncAllReduce,
+            1 << 20,
+            1,
+            costs.as_mut_ptr().cast(),
+            -1,
+            3,
+            0,
+            &mut channels,
+        )
+    };
+    assert_eq!(r, ncclResult_t::ncclInvalidArgument);
+    // SAFETY: the context init returned.
+    assert_eq!(unsafe { t.finalize.unwrap()(ctx) }, OK);
+    // SAFETY: finalize of NULL is refused by nothing and touches nothing.
+    assert_eq!(unsafe { t.finalize.unwrap()(std::ptr::null_mut()) }, OK);
+}
