@@ -19,7 +19,7 @@ use crate::transport::tcpx::{TcpxOptions, TcpxTransport};
 use crate::transport::{MemKind, Transport};
 use std::collections::HashMap;
 use std::ffi::{c_int, c_void, CString};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -54,12 +54,14 @@ pub struct Plugin {
 static PLUGIN: Mutex<Option<Arc<Plugin>>> = Mutex::new(None);
 /// Communicators (v11+ contexts) currently initialised.
 static CONTEXTS: AtomicUsize = AtomicUsize::new(0);
-/// Connections tcpxr has completed (connect or accept) in this process; the tuner acts only for
-/// a process whose communicators use tcpxr.
-static CONNECTIONS: AtomicUsize = AtomicUsize::new(0);
+/// NCCL has asked for a device's properties. It does so only for the net it assigned to a
+/// communicator (after matching NCCL_NET), to build its topology, and before it initialises the
+/// tuner; connections come later (NCCL connects at the first collective). The tuner acts only
+/// in a process where this is set.
+static ASSIGNED: AtomicBool = AtomicBool::new(false);
 /// Whether this process offered NCCL GPU buffers (decided once at init), so isend/irecv need not
 /// ask the CUDA driver about pointers when it did not.
-static GPU_BUFFERS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static GPU_BUFFERS: AtomicBool = AtomicBool::new(false);
 
 /// Loads configuration and devices the first time; later calls only refresh the logger. `table`
 /// is the version of the table NCCL called through (5-12), which decides whether GPU buffers can
@@ -401,8 +403,21 @@ pub fn context_closed() -> usize {
     CONTEXTS.fetch_sub(1, Ordering::AcqRel).saturating_sub(1)
 }
 
-pub fn connections_made() -> usize {
-    CONNECTIONS.load(Ordering::Acquire)
+/// Device `dev` as NCCL asks for its properties (see [`ASSIGNED`]).
+pub fn device_properties(dev: c_int) -> Result<(Arc<Plugin>, usize)> {
+    let p = get()?;
+    let i = usize::try_from(dev)
+        .ok()
+        .filter(|&i| i < p.devices.len())
+        .ok_or_else(|| {
+            Error::invalid_argument(format!("getProperties of device {dev}: there are {}", p.devices.len()))
+        })?;
+    ASSIGNED.store(true, Ordering::Release);
+    Ok((p, i))
+}
+
+pub fn assigned() -> bool {
+    ASSIGNED.load(Ordering::Acquire)
 }
 
 pub fn device_count() -> Result<usize> {
@@ -488,7 +503,6 @@ pub fn connect(dev: c_int, bytes: &mut [u8; HANDLE_BYTES], max_requests: usize) 
     match state.poll(&t)? {
         Some(comm) => {
             bytes[HANDLE_TICKET_OFFSET..HANDLE_TICKET_OFFSET + 8].fill(0);
-            CONNECTIONS.fetch_add(1, Ordering::AcqRel);
             Ok(Box::into_raw(comm) as *mut c_void)
         }
         None => {
@@ -535,7 +549,6 @@ pub unsafe fn accept(
             gpu.map(|g| g.ordinal)
         );
     }
-    CONNECTIONS.fetch_add(1, Ordering::AcqRel);
     Ok(Box::into_raw(comm) as *mut c_void)
 }
 

@@ -38,9 +38,9 @@ pub struct Facts<'a> {
     pub setting: Switch,
     /// The inner transport tcpxr runs ("socket", "tcpx"), None before tcpxr's net init.
     pub transport: Option<&'a str>,
-    /// Connections tcpxr has made in this process (NCCL connects before it initialises the tuner,
-    /// so none means this communicator does not use tcpxr).
-    pub connections: usize,
+    /// NCCL has assigned tcpxr's net to a communicator of this process (it asked for a device's
+    /// properties); otherwise NCCL runs another net and only loaded tcpxr's library.
+    pub assigned: bool,
     pub n_ranks: usize,
     pub n_nodes: usize,
     /// NCCL_MIN_NCHANNELS or NCCL_MAX_NCHANNELS is set.
@@ -55,7 +55,7 @@ impl Tuner {
             Some(t) if !f.setting.on_for(t, "socket") => Some(format!(
                 "NCCL_TCPXR_TUNER=auto acts over the socket transport only (this is {t}); 1 acts over every transport"
             )),
-            Some(_) if f.connections == 0 => Some("tcpxr carries none of its connections".to_string()),
+            Some(_) if !f.assigned => Some("NCCL runs another net in this process".to_string()),
             Some(_) if f.n_nodes < 2 => Some("a single node uses no network".to_string()),
             Some(_) => None,
         };
@@ -74,7 +74,7 @@ impl Tuner {
         Ok(Tuner::new(&Facts {
             setting: config.tuner,
             transport: plugin.as_ref().map(|p| p.transport.name()),
-            connections: crate::plugin::connections_made(),
+            assigned: crate::plugin::assigned(),
             n_ranks,
             n_nodes,
             user_channels: env("NCCL_MIN_NCHANNELS") || env("NCCL_MAX_NCHANNELS"),
@@ -124,7 +124,7 @@ mod tests {
         Facts {
             setting: Switch::Auto,
             transport: Some("socket"),
-            connections: 4,
+            assigned: true,
             n_ranks: 2,
             n_nodes: 2,
             user_channels: false,
@@ -215,7 +215,7 @@ mod tests {
     }
 
     #[test]
-    fn idle_unless_tcpxr_carries_a_multi_node_communicator_over_the_socket() {
+    fn idle_unless_tcpxr_is_the_net_of_a_multi_node_communicator_over_the_socket() {
         let idle = |f: Facts| Tuner::new(&f).idle_because;
         assert!(idle(Facts {
             setting: Switch::Off,
@@ -243,11 +243,11 @@ mod tests {
             None
         );
         assert!(idle(Facts {
-            connections: 0,
+            assigned: false,
             ..facts()
         })
         .unwrap()
-        .contains("none of its connections"));
+        .contains("another net"));
         assert!(idle(Facts { n_nodes: 1, ..facts() }).unwrap().contains("single node"));
         // An idle tuner changes nothing.
         let t = Tuner::new(&Facts { n_nodes: 1, ..facts() });

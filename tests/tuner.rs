@@ -1,5 +1,5 @@
 //! The tuner exported beside the net tables, called as NCCL calls it (ncclTunerPlugin_v4/_v5/_v6
-//! from the same library), before and after tcpxr carries a real connection over loopback.
+//! from the same library), before and after NCCL makes tcpxr a communicator's net.
 mod common;
 use common::*;
 use nccl_net_tcpxr::abi::*;
@@ -78,7 +78,7 @@ fn v5_choice(ranks: usize, nodes: usize, bytes: usize) -> (usize, c_int) {
 }
 
 #[test]
-fn the_tuner_acts_only_once_tcpxr_carries_a_multi_node_communicator() {
+fn the_tuner_acts_only_once_tcpxr_is_the_net_of_a_multi_node_communicator() {
     // SAFETY: a table's `name` is a static NUL-terminated string.
     let name = |p: *const std::ffi::c_char| unsafe { CStr::from_ptr(p) }.to_str().unwrap().to_string();
     let (v4, v6) = (
@@ -88,13 +88,16 @@ fn the_tuner_acts_only_once_tcpxr_carries_a_multi_node_communicator() {
     assert_eq!(name(v4.name), "tcpxr");
     assert!(v6.getChunkSize.is_none(), "NCCL keeps its own chunk sizes");
 
-    // NCCL initialises its net before the tuner; no connection yet: NCCL's choice stands.
+    // NCCL initialises every net plugin it loaded (also with NCCL_NET naming another): tcpxr's
+    // init alone does not make it the communicator's net, and NCCL's choice stands.
     let net = v12();
     assert_eq!(net.init(), OK);
     assert_eq!(v5_choice(2, 2, 1 << 20), (RING_LL, 0));
 
-    // A real connection over loopback through the net table, as NCCL makes one before the tuner.
-    let _pair = Pair::new(&net);
+    // NCCL asks the net it assigned for its devices' properties (its topology), then loads the
+    // tuner; connections come at the first collective.
+    let (r, _, _) = net.speed_and_ptr(0);
+    assert_eq!(r, OK);
     // Mid size on two nodes: Simple on 2 channels.
     assert_eq!(v5_choice(2, 2, 1 << 20), (RING_SIMPLE, 2));
     // Small share: Simple, NCCL's channels.

@@ -9,16 +9,8 @@ use std::ffi::c_int;
 const MAX_COMMS: c_int = 65536;
 
 fn describe(dev: c_int) -> crate::error::Result<ncclNetProperties_v12_t> {
-    let p = plugin::get()?;
-    let d = usize::try_from(dev)
-        .ok()
-        .and_then(|i| p.devices.get(i))
-        .ok_or_else(|| {
-            crate::error::Error::invalid_argument(format!(
-                "getProperties of device {dev}: there are {}",
-                p.devices.len()
-            ))
-        })?;
+    let (p, i) = plugin::device_properties(dev)?;
+    let d = &p.devices[i];
     let mut devs = [0; NCCL_NET_MAX_DEVS_PER_NIC_V12];
     devs[0] = dev;
     Ok(ncclNetProperties_v12_t {
