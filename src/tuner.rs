@@ -3,24 +3,23 @@
 //!
 //! NCCL sizes its choice by the speed a net reports. For tcpxr's 400 Gb/s it runs all_reduce in
 //! its LL protocol on 4 channels up to 1 MiB, and LL's many small messages cost tcpxr 2-4x Socket's
-//! time there; Simple on 2 channels measured fastest from 32 KiB to 4 MiB, while 4 channels stay
-//! best from 4 MiB up (docs/BENCHMARKS.md section 16, one H200 under MPS, two ranks). Reporting a
-//! lower speed gives 2 channels for every size and costs 40 % at bulk, so the choice is made per
-//! collective here instead.
+//! time there; Simple on at most 2 channels measured fastest from 32 KiB to 4 MiB, while NCCL's
+//! own choice (Simple, 4 channels) stays best from 4 MiB up (docs/BENCHMARKS.md section 16, one
+//! H200 under MPS, two ranks). Reporting a lower speed gives 2 channels for every size and costs
+//! 40 % at bulk, so the choice is made per collective here instead.
 //!
-//! The rule, for all_reduce on a communicator of two or more nodes: where NCCL's own cheapest
-//! choice is the ring in LL and each rank's share (`nBytes / nRanks`) is 16 KiB to 2 MiB, use the
-//! ring in Simple; where the ring in Simple is then chosen and the share is 128 KiB to 2 MiB, use at
-//! most 2 channels. Everything else is left to NCCL. Measured with two ranks; the share keeps each
-//! ring step's message the size it was measured at when there are more ranks.
+//! The rule, for all_reduce on a communicator of two or more nodes: where each rank's share
+//! (`nBytes / nRanks`) is 16 KiB to 2 MiB and NCCL's own cheapest choice is the ring in LL or in
+//! Simple, use the ring in Simple on at most 2 channels. Everything else is left to NCCL. Measured
+//! with two ranks; the share keeps each ring step's message the size it was measured at when there
+//! are more ranks.
 use crate::abi::{ncclFuncAllReduce, ncclFunc_t, NCCL_ALGO_RING, NCCL_PROTO_LL, NCCL_PROTO_SIMPLE};
 use crate::config::{self, Switch};
 use crate::error::Result;
 
-/// Per-rank shares of an all_reduce (bytes) where Simple beats LL over tcpxr's socket transport.
-const SIMPLE_SHARE: std::ops::Range<usize> = (16 << 10)..(2 << 20);
-/// Per-rank shares where Simple on 2 channels beats more channels.
-const FEW_CHANNELS_SHARE: std::ops::Range<usize> = (128 << 10)..(2 << 20);
+/// Per-rank shares of an all_reduce (bytes) where the ring in Simple on at most [`FEW_CHANNELS`]
+/// beat LL, and beat more channels, over tcpxr's socket transport.
+const MID_SHARE: std::ops::Range<usize> = (16 << 10)..(2 << 20);
 const FEW_CHANNELS: i32 = 2;
 
 /// One communicator's tuner state (NCCL calls init once per communicator).
@@ -92,12 +91,15 @@ impl Tuner {
         if ring_simple >= costs.len() {
             return None;
         }
-        let share = n_bytes / self.n_ranks;
-        if SIMPLE_SHARE.contains(&share) && cheapest(costs) == Some(ring_ll) && costs[ring_simple] >= 0.0 {
+        if !MID_SHARE.contains(&(n_bytes / self.n_ranks)) {
+            return None;
+        }
+        let nccls = cheapest(costs);
+        if nccls == Some(ring_ll) && costs[ring_simple] >= 0.0 {
             // Below every other usable cost, so NCCL's own choice (the cheapest) lands on it.
             costs[ring_simple] = 0.0;
         }
-        let few = self.set_channels && FEW_CHANNELS_SHARE.contains(&share) && cheapest(costs) == Some(ring_simple);
+        let few = self.set_channels && cheapest(costs) == Some(ring_simple);
         few.then_some(FEW_CHANNELS)
     }
 }
@@ -151,11 +153,17 @@ mod tests {
     }
 
     #[test]
-    fn small_shares_take_simple_but_keep_nccls_channels() {
+    fn the_band_is_32_kib_to_4_mib_on_two_ranks() {
         let t = Tuner::new(&facts());
-        let mut costs = table(20.0, 30.0);
-        assert_eq!(t.choose(ncclFuncAllReduce, 64 << 10, &mut costs, N_PROTO), None);
-        assert_eq!(cheapest(&costs), Some(NCCL_ALGO_RING * N_PROTO + NCCL_PROTO_SIMPLE));
+        for bytes in [32 << 10, 128 << 10, (4 << 20) - 8] {
+            let mut costs = table(20.0, 30.0);
+            assert_eq!(
+                t.choose(ncclFuncAllReduce, bytes, &mut costs, N_PROTO),
+                Some(2),
+                "{bytes}"
+            );
+            assert_eq!(cheapest(&costs), Some(NCCL_ALGO_RING * N_PROTO + NCCL_PROTO_SIMPLE));
+        }
     }
 
     #[test]
