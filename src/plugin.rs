@@ -394,6 +394,19 @@ pub fn get() -> Result<Arc<Plugin>> {
         .ok_or_else(|| Error::internal("tcpxr used before init"))
 }
 
+/// NCCL's `trafficClass` (ncclNetCommConfig_t, v10+): `NCCL_NET_TRAFFIC_CLASS_UNDEF` (-1) for
+/// none, else the IP TOS byte tcpxr's sockets send with.
+pub fn traffic_class(value: c_int) -> Result<Option<u8>> {
+    match value {
+        -1 => Ok(None),
+        v => u8::try_from(v).map(Some).map_err(|_| {
+            Error::invalid_argument(format!(
+                "trafficClass {v}: accepted -1 (unset) or 0-255 (the IP TOS byte, DSCP << 2 | ECN)"
+            ))
+        }),
+    }
+}
+
 /// v11+ init: one context per communicator, counted so finalize knows when the last one goes.
 pub fn context_opened() -> usize {
     CONTEXTS.fetch_add(1, Ordering::AcqRel) + 1
@@ -445,6 +458,7 @@ fn tuning(p: &Plugin, max_requests: usize) -> Tuning {
         peer_timeout_ms: config.peer_timeout_ms,
         stats: config.stats,
         stall_seconds: config.stall_seconds,
+        traffic_class: None,
     }
 }
 
@@ -468,11 +482,19 @@ type InProgress = ([u8; HANDLE_BYTES], Connecting);
 
 /// Connects to the peer whose handle NCCL passes in `bytes` (NCCL's NCCL_NET_HANDLE_MAXSIZE-byte
 /// buffer, the same on every call of one connect). Returns NULL while the connection is still
-/// being made.
-pub fn connect(dev: c_int, bytes: &mut [u8; HANDLE_BYTES], max_requests: usize) -> Result<*mut c_void> {
+/// being made. `traffic_class`: NCCL's for the communicator (v10+), see [`traffic_class`].
+pub fn connect(
+    dev: c_int,
+    bytes: &mut [u8; HANDLE_BYTES],
+    max_requests: usize,
+    traffic_class: Option<u8>,
+) -> Result<*mut c_void> {
     let p = get()?;
     let dev = check_dev(&p, dev)?;
-    let t = tuning(&p, max_requests);
+    let t = Tuning {
+        traffic_class,
+        ..tuning(&p, max_requests)
+    };
     let ticket = u64::from_le_bytes(
         bytes[HANDLE_TICKET_OFFSET..HANDLE_TICKET_OFFSET + 8]
             .try_into()

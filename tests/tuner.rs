@@ -10,14 +10,6 @@ const N_PROTO: usize = 3;
 const RING_LL: usize = NCCL_ALGO_RING * N_PROTO + NCCL_PROTO_LL;
 const RING_SIMPLE: usize = NCCL_ALGO_RING * N_PROTO + NCCL_PROTO_SIMPLE;
 
-fn tuner<T>(symbol: &str) -> &'static T {
-    // SAFETY: the symbol is a static of type T in tcpxr (layouts checked by the ABI tests).
-    unsafe {
-        let sym: libloading::Symbol<*const T> = load().get(symbol.as_bytes()).expect(symbol);
-        &**sym
-    }
-}
-
 /// A cost table shaped as NCCL's `float[7][3]` for a mid-size all_reduce over a fast net: ring LL
 /// cheapest, ring Simple usable, tree Simple usable, the rest disabled.
 fn nccl_costs() -> [[f32; N_PROTO]; N_ALGO] {
@@ -40,7 +32,7 @@ fn chosen(t: &[[f32; N_PROTO]; N_ALGO]) -> usize {
 /// One communicator through the v5 table: (NCCL's choice, channels set) for an all_reduce of
 /// `bytes` on `ranks` ranks over `nodes` nodes.
 fn v5_choice(ranks: usize, nodes: usize, bytes: usize) -> (usize, c_int) {
-    let t: &ncclTuner_v5_t = tuner("ncclTunerPlugin_v5");
+    let t: &ncclTuner_v5_t = table("ncclTunerPlugin_v5");
     let mut ctx: *mut c_void = std::ptr::null_mut();
     // SAFETY: as NCCL calls it: a live context slot; the NVLink info and constants are not read.
     let r = unsafe {
@@ -82,8 +74,8 @@ fn the_tuner_acts_only_once_tcpxr_is_the_net_of_a_multi_node_communicator() {
     // SAFETY: a table's `name` is a static NUL-terminated string.
     let name = |p: *const std::ffi::c_char| unsafe { CStr::from_ptr(p) }.to_str().unwrap().to_string();
     let (v4, v6) = (
-        tuner::<ncclTuner_v4_t>("ncclTunerPlugin_v4"),
-        tuner::<ncclTuner_v6_t>("ncclTunerPlugin_v6"),
+        table::<ncclTuner_v4_t>("ncclTunerPlugin_v4"),
+        table::<ncclTuner_v6_t>("ncclTunerPlugin_v6"),
     );
     assert_eq!(name(v4.name), "tcpxr");
     assert!(v6.getChunkSize.is_none(), "NCCL keeps its own chunk sizes");
@@ -142,7 +134,7 @@ fn the_tuner_acts_only_once_tcpxr_is_the_net_of_a_multi_node_communicator() {
 
 #[test]
 fn bad_arguments_are_errors_not_crashes() {
-    let t: &ncclTuner_v5_t = tuner("ncclTunerPlugin_v5");
+    let t: &ncclTuner_v5_t = table("ncclTunerPlugin_v5");
     // SAFETY: NULL pointers tcpxr must refuse.
     let r = unsafe {
         t.init.unwrap()(

@@ -56,6 +56,9 @@ pub struct Tuning {
     pub stats: bool,
     /// Seconds without progress before a stall report (NCCL_TCPXR_STALL_SECONDS; 0: off).
     pub stall_seconds: u64,
+    /// Sending side: NCCL's traffic class for the communicator (v10+), the IP TOS byte of the
+    /// control connection and the socket stripes; None: the system's default.
+    pub traffic_class: Option<u8>,
 }
 
 /// Per-comm counters, logged at close when NCCL_TCPXR_STATS=1.

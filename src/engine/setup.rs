@@ -239,6 +239,10 @@ impl Connecting {
             let Phase::Connecting(stream) = std::mem::replace(&mut self.phase, Phase::Welcome) else {
                 unreachable!()
             };
+            if let Some(class) = tuning.traffic_class {
+                crate::transport::socket::sys::set_traffic_class(&stream, class)
+                    .map_err(|e| Error::os("traffic class of the control connection", e))?;
+            }
             let mut ctrl = Ctrl::new(stream, tuning.peer_timeout_ms)?;
             ctrl.queue(&wire::hello(self.handle.nonce));
             self.ctrl = Some(ctrl);
@@ -278,7 +282,8 @@ impl Connecting {
             }
             for chunk in self.inner_bytes.chunks_exact(INNER_HANDLE_BYTES) {
                 let h: InnerHandle = chunk.try_into().unwrap();
-                self.connectors.push(Some(self.transport.connect(self.dev, &h)?));
+                self.connectors
+                    .push(Some(self.transport.connect(self.dev, &h, tuning.traffic_class)?));
                 self.sends.push(None);
             }
             self.phase = Phase::Stripes;

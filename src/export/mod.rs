@@ -27,16 +27,50 @@ ffi_fn! {
     }
 }
 
-/// A v11+ context: one per communicator, counted so the last finalize is known.
+/// A v11+ context: one per communicator, counted so the last finalize is known; it keeps the
+/// communicator's config for its connects.
 struct Context {
+    tag: u64,
     comm_id: u64,
+    traffic_class: Option<u8>,
+}
+
+const CONTEXT_TAG: u64 = u64::from_le_bytes(*b"tcpxrCtx");
+
+/// NCCL's config pointer (v10 connect, v11+ init) as a traffic class; NULL: none.
+///
+/// # Safety
+/// `config` is NULL or points to NCCL's readable `ncclNetCommConfig_t`.
+unsafe fn config_traffic_class(config: *const ncclNetCommConfig_v10_t) -> Result<Option<u8>> {
+    if config.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: the caller's promise.
+    plugin::traffic_class(unsafe { (*config).trafficClass })
+}
+
+/// The traffic class of the communicator whose v11+ context NCCL passes to connect; a NULL
+/// context (a caller of the tables that made none) has none.
+///
+/// # Safety
+/// `ctx` is NULL or a pointer init_v11 returned and finalize has not freed.
+unsafe fn context_traffic_class(ctx: *mut c_void) -> Result<Option<u8>> {
+    if ctx.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: the caller's promise; the tag is checked before any other field is trusted.
+    let c = unsafe { &*(ctx as *const Context) };
+    if c.tag != CONTEXT_TAG {
+        return Err(Error::internal("connect: ctx is not a context tcpxr's init returned"));
+    }
+    Ok(c.traffic_class)
 }
 
 ffi_fn! {
     "init" fn init_v11(
         ctx: *mut *mut c_void,
         commId: u64,
-        _config: *mut ncclNetCommConfig_v11_t,
+        config: *mut ncclNetCommConfig_v11_t,
         logFunction: ncclDebugLogger_t,
         _profFunction: ncclProfilerCallback_t,
     ) {
@@ -44,9 +78,15 @@ ffi_fn! {
         // SAFETY: NCCL passes a writable pointer-sized slot (checked non-NULL).
         unsafe { *ctx = std::ptr::null_mut() };
         plugin::init(logFunction, V)?;
+        // SAFETY: NCCL's config, or NULL.
+        let traffic_class = unsafe { config_traffic_class(config) }?;
         let open = plugin::context_opened();
-        log::debug!("init for communicator {commId:#x} ({open} open)");
-        let c = Box::into_raw(Box::new(Context { comm_id: commId })) as *mut c_void;
+        log::debug!("init for communicator {commId:#x} ({open} open), traffic class {traffic_class:?}");
+        let c = Box::into_raw(Box::new(Context {
+            tag: CONTEXT_TAG,
+            comm_id: commId,
+            traffic_class,
+        })) as *mut c_void;
         // SAFETY: as above.
         unsafe { *ctx = c };
         Ok(())
@@ -111,14 +151,21 @@ ffi_fn! {
 
 /// NCCL never asks for a device handle on the send side (`*sendDevComm` stays NULL); nothing is
 /// written through it.
-fn connect_common(dev: c_int, handle: *mut c_void, send: *mut *mut c_void, max: usize) -> Result<()> {
+fn connect_common(
+    dev: c_int,
+    handle: *mut c_void,
+    send: *mut *mut c_void,
+    max: usize,
+    traffic_class: Result<Option<u8>>,
+) -> Result<()> {
     non_null!(handle, "connect: handle");
     non_null!(send, "connect: sendComm");
     // SAFETY: NCCL passes a writable pointer-sized slot (checked non-NULL).
     unsafe { *send = std::ptr::null_mut() };
+    let traffic_class = traffic_class?;
     // SAFETY: `handle` is NCCL's NCCL_NET_HANDLE_MAXSIZE-byte buffer holding the peer's handle
     // (checked non-NULL), the same buffer on every call, untouched by NCCL until connect returns.
-    let comm = plugin::connect(dev, unsafe { handle_bytes(handle) }, max)?;
+    let comm = plugin::connect(dev, unsafe { handle_bytes(handle) }, max, traffic_class)?;
     // SAFETY: as for the first write.
     unsafe { *send = comm };
     Ok(())
@@ -126,37 +173,41 @@ fn connect_common(dev: c_int, handle: *mut c_void, send: *mut *mut c_void, max: 
 
 ffi_fn! {
     "connect" fn connect_v5(dev: c_int, handle: *mut c_void, sendComm: *mut *mut c_void) {
-        connect_common(dev, handle, sendComm, NCCL_NET_MAX_REQUESTS_V6)
+        connect_common(dev, handle, sendComm, NCCL_NET_MAX_REQUESTS_V6, Ok(None))
     }
 }
 
 ffi_fn! {
     "connect" fn connect_v7(dev: c_int, handle: *mut c_void, sendComm: *mut *mut c_void, _devComm: *mut *mut ncclNetDeviceHandle_v7_t) {
-        connect_common(dev, handle, sendComm, NCCL_NET_MAX_REQUESTS)
+        connect_common(dev, handle, sendComm, NCCL_NET_MAX_REQUESTS, Ok(None))
     }
 }
 
 ffi_fn! {
     "connect" fn connect_v10(
         dev: c_int,
-        _config: *mut ncclNetCommConfig_v10_t,
+        config: *mut ncclNetCommConfig_v10_t,
         handle: *mut c_void,
         sendComm: *mut *mut c_void,
         _devComm: *mut *mut ncclNetDeviceHandle_v10_t,
     ) {
-        connect_common(dev, handle, sendComm, NCCL_NET_MAX_REQUESTS)
+        // SAFETY: NCCL's config, or NULL.
+        let class = unsafe { config_traffic_class(config) };
+        connect_common(dev, handle, sendComm, NCCL_NET_MAX_REQUESTS, class)
     }
 }
 
 ffi_fn! {
     "connect" fn connect_v11(
-        _ctx: *mut c_void,
+        ctx: *mut c_void,
         dev: c_int,
         handle: *mut c_void,
         sendComm: *mut *mut c_void,
         _devComm: *mut *mut ncclNetDeviceHandle_v11_t,
     ) {
-        connect_common(dev, handle, sendComm, NCCL_NET_MAX_REQUESTS)
+        // SAFETY: NCCL passes the context init_v11 returned for this communicator (or NULL).
+        let class = unsafe { context_traffic_class(ctx) };
+        connect_common(dev, handle, sendComm, NCCL_NET_MAX_REQUESTS, class)
     }
 }
 

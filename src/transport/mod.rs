@@ -110,8 +110,9 @@ pub trait Transport: Send + Sync {
     }
     /// Opens one inner listener on `dev`; its handle goes to the peer over the control connection.
     fn listen(&self, dev: usize) -> Result<(InnerHandle, Box<dyn InnerListener>)>;
-    /// Starts connecting to a peer's inner listener; never blocks.
-    fn connect(&self, dev: usize, handle: &InnerHandle) -> Result<Box<dyn InnerConnector>>;
+    /// Starts connecting to a peer's inner listener; never blocks. `traffic_class`: NCCL's traffic
+    /// class for the communicator (the IP TOS byte), where the transport can apply it.
+    fn connect(&self, dev: usize, handle: &InnerHandle, traffic_class: Option<u8>) -> Result<Box<dyn InnerConnector>>;
 }
 
 pub trait InnerListener: Send {

@@ -193,7 +193,7 @@ pub fn assert_tcpx_rules_kept(send_window: u64) -> Vec<EmuComm> {
     comms
 }
 
-fn table<T>(symbol: &str) -> &'static T {
+pub fn table<T>(symbol: &str) -> &'static T {
     // SAFETY: the symbol is a static of type T in tcpxr (checked by name and the ABI tests).
     unsafe {
         let sym: libloading::Symbol<*const T> = load().get(symbol.as_bytes()).expect(symbol);

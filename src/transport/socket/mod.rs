@@ -251,7 +251,7 @@ impl Transport for SocketTransport {
         ))
     }
 
-    fn connect(&self, _dev: usize, handle: &InnerHandle) -> Result<Box<dyn InnerConnector>> {
+    fn connect(&self, _dev: usize, handle: &InnerHandle, traffic_class: Option<u8>) -> Result<Box<dyn InnerConnector>> {
         let (token, peer) = decode_stripe_handle(handle)?;
         // The address came from the peer's welcome: one that cannot even be connected to (a
         // broadcast address, say) is the peer's fault.
@@ -260,6 +260,9 @@ impl Transport for SocketTransport {
                 "peer's stripe handle names {peer}, which cannot be connected to: {e}"
             ))
         })?;
+        if let Some(class) = traffic_class {
+            sys::set_traffic_class(&stream, class).map_err(|e| Error::os("traffic class of a stripe", e))?;
+        }
         Ok(Box::new(SocketConnector {
             stream: Some(stream),
             peer,

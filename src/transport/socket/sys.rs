@@ -106,6 +106,15 @@ fn set_int_opt(stream: &TcpStream, level: libc::c_int, name: libc::c_int, value:
     .map(|_| ())
 }
 
+/// The IP traffic class (the TOS byte: DSCP << 2 | ECN) of the packets this socket sends: IP_TOS,
+/// or IPV6_TCLASS on an IPv6 socket. Linux also derives the socket's queueing priority from it.
+pub fn set_traffic_class(stream: &TcpStream, class: u8) -> io::Result<()> {
+    match stream.local_addr()? {
+        std::net::SocketAddr::V4(_) => set_int_opt(stream, libc::IPPROTO_IP, libc::IP_TOS, class.into()),
+        std::net::SocketAddr::V6(_) => set_int_opt(stream, libc::IPPROTO_IPV6, libc::IPV6_TCLASS, class.into()),
+    }
+}
+
 /// Socket buffer sizes; 0 leaves the kernel's autotuning in charge.
 pub fn set_buffers(stream: &TcpStream, sndbuf: usize, rcvbuf: usize) -> io::Result<()> {
     if sndbuf > 0 {

@@ -226,7 +226,8 @@ impl Transport for TcpxTransport {
         ))
     }
 
-    fn connect(&self, dev: usize, handle: &InnerHandle) -> Result<Box<dyn InnerConnector>> {
+    /// TCPX's v7 connect takes no traffic class (its sockets are its own), so none is applied.
+    fn connect(&self, dev: usize, handle: &InnerHandle, _traffic_class: Option<u8>) -> Result<Box<dyn InnerConnector>> {
         Ok(Box::new(TcpxConnector {
             lib: self.lib.clone(),
             dev,
