@@ -141,7 +141,7 @@ typedef void (*ncclDebugLogger_t)(int level,
                                   ...);
 
 /**
- * `ncclProfilerCallback_t` (v10+). tcpxr accepts it and does not call it.
+ * `ncclProfilerCallback_t` (v10+): tcpxr reports its events through it (engine/profile.rs).
  */
 typedef ncclResult_t (*ncclProfilerCallback_t)(void **eHandle,
                                                int type_,

@@ -9,6 +9,7 @@ use crate::abi::{
 };
 use crate::config::{self, Config};
 use crate::engine::memory::Registration;
+use crate::engine::profile;
 use crate::engine::requests::{Kind, Request};
 use crate::engine::wire::{HANDLE_BYTES, HANDLE_TICKET_OFFSET};
 use crate::engine::{CommTag, Connecting, ListenComm, RecvComm, SendComm, Tuning};
@@ -718,15 +719,23 @@ fn registration_of(mh: &MemArg) -> Option<Arc<Registration>> {
 /// # Safety
 /// `comm` must be NULL or a pointer NCCL passes back as a comm (see [`comm_ref`]), not closed
 /// during the call; `mhandle` as for [`dereg_mr`]; `data..data+size` must stay readable and
-/// unchanged until test says done.
-pub unsafe fn isend(comm: *mut c_void, data: *mut c_void, size: usize, mhandle: *mut c_void) -> Result<*mut c_void> {
+/// unchanged until test says done. `phandle`: NCCL's profiler handle for the message (v10+), or
+/// NULL.
+pub unsafe fn isend(
+    comm: *mut c_void,
+    data: *mut c_void,
+    size: usize,
+    mhandle: *mut c_void,
+    phandle: *mut c_void,
+) -> Result<*mut c_void> {
     // SAFETY: the caller's promise on `comm`; comm_ref checks the tag before the reference.
     let s: &SendComm = unsafe { comm_ref(comm, CommTag::Send, "send comm") }?;
     // SAFETY: the caller's promise on `mhandle`.
     let mh = unsafe { mem_arg(mhandle) };
     let gpu = if size > 0 { gpu_of(data, &mh)? } else { None };
+    let parent = profile::Parent::new(phandle);
     // SAFETY: the caller keeps data..data+size readable and unchanged until test says done.
-    let req = unsafe { s.isend(data as *const u8, size, gpu, registration_of(&mh)) }?;
+    let req = unsafe { s.isend(data as *const u8, size, gpu, registration_of(&mh), parent) }?;
     Ok(req.unwrap_or(std::ptr::null_mut()))
 }
 
@@ -735,12 +744,14 @@ pub unsafe fn isend(comm: *mut c_void, data: *mut c_void, size: usize, mhandle: 
 /// # Safety
 /// `comm` must be NULL or a pointer NCCL passes back as a comm (see [`comm_ref`]), not closed
 /// during the call; each of `mhandles` as for [`dereg_mr`]; each buffer `data[i]..+sizes[i]` must
-/// stay writable, and untouched by others, until test says done.
+/// stay writable, and untouched by others, until test says done. `phandle`: NCCL's profiler
+/// handle for the receive (v10+), or NULL.
 pub unsafe fn irecv(
     comm: *mut c_void,
     data: &[*mut c_void],
     sizes: &[usize],
     mhandles: &[*mut c_void],
+    phandle: *mut c_void,
 ) -> Result<*mut c_void> {
     // SAFETY: the caller's promise on `comm`; comm_ref checks the tag before the reference.
     let r: &RecvComm = unsafe { comm_ref(comm, CommTag::Recv, "receive comm") }?;
@@ -754,8 +765,9 @@ pub unsafe fn irecv(
     // SAFETY: the caller's promise on `mhandles`.
     let mh = unsafe { mem_arg(mhandle) };
     let gpu = if sizes[0] > 0 { gpu_of(data[0], &mh)? } else { None };
+    let parent = profile::Parent::new(phandle);
     // SAFETY: the caller keeps data[0]..+sizes[0] writable and untouched until test says done.
-    let req = unsafe { r.irecv(data[0] as *mut u8, sizes[0], gpu, registration_of(&mh)) }?;
+    let req = unsafe { r.irecv(data[0] as *mut u8, sizes[0], gpu, registration_of(&mh), parent) }?;
     Ok(req.unwrap_or(std::ptr::null_mut()))
 }
 

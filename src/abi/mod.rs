@@ -96,7 +96,7 @@ pub type ncclDebugLogger_t = Option<
     unsafe extern "C" fn(level: c_int, flags: c_ulong, file: *const c_char, line: c_int, fmt: *const c_char, ...),
 >;
 
-/// `ncclProfilerCallback_t` (v10+). tcpxr accepts it and does not call it.
+/// `ncclProfilerCallback_t` (v10+): tcpxr reports its events through it (engine/profile.rs).
 pub type ncclProfilerCallback_t = Option<
     unsafe extern "C" fn(
         eHandle: *mut *mut std::ffi::c_void,

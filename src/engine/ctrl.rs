@@ -55,6 +55,12 @@ impl Ctrl {
     /// acknowledged, no keepalive answered) makes the connection fail within about that time, so a
     /// receive waiting for a header, or an inline payload that cannot be written, ends as
     /// ncclRemoteError instead of waiting forever.
+    /// The control connection's socket, for profiler events.
+    pub fn fd(&self) -> std::ffi::c_int {
+        use std::os::fd::AsRawFd;
+        self.stream.as_raw_fd()
+    }
+
     pub fn new(stream: TcpStream, peer_timeout_ms: u64) -> Result<Self> {
         stream
             .set_nonblocking(true)

@@ -185,6 +185,10 @@ impl Lane for SendLane {
         self.inner.progress()
     }
 
+    fn fd(&self) -> std::ffi::c_int {
+        self.inner.fd()
+    }
+
     fn register(&mut self, ptr: usize, len: usize, kind: MemKind) -> Result<InnerMr> {
         self.inner.register(ptr as *mut u8, len, kind)
     }
@@ -401,6 +405,10 @@ impl Lane for RecvLane {
 
     fn progress(&self) -> Option<crate::transport::StripeProgress> {
         self.inner.progress()
+    }
+
+    fn fd(&self) -> std::ffi::c_int {
+        self.inner.fd()
     }
 
     fn register(&mut self, ptr: usize, len: usize, kind: MemKind) -> Result<InnerMr> {

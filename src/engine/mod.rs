@@ -11,6 +11,7 @@ mod ctrl;
 pub mod lanes;
 pub mod memory;
 mod posted;
+pub mod profile;
 pub mod recv;
 pub mod requests;
 pub mod ring;

@@ -14,6 +14,7 @@ use super::ctrl::Ctrl;
 use super::lanes::{InlineLanding, RecvCtx, RecvLane, RecvStage, SharedStage};
 use super::memory::{Registration, Registry};
 use super::posted::Posted;
+use super::profile::{self, Event, Op, Parent};
 use super::requests::Kind;
 use super::ring::{Bounce, DeviceRing, RING_SLOTS};
 use super::stall::{self, StallWatch};
@@ -46,10 +47,13 @@ struct Msg {
     /// Where the destination lives: the comm's unpack stage when it is GPU memory, and its
     /// registration.
     mem: RecvCtx,
+    /// NCCL's profiler handle for it, and its event (profile.rs).
+    parent: Option<Parent>,
+    event: Option<Event>,
 }
 
 impl Msg {
-    fn new(ptr: usize, capacity: usize, mem: RecvCtx) -> Msg {
+    fn new(ptr: usize, capacity: usize, mem: RecvCtx, parent: Option<Parent>) -> Msg {
         Msg {
             ptr,
             land: ptr,
@@ -61,6 +65,8 @@ impl Msg {
             inline_ticket: None,
             cut: Cut::default(),
             mem,
+            parent,
+            event: None,
         }
     }
 
@@ -119,6 +125,7 @@ impl RecvComm {
                     .collect(),
                 t.recv_window,
                 chunk_bytes,
+                Op::Recv,
             ),
             posted: Posted::new(t.max_requests, Kind::Recv),
             ctrl_seq: 0,
@@ -225,6 +232,8 @@ impl RecvComm {
     /// `gpu` says the buffer is in that GPU's memory (chunks are then placed by the unpack kernel);
     /// `reg` is its registration (regMr) on this comm, if NCCL passed one.
     ///
+    /// `parent`: NCCL's profiler handle for the message (v10+), parent of its events.
+    ///
     /// # Safety
     /// `data .. data + capacity` must stay writable and untouched by others until `test` reports
     /// the message done.
@@ -234,6 +243,7 @@ impl RecvComm {
         capacity: usize,
         gpu: Option<Arc<Gpu>>,
         reg: Option<Arc<Registration>>,
+        parent: Option<Parent>,
     ) -> Result<Option<*mut c_void>> {
         if data.is_null() && capacity > 0 {
             return Err(Error::invalid_argument(format!(
@@ -262,12 +272,14 @@ impl RecvComm {
                     stage: None,
                     reg: if bounce { None } else { reg },
                 },
+                parent,
             );
             msg.bounce = bounce.then_some(None);
             let Some(request) = st.posted.post(msg) else {
                 st.progress()?;
                 return Ok(None);
             };
+            st.started(capacity, parent);
             st.progress()?;
             return Ok(Some(request));
         }
@@ -279,11 +291,12 @@ impl RecvComm {
         };
         let Some(request) = st
             .posted
-            .post(Msg::new(data as usize, capacity, RecvCtx { stage, reg }))
+            .post(Msg::new(data as usize, capacity, RecvCtx { stage, reg }, parent))
         else {
             st.progress()?;
             return Ok(None);
         };
+        st.started(capacity, parent);
         st.progress()?;
         Ok(Some(request))
     }
@@ -302,6 +315,7 @@ impl RecvComm {
         };
         if placed && msg.done(ctrl_done) {
             let (size, inline, bounce) = (msg.size.unwrap_or(0), msg.inline, msg.bounce);
+            profile::stop(msg.event.take());
             if let Some(stats) = &mut st.stats {
                 stats.count(size, inline);
             }
@@ -339,6 +353,14 @@ impl Drop for RecvComm {
 }
 
 impl State {
+    /// The newest posted receive's profiler event starts (as NCCL's socket transport's: the posted
+    /// size, on the control connection).
+    fn started(&mut self, capacity: usize, parent: Option<Parent>) {
+        let event = profile::start(parent, self.ctrl.fd(), Op::Recv, capacity);
+        let seq = self.posted.next_seq() - 1;
+        self.posted.get_mut(seq).event = event;
+    }
+
     /// The unpack stage of receives into `g`'s memory, with every stripe's bounce slots and the
     /// inline landing slots: made on first use (regMr), then shared by every such receive.
     fn gpu_stage(&mut self, g: &Arc<Gpu>) -> Result<SharedStage> {
@@ -436,7 +458,7 @@ impl State {
             let seq = self.issue_seq;
             let m = self.posted.get_mut(seq);
             let size = m.size.unwrap_or(0);
-            if !m.inline && !self.striper.issue(seq, m.land, size, &m.mem, &mut m.cut)? {
+            if !m.inline && !self.striper.issue(seq, m.land, size, &m.mem, &mut m.cut, m.parent)? {
                 break;
             }
             self.issue_seq += 1;

@@ -7,6 +7,7 @@ use super::ctrl::{Ctrl, BORROW_FROM};
 use super::lanes::{SendCtx, SendLane};
 use super::memory::{Registration, Registry};
 use super::posted::Posted;
+use super::profile::{self, Event, Op, Parent};
 use super::requests::Kind;
 use super::stall::{self, StallWatch};
 use super::striper::{Cut, Striper, Then};
@@ -27,6 +28,9 @@ struct Msg {
     cut: Cut,
     /// Where the payload lives: its GPU (None for host memory) and its registration.
     mem: SendCtx,
+    /// NCCL's profiler handle for it, and its event (profile.rs).
+    parent: Option<Parent>,
+    event: Option<Event>,
 }
 
 impl Msg {
@@ -69,6 +73,7 @@ impl SendComm {
                     .collect(),
                 t.send_window,
                 chunk_bytes,
+                Op::Send,
             ),
             inline_bytes: t.inline_bytes,
             inline_idle_bytes: t.inline_idle_bytes,
@@ -126,6 +131,8 @@ impl SendComm {
     /// `gpu` says the payload is in that GPU's memory (it then goes through pinned staging); `reg`
     /// is its registration (regMr) on this comm, if NCCL passed one.
     ///
+    /// `parent`: NCCL's profiler handle for the message (v10+), parent of its events.
+    ///
     /// # Safety
     /// `data .. data + size` must stay readable and unchanged until `test` reports the message done.
     pub unsafe fn isend(
@@ -134,6 +141,7 @@ impl SendComm {
         size: usize,
         gpu: Option<Arc<Gpu>>,
         reg: Option<Arc<Registration>>,
+        parent: Option<Parent>,
     ) -> Result<Option<*mut c_void>> {
         if size > MAX_MESSAGE_BYTES {
             return Err(Error::invalid_usage(format!(
@@ -162,6 +170,8 @@ impl SendComm {
             ctrl_end: 0,
             cut: Cut::default(),
             mem: SendCtx { gpu, reg },
+            parent,
+            event: None,
         };
         let Some(request) = st.posted.post(msg) else {
             st.progress()?;
@@ -181,7 +191,10 @@ impl SendComm {
             // SAFETY: the caller guarantees data..data+size is readable (data non-NULL: checked).
             ctrl_end = st.ctrl.queue(unsafe { std::slice::from_raw_parts(data, size) });
         }
-        st.posted.get_mut(seq).ctrl_end = ctrl_end;
+        let event = profile::start(parent, st.ctrl.fd(), Op::Send, size);
+        let msg = st.posted.get_mut(seq);
+        msg.ctrl_end = ctrl_end;
+        msg.event = event;
         st.progress()?;
         Ok(Some(request))
     }
@@ -196,6 +209,7 @@ impl SendComm {
         let msg = st.posted.get_mut(seq);
         if msg.done(written) {
             let (size, inline) = (msg.size, msg.inline);
+            profile::stop(msg.event.take());
             if let Some(stats) = &mut st.stats {
                 stats.count(size, inline);
             }
@@ -273,7 +287,7 @@ impl State {
         while self.issue_seq < self.posted.next_seq() {
             let seq = self.issue_seq;
             let m = self.posted.get_mut(seq);
-            if !m.inline && !self.striper.issue(seq, m.ptr, m.size, &m.mem, &mut m.cut)? {
+            if !m.inline && !self.striper.issue(seq, m.ptr, m.size, &m.mem, &mut m.cut, m.parent)? {
                 break;
             }
             self.issue_seq += 1;

@@ -2,6 +2,7 @@
 //! in-flight chunks under its window. The cursor continues across messages, and both ends of a comm
 //! run the same arithmetic, so chunk k of the byte stream lands on the same stripe on both sides
 //! without any per-chunk metadata on the wire.
+use super::profile::{self, Event, Op, Parent};
 use crate::error::{Error, Result};
 use crate::transport::{InnerMr, Landed, MemKind, StripeProgress};
 use std::collections::VecDeque;
@@ -29,14 +30,19 @@ pub trait Lane {
     fn progress(&self) -> Option<StripeProgress> {
         None
     }
+    /// The inner connection's socket, for profiler events (-1: not tcpxr's).
+    fn fd(&self) -> std::ffi::c_int {
+        -1
+    }
 }
 
-/// A chunk handed to a stripe: its message, and where in the message it lies.
+/// A chunk handed to a stripe: its message, where in the message it lies, and its profiler event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Chunk {
     seq: u64,
     offset: usize,
     len: usize,
+    event: Option<Event>,
 }
 
 /// A chunk that has landed, as `poll` reports it.
@@ -98,6 +104,8 @@ pub struct Striper<L> {
     stalls: u64,
     /// Chunks retired so far, over all stripes: grows whenever a stripe makes progress.
     retired: u64,
+    /// The direction, for profiler events.
+    op: Op,
 }
 
 /// Progress of one message through the striper.
@@ -110,7 +118,7 @@ pub struct Cut {
 }
 
 impl<L: Lane> Striper<L> {
-    pub fn new(lanes: Vec<L>, window: usize, chunk_bytes: usize) -> Self {
+    pub fn new(lanes: Vec<L>, window: usize, chunk_bytes: usize, op: Op) -> Self {
         assert!(!lanes.is_empty() && window > 0 && chunk_bytes > 0);
         let stripes = lanes
             .into_iter()
@@ -131,6 +139,7 @@ impl<L: Lane> Striper<L> {
             chunk_bytes,
             stalls: 0,
             retired: 0,
+            op,
         }
     }
 
@@ -173,8 +182,17 @@ impl<L: Lane> Striper<L> {
     }
 
     /// Hands out chunks of message `seq` (bytes `base .. base + size`) until it is all out or the
-    /// next stripe in turn is full. Returns true once every chunk is out.
-    pub fn issue(&mut self, seq: u64, base: usize, size: usize, ctx: &L::Ctx, cut: &mut Cut) -> Result<bool> {
+    /// next stripe in turn is full. Returns true once every chunk is out. `parent`: the message's
+    /// profiler handle; each chunk is then an event from its post until its stripe completes it.
+    pub fn issue(
+        &mut self,
+        seq: u64,
+        base: usize,
+        size: usize,
+        ctx: &L::Ctx,
+        cut: &mut Cut,
+        parent: Option<Parent>,
+    ) -> Result<bool> {
         while cut.issued < size {
             let s = &mut self.stripes[self.cursor];
             if s.in_flight.len() + s.held.len() >= self.window {
@@ -192,6 +210,7 @@ impl<L: Lane> Striper<L> {
                 seq,
                 offset: cut.issued,
                 len,
+                event: profile::start(parent, s.lane.fd(), self.op, len),
             });
             s.chunks += 1;
             s.bytes += len as u64;
@@ -211,6 +230,7 @@ impl<L: Lane> Striper<L> {
                     break;
                 }
                 s.in_flight.pop_front();
+                profile::stop(c.event);
                 self.retired += 1;
                 let then = landed(Landing {
                     seq: c.seq,
@@ -339,11 +359,11 @@ mod tests {
     fn chunks_go_round_robin_and_the_cursor_continues_across_messages() {
         let lanes: Vec<FakeLane> = (0..3).map(|_| FakeLane::default()).collect();
         let views = lanes.clone();
-        let mut st = Striper::new(lanes, 16, 100);
+        let mut st = Striper::new(lanes, 16, 100, Op::Send);
         let mut a = Cut::default();
-        assert!(st.issue(0, 1000, 250, &(), &mut a).unwrap()); // chunks of 100, 100, 50 on stripes 0, 1, 2
+        assert!(st.issue(0, 1000, 250, &(), &mut a, None).unwrap()); // chunks of 100, 100, 50 on stripes 0, 1, 2
         let mut b = Cut::default();
-        assert!(st.issue(1, 5000, 100, &(), &mut b).unwrap()); // next message starts on stripe 0
+        assert!(st.issue(1, 5000, 100, &(), &mut b, None).unwrap()); // next message starts on stripe 0
         assert_eq!(*views[0].posts.borrow(), vec![(1000, 100), (5000, 100)]);
         assert_eq!(*views[1].posts.borrow(), vec![(1100, 100)]);
         assert_eq!(*views[2].posts.borrow(), vec![(1200, 50)]);
@@ -358,14 +378,14 @@ mod tests {
         };
         let lanes = vec![lane(0), lane(1), lane(2)];
         let views = lanes.clone();
-        let mut st = Striper::new(lanes, 16, 100);
+        let mut st = Striper::new(lanes, 16, 100, Op::Send);
         let mrs = st.register(1000, 500, MemKind::Host).unwrap();
         assert_eq!(mrs, vec![InnerMr(1000), InnerMr(1001), InnerMr(1002)]);
         st.deregister(&mrs).unwrap();
         assert!(views.iter().all(|v| v.registered.borrow().is_empty()));
         let lanes = vec![lane(0), lane(99)];
         let views = lanes.clone();
-        let mut st = Striper::new(lanes, 16, 100);
+        let mut st = Striper::new(lanes, 16, 100, Op::Send);
         assert!(st.register(1000, 500, MemKind::Host).is_err());
         assert!(
             views[0].registered.borrow().is_empty(),
@@ -377,9 +397,9 @@ mod tests {
     fn window_stops_issue_until_chunks_complete() {
         let lanes: Vec<FakeLane> = (0..2).map(|_| FakeLane::default()).collect();
         let views = lanes.clone();
-        let mut st = Striper::new(lanes, 2, 10);
+        let mut st = Striper::new(lanes, 2, 10, Op::Send);
         let mut cut = Cut::default();
-        assert!(!st.issue(7, 0, 100, &(), &mut cut).unwrap());
+        assert!(!st.issue(7, 0, 100, &(), &mut cut, None).unwrap());
         assert_eq!(cut.issued, 40, "2 stripes x window 2 x 10 B");
         *views[0].done.borrow_mut() = 1;
         let mut finished = vec![];
@@ -389,7 +409,7 @@ mod tests {
         })
         .unwrap();
         assert_eq!(finished, vec![7]);
-        assert!(!st.issue(7, 0, 100, &(), &mut cut).unwrap());
+        assert!(!st.issue(7, 0, 100, &(), &mut cut, None).unwrap());
         assert_eq!(cut.issued, 50, "one more chunk fits on stripe 0, then stripe 1 is full");
         let counts = st.counts();
         assert_eq!(

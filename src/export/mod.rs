@@ -22,7 +22,8 @@ pub const NAME: &std::ffi::CStr = c"tcpxr";
 ffi_fn! { "init" fn init_v5(logFunction: ncclDebugLogger_t) { plugin::init(logFunction, V) } }
 
 ffi_fn! {
-    "init" fn init_v10(logFunction: ncclDebugLogger_t, _profFunction: ncclProfilerCallback_t) {
+    "init" fn init_v10(logFunction: ncclDebugLogger_t, profFunction: ncclProfilerCallback_t) {
+        crate::engine::profile::install(profFunction);
         plugin::init(logFunction, V)
     }
 }
@@ -72,9 +73,10 @@ ffi_fn! {
         commId: u64,
         config: *mut ncclNetCommConfig_v11_t,
         logFunction: ncclDebugLogger_t,
-        _profFunction: ncclProfilerCallback_t,
+        profFunction: ncclProfilerCallback_t,
     ) {
         non_null!(ctx, "init: ctx");
+        crate::engine::profile::install(profFunction);
         // SAFETY: NCCL passes a writable pointer-sized slot (checked non-NULL).
         unsafe { *ctx = std::ptr::null_mut() };
         plugin::init(logFunction, V)?;
@@ -310,6 +312,7 @@ fn isend_common(
     data: *mut c_void,
     size: usize,
     mhandle: *mut c_void,
+    phandle: *mut c_void,
     request: *mut *mut c_void,
 ) -> Result<()> {
     non_null!(request, "isend: request");
@@ -318,7 +321,7 @@ fn isend_common(
     // SAFETY: NCCL passes back a send comm and its memory handle as tcpxr returned them
     // (plugin::isend checks tag and magic), and keeps `data..data+size` valid and unchanged
     // until test says done.
-    let req = unsafe { plugin::isend(comm, data, size, mhandle) }?;
+    let req = unsafe { plugin::isend(comm, data, size, mhandle, phandle) }?;
     // SAFETY: as for the first write.
     unsafe { *request = req };
     Ok(())
@@ -327,7 +330,7 @@ fn isend_common(
 ffi_fn! {
     "isend" fn isend_v5(sendComm: *mut c_void, data: *mut c_void, size: c_int, _tag: c_int, mhandle: *mut c_void, request: *mut *mut c_void) {
         match usize::try_from(size) {
-            Ok(size) => isend_common(sendComm, data, size, mhandle, request),
+            Ok(size) => isend_common(sendComm, data, size, mhandle, std::ptr::null_mut(), request),
             Err(_) => {
                 if !request.is_null() {
                     // SAFETY: a non-NULL request is NCCL's writable slot.
@@ -341,7 +344,7 @@ ffi_fn! {
 
 ffi_fn! {
     "isend" fn isend_v9(sendComm: *mut c_void, data: *mut c_void, size: usize, _tag: c_int, mhandle: *mut c_void, request: *mut *mut c_void) {
-        isend_common(sendComm, data, size, mhandle, request)
+        isend_common(sendComm, data, size, mhandle, std::ptr::null_mut(), request)
     }
 }
 
@@ -352,16 +355,16 @@ ffi_fn! {
         size: usize,
         _tag: c_int,
         mhandle: *mut c_void,
-        _phandle: *mut c_void,
+        phandle: *mut c_void,
         request: *mut *mut c_void,
     ) {
-        isend_common(sendComm, data, size, mhandle, request)
+        isend_common(sendComm, data, size, mhandle, phandle, request)
     }
 }
 
 /// # Safety
-/// A non-NULL `data` and `mhandles` point to `n` readable pointers; `size_of(i)` reads NCCL's
-/// size array for `i < n`; `comm`, the buffers and the memory handles are as NCCL's irecv passes
+/// A non-NULL `data`, `mhandles` and `phandles` (v10+ profiler handles) point to `n` readable
+/// pointers; `size_of(i)` reads NCCL's size array for `i < n`; `comm`, the buffers and the memory handles are as NCCL's irecv passes
 /// them (see plugin::irecv).
 unsafe fn irecv_common(
     comm: *mut c_void,
@@ -369,6 +372,7 @@ unsafe fn irecv_common(
     data: *mut *mut c_void,
     mhandles: *mut *mut c_void,
     size_of: impl Fn(usize) -> Result<usize>,
+    phandles: *mut *mut c_void,
     request: *mut *mut c_void,
 ) -> Result<()> {
     non_null!(request, "irecv: request");
@@ -391,9 +395,15 @@ unsafe fn irecv_common(
         // SAFETY: as above.
         unsafe { std::slice::from_raw_parts(mhandles, n) }
     };
+    let phandle = if phandles.is_null() {
+        std::ptr::null_mut()
+    } else {
+        // SAFETY: the caller's promise: n readable profiler handles (n >= 1 checked above).
+        unsafe { *phandles }
+    };
     // SAFETY: the caller's promise: NCCL's receive comm and memory handles as tcpxr returned them
     // (plugin::irecv checks tag and magic), and buffers NCCL keeps valid until test says done.
-    let req = unsafe { plugin::irecv(comm, buffers, &sizes, mhandles) }?;
+    let req = unsafe { plugin::irecv(comm, buffers, &sizes, mhandles, phandle) }?;
     // SAFETY: NCCL's writable slot, as above.
     unsafe { *request = req };
     Ok(())
@@ -416,7 +426,7 @@ ffi_fn! {
             usize::try_from(s).map_err(|_| Error::invalid_argument(format!("irecv of {s} bytes: a size must not be negative")))
         };
         // SAFETY: NCCL's arrays of n entries (data, mhandles) and its irecv contract.
-        unsafe { irecv_common(recvComm, n, data, mhandles, size_of, request) }
+        unsafe { irecv_common(recvComm, n, data, mhandles, size_of, std::ptr::null_mut(), request) }
     }
 }
 
@@ -434,7 +444,7 @@ ffi_fn! {
         // SAFETY: NCCL passes n sizes; irecv_common asks only for i < n.
         let size_of = |i: usize| Ok(unsafe { *sizes.add(i) });
         // SAFETY: NCCL's arrays of n entries (data, mhandles) and its irecv contract.
-        unsafe { irecv_common(recvComm, n, data, mhandles, size_of, request) }
+        unsafe { irecv_common(recvComm, n, data, mhandles, size_of, std::ptr::null_mut(), request) }
     }
 }
 
@@ -446,14 +456,14 @@ ffi_fn! {
         sizes: *mut usize,
         _tags: *mut c_int,
         mhandles: *mut *mut c_void,
-        _phandles: *mut *mut c_void,
+        phandles: *mut *mut c_void,
         request: *mut *mut c_void,
     ) {
         non_null!(sizes, "irecv: sizes");
         // SAFETY: NCCL passes n sizes; irecv_common asks only for i < n.
         let size_of = |i: usize| Ok(unsafe { *sizes.add(i) });
         // SAFETY: NCCL's arrays of n entries (data, mhandles) and its irecv contract.
-        unsafe { irecv_common(recvComm, n, data, mhandles, size_of, request) }
+        unsafe { irecv_common(recvComm, n, data, mhandles, size_of, phandles, request) }
     }
 }
 

@@ -137,6 +137,10 @@ pub trait InnerSend: Send {
     fn progress(&self) -> Option<StripeProgress> {
         None
     }
+    /// The stripe's socket, for profiler events; -1 when the transport's sockets are not tcpxr's.
+    fn fd(&self) -> std::ffi::c_int {
+        -1
+    }
 
     /// Registers `len` bytes at `ptr` with this stripe. The default needs no registration.
     fn register(&mut self, _ptr: *mut u8, _len: usize, _kind: MemKind) -> Result<InnerMr> {
@@ -169,6 +173,10 @@ pub trait InnerRecv: Send {
     /// As [`InnerSend::progress`].
     fn progress(&self) -> Option<StripeProgress> {
         None
+    }
+    /// As [`InnerSend::fd`].
+    fn fd(&self) -> std::ffi::c_int {
+        -1
     }
 
     /// As [`InnerSend::register`].

@@ -403,6 +403,10 @@ impl InnerSend for Stripe {
         Some(self.core.io_nanos.load(Ordering::Relaxed))
     }
 
+    fn fd(&self) -> std::ffi::c_int {
+        self.core.stream.as_raw_fd()
+    }
+
     fn progress(&self) -> Option<StripeProgress> {
         Some(self.progress_counts())
     }
@@ -420,6 +424,10 @@ impl InnerSend for Stripe {
 impl InnerRecv for Stripe {
     fn io_nanos(&self) -> Option<u64> {
         Some(self.core.io_nanos.load(Ordering::Relaxed))
+    }
+
+    fn fd(&self) -> std::ffi::c_int {
+        self.core.stream.as_raw_fd()
     }
 
     fn progress(&self) -> Option<StripeProgress> {
