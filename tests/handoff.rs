@@ -1,7 +1,9 @@
-//! The socket stripes' hardest path: every backlog goes to the I/O pool
-//! (NCCL_TCPXR_HANDOFF_BYTES=1) and the socket buffers are small, so chunks move in many partial
-//! writes and reads and the stripes pass between NCCL's thread and the I/O threads over and over,
-//! with 8 messages in flight on each of several connections. Every byte must arrive in place.
+//! The socket stripes' hardest path: chunks above 64 KiB go to the I/O pool whole, smaller ones
+//! and small backlogs stay with NCCL's thread (NCCL_TCPXR_HANDOFF_BYTES=64K), messages mix both
+//! (a 1 MiB + 1 message is two pool chunks and a 1-byte proxy chunk), and the socket buffers are
+//! small, so chunks move in many partial writes and reads and the stripes pass between NCCL's
+//! thread and the I/O threads over and over, with 8 messages in flight on each of several
+//! connections. Every byte must arrive in place.
 mod common;
 use common::*;
 use std::ffi::c_void;
@@ -10,7 +12,7 @@ use std::time::Instant;
 #[test]
 fn messages_passed_between_the_proxy_and_the_io_threads_arrive_intact() {
     // Read once, at the first init in this process (this binary has no other test).
-    std::env::set_var("NCCL_TCPXR_HANDOFF_BYTES", "1");
+    std::env::set_var("NCCL_TCPXR_HANDOFF_BYTES", "64K");
     std::env::set_var("NCCL_TCPXR_SOCKET_SNDBUF", "64K");
     std::env::set_var("NCCL_TCPXR_SOCKET_RCVBUF", "64K");
     std::env::set_var("NCCL_TCPXR_INLINE_IDLE_BYTES", "0");

@@ -119,6 +119,13 @@ impl Mover {
         }
     }
 
+    /// Payload bytes of the oldest frame not moved yet (0 with no frame).
+    pub fn head_unmoved(&self) -> usize {
+        self.frames
+            .front()
+            .map_or(0, |f| f.len - self.head_moved.saturating_sub(HEADER_BYTES))
+    }
+
     /// Moves bytes until every frame has moved, the socket would block, or `budget` payload bytes
     /// (at least 1; headers are free) have moved in this call; `done(len)` is called for each
     /// frame completed, oldest first. Errors: the socket's (peer gone: ncclRemoteError), a header

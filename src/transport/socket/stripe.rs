@@ -171,9 +171,11 @@ impl Work for Core {
                     self.give_back();
                     return;
                 }
-                // Blocked with a backlog: wait for the socket. Turn over: let the other ready
-                // stripes have this thread first (re-arming a ready socket queues it at once).
-                Ok(Outcome::Blocked) if mover.backlog() > 0 => {
+                // Blocked with a backlog, or a receive waiting for a chunk the proxy would hand
+                // straight back (larger than `handoff_bytes`): wait for the socket. Turn over: let
+                // the other ready stripes have this thread first (re-arming a ready socket queues
+                // it at once).
+                Ok(Outcome::Blocked) if mover.backlog() > 0 || mover.head_unmoved() > self.handoff_bytes => {
                     if let Err(e) = lease.rearm(self.stream.as_raw_fd(), self.events) {
                         self.fail(e);
                         self.give_back();
@@ -187,7 +189,7 @@ impl Work for Core {
                     }
                     return;
                 }
-                // A receive waiting at a chunk boundary: the proxy reads what comes next.
+                // A receive waiting at a chunk boundary for a small chunk: the proxy reads it.
                 Ok(Outcome::Blocked) => {
                     self.give_back();
                     return;
@@ -346,19 +348,27 @@ impl Stripe {
         // Cleared before the syscalls: an edge reported after them sets it again.
         core.maybe_ready.store(false, Ordering::Release);
         // With workers to hand the rest to, the proxy moves at most `handoff_bytes` per turn, so
-        // that one large chunk does not hold up every other connection NCCL's thread serves.
+        // that one large chunk does not hold up every other connection NCCL's thread serves; a
+        // chunk larger than that goes to a worker whole (moving its first part here only delays
+        // it), so NCCL's thread moves small chunks and no part of large ones.
         let with_pool = self.pool.threads() > 0;
         let budget = if with_pool { core.handoff_bytes } else { usize::MAX };
-        match core.pump(&mut mover, budget) {
-            Ok(Outcome::Drained | Outcome::Budget) => core.maybe_ready.store(true, Ordering::Release),
-            Ok(Outcome::Blocked) => {}
-            Err(e) => {
-                core.fail(e);
-                return;
+        let whole_to_pool = with_pool && mover.head_unmoved() > core.handoff_bytes;
+        if whole_to_pool {
+            // Unmoved bytes stay: whoever drives next must look (the worker, or this thread
+            // once the stripe is back).
+            core.maybe_ready.store(true, Ordering::Release);
+        } else {
+            match core.pump(&mut mover, budget) {
+                Ok(Outcome::Drained | Outcome::Budget) => core.maybe_ready.store(true, Ordering::Release),
+                Ok(Outcome::Blocked) => {}
+                Err(e) => {
+                    core.fail(e);
+                    return;
+                }
             }
         }
-        let backlog = mover.backlog();
-        if backlog >= core.handoff_bytes && with_pool {
+        if with_pool && (whole_to_pool || mover.backlog() >= core.handoff_bytes) {
             core.set_with_worker(&mut lock(&core.queue), true);
             drop(mover);
             if let Some(reg) = &self.reg {
