@@ -103,12 +103,13 @@ const HANDOFF_BYTES: Param = Param {
     default: "auto",
     accepted: "auto or 0-1073741824 (K/M/G suffixes allowed)",
     doc: "The most NCCL's proxy thread moves for one socket stripe per turn while the stripe has \
-          I/O threads to hand to, and the backlog from which it does: a stripe left with at \
-          least this many bytes to move (not yet taken by the socket, or the rest of a receive \
-          that has started to arrive) goes to an I/O thread; a smaller backlog the proxy thread \
-          finishes as the socket allows. 0: every backlog goes to an I/O thread. auto: 0 with at \
-          least 8 cores, where the pool copies in parallel (measured fastest on 32 cores), else \
-          524288, where NCCL's thread doing the work itself measured faster (2 cores).",
+          I/O threads to hand to, and the backlog from which it does: a chunk larger than this \
+          goes to an I/O thread whole, and a stripe left with at least this many bytes to move \
+          (not yet taken by the socket, or the rest of a receive that has started to arrive) goes \
+          to one too; smaller chunks and backlogs the proxy thread moves as the socket allows. 0: \
+          every striped chunk goes to an I/O thread. auto: 0 with at least 8 cores, where the pool \
+          copies in parallel (measured fastest on 32 cores), else 524288, where NCCL's thread \
+          doing the work itself measured faster (2 cores).",
 };
 const SPEED_MBPS: Param = Param {
     name: "NCCL_TCPXR_SPEED_MBPS",
