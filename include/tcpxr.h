@@ -855,6 +855,24 @@ typedef struct {
 typedef int ncclFunc_t;
 
 /**
+ * `getCollInfo` (v4-v6): may lower costs in NCCL's cost table and set the channel count.
+ */
+typedef ncclResult_t (*ncclTunerGetCollInfo_t)(void *context,
+                                               ncclFunc_t collType,
+                                               uintptr_t nBytes,
+                                               int numPipeOps,
+                                               float **collCostTable,
+                                               int numAlgo,
+                                               int numProto,
+                                               int regBuff,
+                                               int *nChannels);
+
+/**
+ * `finalize` (v5, v6) and `destroy` (v4): frees the context init returned.
+ */
+typedef ncclResult_t (*ncclTunerFinalize_t)(void *context);
+
+/**
  * The v4 table (`ncclTunerPlugin_v4`, NCCL 2.24-2.27).
  */
 typedef struct {
@@ -863,41 +881,30 @@ typedef struct {
                        uintptr_t nNodes,
                        ncclDebugLogger_t logFunction,
                        void **context);
-  ncclResult_t (*getCollInfo)(void *context,
-                              ncclFunc_t collType,
-                              uintptr_t nBytes,
-                              int numPipeOps,
-                              float **collCostTable,
-                              int numAlgo,
-                              int numProto,
-                              int regBuff,
-                              int *nChannels);
-  ncclResult_t (*destroy)(void *context);
+  ncclTunerGetCollInfo_t getCollInfo;
+  ncclTunerFinalize_t destroy;
 } ncclTuner_v4_t;
 
 /**
- * The v5 table (`ncclTunerPlugin_v5`, NCCL 2.28-2.29): init per communicator, with its id, the NVLink
- * domains and NCCL's tuning constants.
+ * `init` of v5 and v6: per communicator, with its id, the NVLink domains and NCCL's tuning
+ * constants.
+ */
+typedef ncclResult_t (*ncclTunerInit_v5_t)(void **context,
+                                           uint64_t commId,
+                                           uintptr_t nRanks,
+                                           uintptr_t nNodes,
+                                           ncclDebugLogger_t logFunction,
+                                           void *nvlDomainInfo,
+                                           void *constants);
+
+/**
+ * The v5 table (`ncclTunerPlugin_v5`, NCCL 2.28-2.29).
  */
 typedef struct {
   const char *name;
-  ncclResult_t (*init)(void **context,
-                       uint64_t commId,
-                       uintptr_t nRanks,
-                       uintptr_t nNodes,
-                       ncclDebugLogger_t logFunction,
-                       void *nvlDomainInfo,
-                       void *constants);
-  ncclResult_t (*getCollInfo)(void *context,
-                              ncclFunc_t collType,
-                              uintptr_t nBytes,
-                              int numPipeOps,
-                              float **collCostTable,
-                              int numAlgo,
-                              int numProto,
-                              int regBuff,
-                              int *nChannels);
-  ncclResult_t (*finalize)(void *context);
+  ncclTunerInit_v5_t init;
+  ncclTunerGetCollInfo_t getCollInfo;
+  ncclTunerFinalize_t finalize;
 } ncclTuner_v5_t;
 
 /**
@@ -906,23 +913,9 @@ typedef struct {
  */
 typedef struct {
   const char *name;
-  ncclResult_t (*init)(void **context,
-                       uint64_t commId,
-                       uintptr_t nRanks,
-                       uintptr_t nNodes,
-                       ncclDebugLogger_t logFunction,
-                       void *nvlDomainInfo,
-                       void *constants);
-  ncclResult_t (*getCollInfo)(void *context,
-                              ncclFunc_t collType,
-                              uintptr_t nBytes,
-                              int numPipeOps,
-                              float **collCostTable,
-                              int numAlgo,
-                              int numProto,
-                              int regBuff,
-                              int *nChannels);
-  ncclResult_t (*finalize)(void *context);
+  ncclTunerInit_v5_t init;
+  ncclTunerGetCollInfo_t getCollInfo;
+  ncclTunerFinalize_t finalize;
   ncclResult_t (*getChunkSize)(void *context,
                                ncclFunc_t collType,
                                uintptr_t nBytes,

@@ -18,6 +18,38 @@ pub const NCCL_PROTO_SIMPLE: usize = 2;
 /// or unsupported here); any negative cost is skipped by NCCL's choice.
 pub const NCCL_ALGO_PROTO_IGNORE: f32 = -1.0;
 
+/// `getCollInfo` (v4-v6): may lower costs in NCCL's cost table and set the channel count.
+pub type ncclTunerGetCollInfo_t = Option<
+    unsafe extern "C" fn(
+        context: *mut c_void,
+        collType: ncclFunc_t,
+        nBytes: usize,
+        numPipeOps: c_int,
+        collCostTable: *mut *mut f32,
+        numAlgo: c_int,
+        numProto: c_int,
+        regBuff: c_int,
+        nChannels: *mut c_int,
+    ) -> ncclResult_t,
+>;
+
+/// `init` of v5 and v6: per communicator, with its id, the NVLink domains and NCCL's tuning
+/// constants.
+pub type ncclTunerInit_v5_t = Option<
+    unsafe extern "C" fn(
+        context: *mut *mut c_void,
+        commId: u64,
+        nRanks: usize,
+        nNodes: usize,
+        logFunction: ncclDebugLogger_t,
+        nvlDomainInfo: *mut c_void,
+        constants: *mut c_void,
+    ) -> ncclResult_t,
+>;
+
+/// `finalize` (v5, v6) and `destroy` (v4): frees the context init returned.
+pub type ncclTunerFinalize_t = Option<unsafe extern "C" fn(context: *mut c_void) -> ncclResult_t>;
+
 /// The v4 table (`ncclTunerPlugin_v4`, NCCL 2.24-2.27).
 #[repr(C)]
 pub struct ncclTuner_v4_t {
@@ -30,52 +62,17 @@ pub struct ncclTuner_v4_t {
             context: *mut *mut c_void,
         ) -> ncclResult_t,
     >,
-    pub getCollInfo: Option<
-        unsafe extern "C" fn(
-            context: *mut c_void,
-            collType: ncclFunc_t,
-            nBytes: usize,
-            numPipeOps: c_int,
-            collCostTable: *mut *mut f32,
-            numAlgo: c_int,
-            numProto: c_int,
-            regBuff: c_int,
-            nChannels: *mut c_int,
-        ) -> ncclResult_t,
-    >,
-    pub destroy: Option<unsafe extern "C" fn(context: *mut c_void) -> ncclResult_t>,
+    pub getCollInfo: ncclTunerGetCollInfo_t,
+    pub destroy: ncclTunerFinalize_t,
 }
 
-/// The v5 table (`ncclTunerPlugin_v5`, NCCL 2.28-2.29): init per communicator, with its id, the NVLink
-/// domains and NCCL's tuning constants.
+/// The v5 table (`ncclTunerPlugin_v5`, NCCL 2.28-2.29).
 #[repr(C)]
 pub struct ncclTuner_v5_t {
     pub name: *const c_char,
-    pub init: Option<
-        unsafe extern "C" fn(
-            context: *mut *mut c_void,
-            commId: u64,
-            nRanks: usize,
-            nNodes: usize,
-            logFunction: ncclDebugLogger_t,
-            nvlDomainInfo: *mut c_void,
-            constants: *mut c_void,
-        ) -> ncclResult_t,
-    >,
-    pub getCollInfo: Option<
-        unsafe extern "C" fn(
-            context: *mut c_void,
-            collType: ncclFunc_t,
-            nBytes: usize,
-            numPipeOps: c_int,
-            collCostTable: *mut *mut f32,
-            numAlgo: c_int,
-            numProto: c_int,
-            regBuff: c_int,
-            nChannels: *mut c_int,
-        ) -> ncclResult_t,
-    >,
-    pub finalize: Option<unsafe extern "C" fn(context: *mut c_void) -> ncclResult_t>,
+    pub init: ncclTunerInit_v5_t,
+    pub getCollInfo: ncclTunerGetCollInfo_t,
+    pub finalize: ncclTunerFinalize_t,
 }
 
 /// The v6 table (`ncclTunerPlugin_v6`, NCCL 2.30+): v5 plus `getChunkSize`, which NCCL calls only
@@ -83,31 +80,9 @@ pub struct ncclTuner_v5_t {
 #[repr(C)]
 pub struct ncclTuner_v6_t {
     pub name: *const c_char,
-    pub init: Option<
-        unsafe extern "C" fn(
-            context: *mut *mut c_void,
-            commId: u64,
-            nRanks: usize,
-            nNodes: usize,
-            logFunction: ncclDebugLogger_t,
-            nvlDomainInfo: *mut c_void,
-            constants: *mut c_void,
-        ) -> ncclResult_t,
-    >,
-    pub getCollInfo: Option<
-        unsafe extern "C" fn(
-            context: *mut c_void,
-            collType: ncclFunc_t,
-            nBytes: usize,
-            numPipeOps: c_int,
-            collCostTable: *mut *mut f32,
-            numAlgo: c_int,
-            numProto: c_int,
-            regBuff: c_int,
-            nChannels: *mut c_int,
-        ) -> ncclResult_t,
-    >,
-    pub finalize: Option<unsafe extern "C" fn(context: *mut c_void) -> ncclResult_t>,
+    pub init: ncclTunerInit_v5_t,
+    pub getCollInfo: ncclTunerGetCollInfo_t,
+    pub finalize: ncclTunerFinalize_t,
     pub getChunkSize: Option<
         unsafe extern "C" fn(
             context: *mut c_void,

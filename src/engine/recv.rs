@@ -356,7 +356,7 @@ impl State {
     /// The newest posted receive's profiler event starts (as NCCL's socket transport's: the posted
     /// size, on the control connection).
     fn started(&mut self, capacity: usize, parent: Option<Parent>) {
-        let event = profile::start(parent, self.ctrl.fd(), Op::Recv, capacity);
+        let event = parent.and_then(|p| profile::start(p, self.ctrl.fd(), Op::Recv, capacity));
         let seq = self.posted.next_seq() - 1;
         self.posted.get_mut(seq).event = event;
     }

@@ -191,7 +191,7 @@ impl SendComm {
             // SAFETY: the caller guarantees data..data+size is readable (data non-NULL: checked).
             ctrl_end = st.ctrl.queue(unsafe { std::slice::from_raw_parts(data, size) });
         }
-        let event = profile::start(parent, st.ctrl.fd(), Op::Send, size);
+        let event = parent.and_then(|p| profile::start(p, st.ctrl.fd(), Op::Send, size));
         let msg = st.posted.get_mut(seq);
         msg.ctrl_end = ctrl_end;
         msg.event = event;

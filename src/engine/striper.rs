@@ -210,7 +210,7 @@ impl<L: Lane> Striper<L> {
                 seq,
                 offset: cut.issued,
                 len,
-                event: profile::start(parent, s.lane.fd(), self.op, len),
+                event: parent.and_then(|p| profile::start(p, s.lane.fd(), self.op, len)),
             });
             s.chunks += 1;
             s.bytes += len as u64;

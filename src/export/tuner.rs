@@ -12,8 +12,18 @@ use std::ffi::{c_int, c_void};
 /// NCCL logs "TUNER/Plugin: Using tcpxr (vN)".
 const NAME: &std::ffi::CStr = c"tcpxr";
 
-/// The per-communicator context NCCL keeps for us: a boxed [`Tuner`].
-fn open(n_ranks: usize, n_nodes: usize, comm_id: u64, logger: ncclDebugLogger_t) -> crate::error::Result<*mut c_void> {
+/// Makes the per-communicator context NCCL keeps for us (a boxed [`Tuner`]) and writes it to
+/// NCCL's `context` slot, which is written (NULL) on failure too.
+fn open(
+    context: *mut *mut c_void,
+    n_ranks: usize,
+    n_nodes: usize,
+    comm_id: u64,
+    logger: ncclDebugLogger_t,
+) -> crate::error::Result<()> {
+    non_null!(context, "init: context");
+    // SAFETY: NCCL passes a writable pointer-sized slot (checked non-NULL).
+    unsafe { *context = std::ptr::null_mut() };
     crate::log::install(logger);
     let t = Tuner::open(n_ranks, n_nodes)?;
     match &t.idle_because {
@@ -27,18 +37,14 @@ fn open(n_ranks: usize, n_nodes: usize, comm_id: u64, logger: ncclDebugLogger_t)
             "tuner: communicator {comm_id:#x} ({n_ranks} ranks, {n_nodes} nodes) left to NCCL: {why}"
         ),
     }
-    Ok(Box::into_raw(Box::new(t)) as *mut c_void)
+    // SAFETY: as above.
+    unsafe { *context = Box::into_raw(Box::new(t)) as *mut c_void };
+    Ok(())
 }
 
 ffi_fn! {
     "ncclTuner" / "init" fn init_v4(nRanks: usize, nNodes: usize, logFunction: ncclDebugLogger_t, context: *mut *mut c_void) {
-        non_null!(context, "init: context");
-        // SAFETY: NCCL passes a writable pointer-sized slot (checked non-NULL).
-        unsafe { *context = std::ptr::null_mut() };
-        let ctx = open(nRanks, nNodes, 0, logFunction)?;
-        // SAFETY: as above.
-        unsafe { *context = ctx };
-        Ok(())
+        open(context, nRanks, nNodes, 0, logFunction)
     }
 }
 
@@ -52,13 +58,7 @@ ffi_fn! {
         _nvlDomainInfo: *mut c_void,
         _constants: *mut c_void,
     ) {
-        non_null!(context, "init: context");
-        // SAFETY: NCCL passes a writable pointer-sized slot (checked non-NULL).
-        unsafe { *context = std::ptr::null_mut() };
-        let ctx = open(nRanks, nNodes, commId, logFunction)?;
-        // SAFETY: as above.
-        unsafe { *context = ctx };
-        Ok(())
+        open(context, nRanks, nNodes, commId, logFunction)
     }
 }
 
