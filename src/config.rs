@@ -177,6 +177,24 @@ const TUNER: Param = Param {
           the socket transport only; 1: over every transport; 0: NCCL's own choices.",
 };
 
+const LOOPBACK_DEVICES: Param = Param {
+    name: "NCCL_TCPXR_LOOPBACK_DEVICES",
+    default: "1",
+    accepted: "1-8",
+    doc: "Devices the IPv4 loopback interface stands for (socket transport): lo at 127.0.0.1, then \
+          lo.2 at 127.0.0.2 and so on (Linux routes all of 127.0.0.0/8 to lo). Above 1, striping \
+          over several devices and NCCL's fused NICs (NCCL_NET_FORCE_MERGE=lo,lo.2) can be tried \
+          on one host without an address set up by root.",
+};
+const RAILS: Param = Param {
+    name: "NCCL_TCPXR_RAILS",
+    default: "",
+    accepted: "one rail[:plane] per device, in device order, comma-separated; each 0-32767",
+    doc: "The rail (and plane) of each device, given to NCCL 2.30+ in the v12 properties: NCCL \
+          keeps a ring or tree on one rail and never crosses planes. A fused device has its \
+          members' rail (plane) when they share it. Unset: undefined, NCCL's own rules apply.",
+};
+
 /// Every setting, in the order they are parsed, logged and documented.
 pub static PARAMS: &[Param] = &[
     STRIPES,
@@ -199,6 +217,8 @@ pub static PARAMS: &[Param] = &[
     STALL_SECONDS,
     GPU_BUFFERS,
     TUNER,
+    LOOPBACK_DEVICES,
+    RAILS,
 ];
 
 /// The table row of a variable, if it is one of tcpxr's.
@@ -312,6 +332,49 @@ pub struct Config {
     pub gpu_buffers: Switch,
     /// The tuner exported beside the net tables acts (tuner.rs); auto: over socket.
     pub tuner: Switch,
+    /// Devices the IPv4 loopback interface stands for (socket transport).
+    pub loopback_devices: usize,
+    /// Rail and plane of each physical device, in device order; empty: undefined.
+    pub rails: Vec<Rail>,
+}
+
+/// One device's place in the cluster's network (NCCL_TCPXR_RAILS).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rail {
+    pub rail: i16,
+    pub plane: Option<i16>,
+}
+
+impl fmt::Display for Rail {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.plane {
+            Some(plane) => write!(f, "{}:{plane}", self.rail),
+            None => write!(f, "{}", self.rail),
+        }
+    }
+}
+
+/// NCCL_TCPXR_RAILS: `rail[:plane]`, comma-separated, each 0-32767.
+fn parse_rails(spec: &str) -> Option<Vec<Rail>> {
+    let id = |s: &str| {
+        s.trim()
+            .parse::<u16>()
+            .ok()
+            .filter(|&n| n <= i16::MAX as u16)
+            .map(|n| n as i16)
+    };
+    spec.split(',')
+        .map(|entry| match entry.split_once(':') {
+            Some((rail, plane)) => Some(Rail {
+                rail: id(rail)?,
+                plane: Some(id(plane)?),
+            }),
+            None => Some(Rail {
+                rail: id(entry)?,
+                plane: None,
+            }),
+        })
+        .collect()
 }
 
 /// The accepted set of an integer setting.
@@ -481,6 +544,11 @@ impl Config {
             stall_seconds: r.uint(&STALL_SECONDS, range(0, 86400))?,
             gpu_buffers,
             tuner,
+            loopback_devices: r.usize(&LOOPBACK_DEVICES, range(1, 8))?,
+            rails: match r.value(&RAILS) {
+                None => Vec::new(),
+                Some(v) => parse_rails(&v).ok_or_else(|| invalid(&RAILS, &v))?,
+            },
         })
     }
 
@@ -538,6 +606,8 @@ impl Config {
             stall_seconds,
             gpu_buffers,
             tuner,
+            loopback_devices,
+            rails,
         } = self;
         vec![
             (STRIPES.name, stripes.to_string()),
@@ -569,6 +639,11 @@ impl Config {
             (STALL_SECONDS.name, stall_seconds.to_string()),
             (GPU_BUFFERS.name, gpu_buffers.as_str().to_string()),
             (TUNER.name, tuner.as_str().to_string()),
+            (LOOPBACK_DEVICES.name, loopback_devices.to_string()),
+            (
+                RAILS.name,
+                rails.iter().map(Rail::to_string).collect::<Vec<_>>().join(","),
+            ),
         ]
     }
 }
@@ -676,6 +751,8 @@ mod tests {
                 stall_seconds: 60,
                 gpu_buffers: Switch::Auto,
                 tuner: Switch::Auto,
+                loopback_devices: 1,
+                rails: Vec::new(),
             }
         );
         // Empty and blank values mean unset.
@@ -850,6 +927,28 @@ mod tests {
     }
 
     #[test]
+    fn loopback_devices_and_rails() {
+        let n = "NCCL_TCPXR_LOOPBACK_DEVICES";
+        assert_eq!(one(n, "8").unwrap().loopback_devices, 8);
+        rejected(n, "0", "1-8");
+        rejected(n, "9", "1-8");
+        let n = "NCCL_TCPXR_RAILS";
+        let rail = |rail, plane| Rail { rail, plane };
+        assert_eq!(
+            one(n, " 0:3,1 ,7:0").unwrap().rails,
+            [rail(0, Some(3)), rail(1, None), rail(7, Some(0))]
+        );
+        assert_eq!(one(n, "32767").unwrap().rails, [rail(32767, None)]);
+        let accepted = "one rail[:plane] per device";
+        rejected(n, "32768", accepted);
+        rejected(n, "-1", accepted);
+        rejected(n, "0,,1", accepted);
+        rejected(n, "0:", accepted);
+        rejected(n, "0:1:2", accepted);
+        rejected(n, "eth0", accepted);
+    }
+
+    #[test]
     fn timeout_bounds() {
         let n = "NCCL_TCPXR_HANDSHAKE_TIMEOUT_MS";
         assert_eq!(one(n, "100").unwrap().handshake_timeout_ms, 100);
@@ -953,6 +1052,8 @@ mod tests {
             ("NCCL_TCPXR_TCPX_LIB", "libnccl-net-tcpx.so"),
             ("NCCL_TCPXR_STATS", "1"),
             ("NCCL_TCPXR_GPU_BUFFERS", "1"),
+            ("NCCL_TCPXR_LOOPBACK_DEVICES", "3"),
+            ("NCCL_TCPXR_RAILS", "0:1, 2,32767:0"),
         ])
         .unwrap();
         let described = c.describe();

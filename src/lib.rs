@@ -2,7 +2,7 @@
 //! several inner connections (tcpxr's own TCP, or Google's GPUDirect-TCPX).
 //!
 //! Layers, top to bottom (each uses only those below it); docs/ARCHITECTURE.md has the data flow:
-//! `export` (the C tables) -> `plugin` (core API) -> `engine` (logical connections) ->
+//! `export` (the C tables) -> `plugin` (core API, with `devices`: physical and fused) -> `engine` (logical connections) ->
 //! `transport` (inner nets) ; beside them `abi`, `config`, `log`, `error`, `capi`, and `tuner` (the
 //! NCCL tuner exported from the same library, under `export`, reading `plugin`'s state).
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -10,6 +10,7 @@
 pub mod abi;
 pub mod capi;
 pub mod config;
+pub mod devices;
 pub mod engine;
 pub mod error;
 pub mod export;

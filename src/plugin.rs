@@ -8,6 +8,7 @@ use crate::abi::{
     NCCL_NET_DEVICE_UNPACK_VERSION, NCCL_PTR_CUDA, NCCL_PTR_HOST,
 };
 use crate::config::{self, Config};
+use crate::devices::{Device, Devices};
 use crate::engine::memory::Registration;
 use crate::engine::profile;
 use crate::engine::requests::{Kind, Request};
@@ -19,7 +20,7 @@ use crate::transport::socket::{SocketOptions, SocketTransport};
 use crate::transport::tcpx::{TcpxOptions, TcpxTransport};
 use crate::transport::{MemKind, Transport};
 use std::collections::HashMap;
-use std::ffi::{c_int, c_void, CString};
+use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -27,19 +28,10 @@ use std::time::Duration;
 pub const PLUGIN_NAME: &str = "tcpxr";
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// A device as NCCL sees it. The strings live as long as the plugin.
-pub struct Device {
-    pub name: CString,
-    pub pci_path: Option<CString>,
-    pub guid: u64,
-    pub ptr_support: c_int,
-    pub speed_mbps: c_int,
-}
-
 pub struct Plugin {
     pub config: &'static Config,
     pub transport: Arc<dyn Transport>,
-    pub devices: Vec<Device>,
+    pub devices: Devices,
     /// The configured chunk size and windows, capped to what the transport can take
     /// ([`Transport::limits`]: TCPX receives at most 4 MiB, holds 12 sends and 16 receives).
     pub chunk_bytes: usize,
@@ -131,26 +123,24 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
         log::warn!("{w}");
     }
     GPU_BUFFERS.store(gpu.offered, Ordering::Release);
-    let devices: Vec<Device> = transport
-        .devices()
-        .iter()
-        .map(|d| Device {
-            name: CString::new(d.name.clone()).unwrap_or_default(),
-            pci_path: d.pci_path.clone().and_then(|p| CString::new(p).ok()),
-            guid: d.guid,
-            ptr_support: if gpu.offered {
-                NCCL_PTR_HOST | NCCL_PTR_CUDA
-            } else {
-                NCCL_PTR_HOST
-            },
-            speed_mbps: d.speed_mbps,
-        })
-        .collect();
+    let ptr_support = if gpu.offered {
+        NCCL_PTR_HOST | NCCL_PTR_CUDA
+    } else {
+        NCCL_PTR_HOST
+    };
+    let devices = Devices::new(transport.devices(), ptr_support, &config.rails)?;
     let list: Vec<String> = transport
         .devices()
         .iter()
+        .zip(
+            config
+                .rails
+                .iter()
+                .map(|r| format!(" rail {r}"))
+                .chain(std::iter::repeat(String::new())),
+        )
         .enumerate()
-        .map(|(i, d)| format!("[{i}]{}:{}", d.name, d.ctrl_addr))
+        .map(|(i, (d, rail))| format!("[{i}]{}:{}{rail}", d.name, d.ctrl_addr))
         .collect();
     log::info!(
         target: "tcpxr::init",
@@ -322,7 +312,12 @@ fn open_transport(
 ) -> Result<Arc<dyn Transport>> {
     let socket = |why: &str| -> Result<Arc<dyn Transport>> {
         log::info!(target: "tcpxr::init", "inner transport: socket ({why})");
-        Ok(Arc::new(SocketTransport::new(ifname, config.speed_mbps, opts.clone())?))
+        Ok(Arc::new(SocketTransport::new(
+            ifname,
+            config.speed_mbps,
+            config.loopback_devices,
+            opts.clone(),
+        )?))
     };
     let tcpx = || {
         TcpxTransport::open(&TcpxOptions {
@@ -418,16 +413,19 @@ pub fn context_closed() -> usize {
 }
 
 /// Device `dev` as NCCL asks for its properties (see [`ASSIGNED`]).
-pub fn device_properties(dev: c_int) -> Result<(Arc<Plugin>, usize)> {
+pub fn device_properties(dev: c_int) -> Result<(Arc<Plugin>, Arc<Device>)> {
     let p = get()?;
-    let i = usize::try_from(dev)
-        .ok()
-        .filter(|&i| i < p.devices.len())
-        .ok_or_else(|| {
-            Error::invalid_argument(format!("getProperties of device {dev}: there are {}", p.devices.len()))
-        })?;
+    let d = p.devices.get(dev, "getProperties")?;
     ASSIGNED.store(true, Ordering::Release);
-    Ok((p, i))
+    Ok((p, d))
+}
+
+/// NCCL's makeVDevice: a device fusing the physical devices `members` (at most `max`, the
+/// table's limit); returns its number.
+pub fn make_vdevice(members: &[c_int], max: usize) -> Result<c_int> {
+    let d = get()?.devices.fuse(members, max)?;
+    // Devices number far below c_int::MAX (the transport's, and at most 64 fused).
+    Ok(d as c_int)
 }
 
 pub fn assigned() -> bool {
@@ -467,9 +465,11 @@ fn tuning(p: &Plugin, max_requests: usize) -> Tuning {
 /// (NCCL's NCCL_NET_HANDLE_MAXSIZE-byte buffer).
 pub fn listen(dev: c_int, handle: &mut [u8; HANDLE_BYTES]) -> Result<*mut c_void> {
     let p = get()?;
-    let dev = check_dev(&p, dev)?;
+    let nics = p.devices.nics(&*p.devices.get(dev, "listen")?);
     let t = tuning(&p, 0);
-    let comm = ListenComm::listen(p.transport.clone(), dev, p.config.stripes, p.chunk_bytes, &t, handle)?;
+    // A fused device puts at least one stripe on each of its members.
+    let stripes = p.config.stripes.max(nics.members().count());
+    let comm = ListenComm::listen(p.transport.clone(), &nics, stripes, p.chunk_bytes, &t, handle)?;
     Ok(Box::into_raw(comm) as *mut c_void)
 }
 
@@ -491,7 +491,7 @@ pub fn connect(
     traffic_class: Option<u8>,
 ) -> Result<*mut c_void> {
     let p = get()?;
-    let dev = check_dev(&p, dev)?;
+    let nics = p.devices.nics(&*p.devices.get(dev, "connect")?);
     let t = Tuning {
         traffic_class,
         ..tuning(&p, max_requests)
@@ -520,7 +520,7 @@ pub fn connect(
                     break t;
                 }
             };
-            (ticket, Connecting::start(p.transport.clone(), dev, &fresh, &t)?)
+            (ticket, Connecting::start(p.transport.clone(), nics, &fresh, &t)?)
         }
     };
     match state.poll(&t)? {
@@ -852,16 +852,6 @@ pub unsafe fn close_listen(comm: *mut c_void) -> Result<()> {
     // SAFETY: the tag says `comm` is a Box<ListenComm> from listen, and the caller hands it over.
     drop(unsafe { Box::from_raw(comm as *mut ListenComm) });
     Ok(())
-}
-
-fn check_dev(p: &Plugin, dev: c_int) -> Result<usize> {
-    if dev < 0 || dev as usize >= p.devices.len() {
-        return Err(Error::invalid_argument(format!(
-            "device {dev} does not exist: accepted 0-{}",
-            p.devices.len() - 1
-        )));
-    }
-    Ok(dev as usize)
 }
 
 /// The comm tag at `ptr` (the first field of every repr(C) comm), None for NULL or a misaligned

@@ -401,6 +401,19 @@ fn an_interface_setting_that_matches_nothing_fails_init_naming_its_variable_and_
 }
 
 #[test]
+fn rails_that_do_not_match_the_devices_fail_init_naming_the_variable_and_the_devices() {
+    let err = failed_init(&[
+        ("NCCL_TCPXR_TRANSPORT", "socket"),
+        ("NCCL_TCPXR_IFNAME", "=lo"),
+        ("NCCL_TCPXR_RAILS", "0,1"),
+    ]);
+    assert!(
+        err.contains("NCCL_TCPXR_RAILS gives 2 rails for 1 devices (lo)"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_configuration_error_is_logged_once() {
     for (var, value) in [("NCCL_TCPXR_STRIPES", "99"), ("NCCL_TCPXR_SOCKET_SNDBUF", "1")] {
         let log = failed_init(&[(var, value)]);

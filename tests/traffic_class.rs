@@ -1,6 +1,8 @@
-//! NCCL's traffic class (ncclNetCommConfig_t, v10 connect and v11+ init) becomes the IP TOS byte
-//! of every socket the sending side opens: the control connection and each stripe. Checked on the
-//! real sockets of this process after a real connect over loopback.
+//! What NCCL tells tcpxr per communicator. Its traffic class (ncclNetCommConfig_t, v10 connect and
+//! v11+ init) becomes the IP TOS byte of every socket the sending side opens: the control
+//! connection and each stripe, checked on the real sockets of this process after a real connect
+//! over loopback. Its hints (setNetAttr, v11+) are taken on the communicator's context, and a
+//! context or hint that is not NCCL's is refused.
 mod common;
 use common::*;
 use nccl_net_tcpxr::abi::*;
@@ -164,4 +166,48 @@ fn a_traffic_class_outside_0_255_is_an_invalid_argument() {
     assert!(s.is_null(), "*sendComm is written even on an error");
     // SAFETY: the listen comm above, closed once.
     assert_eq!(unsafe { t10.closeListen.unwrap()(l) }, OK);
+}
+
+#[test]
+fn hints_are_taken_on_the_communicators_context_and_bad_pointers_are_refused() {
+    let t: &ncclNet_v12_t = table("ncclNetPlugin_v12");
+    let mut ctx: *mut c_void = std::ptr::null_mut();
+    // SAFETY: as NCCL calls init (no config).
+    assert_eq!(
+        unsafe { t.init.unwrap()(&mut ctx, 0x77, std::ptr::null_mut(), None, None) },
+        OK
+    );
+    let side = ncclNetCommAttr_v12_t {
+        minConcurrentPeers: 1,
+        maxConcurrentPeers: 2,
+        minFlowsPerPeer: 1,
+        maxFlowsPerPeer: 4,
+    };
+    let mut attr = ncclNetAttr_v12_t {
+        sendCommAttr: side,
+        recvCommAttr: side,
+        op: 1 << 4,
+        algo: 1 << 1,
+        proto: 1 << 2,
+    };
+    let set = t.setNetAttr.unwrap();
+    // SAFETY: the context init returned and a live attributes struct, as NCCL passes them; then
+    // NULL and a buffer that is not a context, which tcpxr must refuse.
+    unsafe {
+        assert_eq!(set(ctx, &mut attr), OK);
+        attr.op = 1 << 2;
+        assert_eq!(set(ctx, &mut attr), OK);
+        assert_eq!(set(ctx, std::ptr::null_mut()), ncclResult_t::ncclInvalidArgument);
+        assert_eq!(set(std::ptr::null_mut(), &mut attr), ncclResult_t::ncclInvalidArgument);
+        let mut not_a_context = [0u64; 32];
+        assert_eq!(
+            set(not_a_context.as_mut_ptr().cast(), &mut attr),
+            ncclResult_t::ncclInvalidArgument
+        );
+        assert_eq!(
+            t.finalize.unwrap()(not_a_context.as_mut_ptr().cast()),
+            ncclResult_t::ncclInvalidArgument
+        );
+        assert_eq!(t.finalize.unwrap()(ctx), OK);
+    }
 }

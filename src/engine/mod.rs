@@ -3,6 +3,7 @@
 //! payload in chunks.
 //!
 //! * `setup`: listen, the non-blocking connect and accept state machines, the handshake.
+//! * `nics`: which transport device carries each stripe (several for a fused NIC).
 //! * `send` / `recv`: posting messages, progress, completion.
 //! * `striper`: chunking, round-robin over stripes, windows.
 //! * `ctrl`, `wire`, `requests`: the control socket, the byte formats, the request handles.
@@ -10,6 +11,7 @@
 mod ctrl;
 pub mod lanes;
 pub mod memory;
+pub mod nics;
 mod posted;
 pub mod profile;
 pub mod recv;

@@ -9,6 +9,7 @@
 //! both ends cut messages identically whatever their own configuration says. Connections to the
 //! listen port that do not present the nonce are refused without delaying the real peer.
 use super::ctrl::Ctrl;
+use super::nics::Nics;
 use super::wire::{self, ListenHandle, HANDLE_BYTES, WELCOME_HEAD_BYTES};
 use super::{CommTag, RecvComm, SendComm, Tuning};
 use crate::error::{Error, Result};
@@ -39,19 +40,20 @@ pub struct ListenComm {
 }
 
 impl ListenComm {
-    /// Opens the control listener and one inner listener per stripe on device `dev`, and writes
-    /// the NCCL handle the peer will connect with.
+    /// Opens the control listener and one inner listener per stripe, dealt over `nics`, and
+    /// writes the NCCL handle the peer will connect with.
     pub fn listen(
         transport: Arc<dyn Transport>,
-        dev: usize,
+        nics: &Nics,
         stripes: usize,
         chunk_bytes: usize,
         tuning: &Tuning,
         out: &mut [u8; HANDLE_BYTES],
     ) -> Result<Box<ListenComm>> {
-        let device = transport.devices().get(dev).ok_or_else(|| {
+        let device = transport.devices().get(nics.first()).ok_or_else(|| {
             Error::invalid_argument(format!(
-                "listen on device {dev}: there are {} devices",
+                "listen on transport device {}: there are {}",
+                nics.first(),
                 transport.devices().len()
             ))
         })?;
@@ -71,7 +73,7 @@ impl ListenComm {
         };
         let mut inner = Vec::with_capacity(stripes);
         let mut inner_handles = Vec::with_capacity(stripes);
-        for _ in 0..stripes {
+        for dev in nics.layout(stripes) {
             let (h, l) = transport.listen(dev)?;
             inner_handles.push(h);
             inner.push(l);
@@ -167,7 +169,7 @@ enum Phase {
 /// A connect in progress: NCCL calls connect() again until it yields the comm.
 pub struct Connecting {
     transport: Arc<dyn Transport>,
-    dev: usize,
+    nics: Nics,
     handle: ListenHandle,
     phase: Phase,
     ctrl: Option<Ctrl>,
@@ -183,13 +185,13 @@ pub struct Connecting {
 impl Connecting {
     pub fn start(
         transport: Arc<dyn Transport>,
-        dev: usize,
+        nics: Nics,
         handle_bytes: &[u8; HANDLE_BYTES],
         tuning: &Tuning,
     ) -> Result<Self> {
-        if dev >= transport.devices().len() {
+        if nics.members().any(|d| d >= transport.devices().len()) {
             return Err(Error::invalid_argument(format!(
-                "connect on device {dev}: there are {} devices",
+                "connect on transport devices {nics}: there are {}",
                 transport.devices().len()
             )));
         }
@@ -199,7 +201,7 @@ impl Connecting {
         let _ = tuning;
         Ok(Connecting {
             transport,
-            dev,
+            nics,
             phase: Phase::Connecting(stream),
             ctrl: None,
             welcome_head: [0; WELCOME_HEAD_BYTES],
@@ -280,10 +282,11 @@ impl Connecting {
             {
                 return Ok(None);
             }
-            for chunk in self.inner_bytes.chunks_exact(INNER_HANDLE_BYTES) {
+            let handles = self.inner_bytes.chunks_exact(INNER_HANDLE_BYTES);
+            for (chunk, dev) in handles.zip(self.nics.layout(self.handle.stripes as usize)) {
                 let h: InnerHandle = chunk.try_into().unwrap();
                 self.connectors
-                    .push(Some(self.transport.connect(self.dev, &h, tuning.traffic_class)?));
+                    .push(Some(self.transport.connect(dev, &h, tuning.traffic_class)?));
                 self.sends.push(None);
             }
             self.phase = Phase::Stripes;

@@ -4,6 +4,7 @@
 //! is instantiated once per table (`devices::<6>`), so a WARN names the version NCCL called.
 #![allow(non_upper_case_globals, non_snake_case)]
 
+mod context;
 pub mod guard;
 mod props;
 mod tuner;
@@ -11,6 +12,7 @@ mod tuner;
 use crate::abi::*;
 use crate::error::{Error, Result};
 use crate::plugin;
+use context::Context;
 use guard::{ffi_fn, non_null};
 use std::ffi::{c_char, c_int, c_void};
 
@@ -28,16 +30,6 @@ ffi_fn! {
     }
 }
 
-/// A v11+ context: one per communicator, counted so the last finalize is known; it keeps the
-/// communicator's config for its connects.
-struct Context {
-    tag: u64,
-    comm_id: u64,
-    traffic_class: Option<u8>,
-}
-
-const CONTEXT_TAG: u64 = u64::from_le_bytes(*b"tcpxrCtx");
-
 /// NCCL's config pointer (v10 connect, v11+ init) as a traffic class; NULL: none.
 ///
 /// # Safety
@@ -48,23 +40,6 @@ unsafe fn config_traffic_class(config: *const ncclNetCommConfig_v10_t) -> Result
     }
     // SAFETY: the caller's promise.
     plugin::traffic_class(unsafe { (*config).trafficClass })
-}
-
-/// The traffic class of the communicator whose v11+ context NCCL passes to connect; a NULL
-/// context (a caller of the tables that made none) has none.
-///
-/// # Safety
-/// `ctx` is NULL or a pointer init_v11 returned and finalize has not freed.
-unsafe fn context_traffic_class(ctx: *mut c_void) -> Result<Option<u8>> {
-    if ctx.is_null() {
-        return Ok(None);
-    }
-    // SAFETY: the caller's promise; the tag is checked before any other field is trusted.
-    let c = unsafe { &*(ctx as *const Context) };
-    if c.tag != CONTEXT_TAG {
-        return Err(Error::internal("connect: ctx is not a context tcpxr's init returned"));
-    }
-    Ok(c.traffic_class)
 }
 
 ffi_fn! {
@@ -84,24 +59,18 @@ ffi_fn! {
         let traffic_class = unsafe { config_traffic_class(config) }?;
         let open = plugin::context_opened();
         log::debug!("init for communicator {commId:#x} ({open} open), traffic class {traffic_class:?}");
-        let c = Box::into_raw(Box::new(Context {
-            tag: CONTEXT_TAG,
-            comm_id: commId,
-            traffic_class,
-        })) as *mut c_void;
         // SAFETY: as above.
-        unsafe { *ctx = c };
+        unsafe { *ctx = Context::create(commId, traffic_class) };
         Ok(())
     }
 }
 
 ffi_fn! {
     "finalize" fn finalize(ctx: *mut c_void) {
-        non_null!(ctx, "finalize: ctx");
-        // SAFETY: a non-NULL ctx is what init_v11 boxed; NCCL finalizes each context once.
-        let ctx = unsafe { Box::from_raw(ctx as *mut Context) };
+        // SAFETY: NCCL passes a context init_v11 returned and finalizes each once.
+        let comm_id = unsafe { Context::free(ctx) }?;
         let open = plugin::context_closed();
-        log::debug!("finalize for communicator {:#x} ({open} still open)", ctx.comm_id);
+        log::debug!("finalize for communicator {comm_id:#x} ({open} still open)");
         Ok(())
     }
 }
@@ -208,7 +177,7 @@ ffi_fn! {
         _devComm: *mut *mut ncclNetDeviceHandle_v11_t,
     ) {
         // SAFETY: NCCL passes the context init_v11 returned for this communicator (or NULL).
-        let class = unsafe { context_traffic_class(ctx) };
+        let class = unsafe { Context::of(ctx, "connect") }.map(|c| c.and_then(|c| c.traffic_class));
         connect_common(dev, handle, sendComm, NCCL_NET_MAX_REQUESTS, class)
     }
 }
@@ -536,6 +505,58 @@ ffi_fn! {
     }
 }
 
+// --- fused devices and NCCL's hints (v9+, v11+) -----------------------------------------------
+
+/// makeVDevice: `ndevs` of `devs` (the struct's room, which decides the limit) become one device.
+fn make_vdevice_common(d: *mut c_int, ndevs: c_int, devs: &[c_int]) -> Result<()> {
+    non_null!(d, "makeVDevice: d");
+    let members = usize::try_from(ndevs).ok().and_then(|n| devs.get(..n)).ok_or_else(|| {
+        Error::invalid_argument(format!(
+            "makeVDevice of {ndevs} devices: accepted 1-{} distinct physical devices",
+            devs.len()
+        ))
+    })?;
+    let made = plugin::make_vdevice(members, devs.len())?;
+    // SAFETY: NCCL passes a writable int (checked non-NULL).
+    unsafe { *d = made };
+    Ok(())
+}
+
+ffi_fn! {
+    "makeVDevice" fn makeVDevice_v9(d: *mut c_int, props: *mut ncclNetVDeviceProps_v9_t) {
+        non_null!(props, "makeVDevice: props");
+        // SAFETY: NCCL passes its readable vProps struct of this version (checked non-NULL).
+        let p = unsafe { *props };
+        make_vdevice_common(d, p.ndevs, &p.devs)
+    }
+}
+
+ffi_fn! {
+    "makeVDevice" fn makeVDevice_v12(d: *mut c_int, props: *mut ncclNetVDeviceProps_v12_t) {
+        non_null!(props, "makeVDevice: props");
+        // SAFETY: NCCL passes its readable vProps struct of this version (checked non-NULL).
+        let p = unsafe { *props };
+        make_vdevice_common(d, p.ndevs, &p.devs)
+    }
+}
+
+ffi_fn! {
+    /// NCCL's hints for a communicator (peers, flows per peer, the operation now): kept in its
+    /// context and logged. Stripes are not sized from them: NCCL listens before it gives the
+    /// first hint, and the listener fixes a connection's stripes (docs/ARCHITECTURE.md).
+    "setNetAttr" fn setNetAttr(ctx: *mut c_void, netAttr: *mut ncclNetAttr_v11_t) {
+        non_null!(ctx, "setNetAttr: ctx");
+        non_null!(netAttr, "setNetAttr: netAttr");
+        // SAFETY: NCCL passes a context init_v11 returned (the tag is checked) and its readable
+        // attributes (checked non-NULL); v12's struct is the same type.
+        let (c, attr) = unsafe { (Context::of(ctx, "setNetAttr")?, &*netAttr) };
+        if let Some(c) = c {
+            c.hint(attr);
+        }
+        Ok(())
+    }
+}
+
 // --- the tables -------------------------------------------------------------------------------
 
 const fn name() -> *const c_char {
@@ -650,7 +671,7 @@ pub static ncclNetPlugin_v9: ncclNet_v9_t = ncclNet_v9_t {
     closeListen: Some(closeListen::<9>),
     getDeviceMr: Some(getDeviceMr::<9>),
     irecvConsumed: Some(irecvConsumed::<9>),
-    makeVDevice: None,
+    makeVDevice: Some(makeVDevice_v9::<9>),
 };
 
 #[no_mangle]
@@ -674,7 +695,7 @@ pub static ncclNetPlugin_v10: ncclNet_v10_t = ncclNet_v10_t {
     closeListen: Some(closeListen::<10>),
     getDeviceMr: Some(getDeviceMr::<10>),
     irecvConsumed: Some(irecvConsumed::<10>),
-    makeVDevice: None,
+    makeVDevice: Some(makeVDevice_v9::<10>),
 };
 
 #[no_mangle]
@@ -698,9 +719,9 @@ pub static ncclNetPlugin_v11: ncclNet_v11_t = ncclNet_v11_t {
     closeListen: Some(closeListen::<11>),
     getDeviceMr: Some(getDeviceMr::<11>),
     irecvConsumed: Some(irecvConsumed::<11>),
-    makeVDevice: None,
+    makeVDevice: Some(makeVDevice_v9::<11>),
     finalize: Some(finalize::<11>),
-    setNetAttr: None,
+    setNetAttr: Some(setNetAttr::<11>),
 };
 
 #[no_mangle]
@@ -724,7 +745,7 @@ pub static ncclNetPlugin_v12: ncclNet_v12_t = ncclNet_v12_t {
     closeListen: Some(closeListen::<12>),
     getDeviceMr: Some(getDeviceMr::<12>),
     irecvConsumed: Some(irecvConsumed::<12>),
-    makeVDevice: None,
+    makeVDevice: Some(makeVDevice_v12::<12>),
     finalize: Some(finalize::<12>),
-    setNetAttr: None,
+    setNetAttr: Some(setNetAttr::<12>),
 };

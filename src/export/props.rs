@@ -9,10 +9,12 @@ use std::ffi::c_int;
 const MAX_COMMS: c_int = 65536;
 
 fn describe(dev: c_int) -> crate::error::Result<ncclNetProperties_v12_t> {
-    let (p, i) = plugin::device_properties(dev)?;
-    let d = &p.devices[i];
+    let (p, d) = plugin::device_properties(dev)?;
+    // A physical device is made of itself; NCCL numbers physical devices as the transport does.
     let mut devs = [0; NCCL_NET_MAX_DEVS_PER_NIC_V12];
-    devs[0] = dev;
+    for (slot, &m) in devs.iter_mut().zip(&d.members) {
+        *slot = m as c_int;
+    }
     Ok(ncclNetProperties_v12_t {
         // NCCL only reads these strings; they live as long as the plugin.
         name: d.name.as_ptr() as *mut _,
@@ -40,12 +42,15 @@ fn describe(dev: c_int) -> crate::error::Result<ncclNetProperties_v12_t> {
         } else {
             NCCL_NET_DEVICE_INVALID_VERSION
         },
-        vProps: ncclNetVDeviceProps_v12_t { ndevs: 1, devs },
+        vProps: ncclNetVDeviceProps_v12_t {
+            ndevs: d.members.len() as c_int,
+            devs,
+        },
         maxP2pBytes: MAX_NET_SIZE,
         maxCollBytes: MAX_NET_SIZE,
         maxMultiRequestSize: 1,
-        railId: NCCL_NET_ID_UNDEF,
-        planeId: NCCL_NET_ID_UNDEF,
+        railId: d.rail.unwrap_or(NCCL_NET_ID_UNDEF),
+        planeId: d.plane.unwrap_or(NCCL_NET_ID_UNDEF),
     })
 }
 

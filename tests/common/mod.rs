@@ -449,16 +449,21 @@ pub struct Pair<'a> {
 
 impl<'a> Pair<'a> {
     pub fn new(net: &'a dyn Net) -> Self {
+        Pair::on(net, 0)
+    }
+
+    /// A pair whose both ends are on device `dev`.
+    pub fn on(net: &'a dyn Net, dev: c_int) -> Self {
         assert_eq!(net.init(), OK);
         let mut handle = [0u8; 128];
         let mut l = null();
-        assert_eq!(net.listen(0, &mut handle, &mut l), OK);
+        assert_eq!(net.listen(dev, &mut handle, &mut l), OK);
         assert!(!l.is_null());
         let (mut s, mut r) = (null(), null());
         let start = Instant::now();
         while s.is_null() || r.is_null() {
             if s.is_null() {
-                assert_eq!(net.connect(0, &mut handle, &mut s), OK);
+                assert_eq!(net.connect(dev, &mut handle, &mut s), OK);
             }
             if r.is_null() {
                 assert_eq!(net.accept(l, &mut r), OK);

@@ -92,6 +92,27 @@ pub fn select(all: &[Interface], spec: Option<&str>) -> Vec<Interface> {
     all.iter().filter(|i| matches(&i.name) != exclude).cloned().collect()
 }
 
+/// The IPv4 loopback interface as `count` devices: itself at 127.0.0.1, then `<name>.2` at
+/// 127.0.0.2 and so on (Linux routes all of 127.0.0.0/8 to it, so each address can be bound
+/// without being configured). Other interfaces, and a loopback without 127.0.0.1, stay as they are.
+pub fn split_loopback(chosen: Vec<Interface>, count: usize) -> Vec<Interface> {
+    let mut out = Vec::with_capacity(chosen.len() + count);
+    for iface in chosen {
+        let splits = iface.loopback && iface.addr == IpAddr::V4(Ipv4Addr::LOCALHOST);
+        let extra = if splits { count.saturating_sub(1) } else { 0 };
+        let name = iface.name.clone();
+        out.push(iface);
+        for k in 2..extra as u8 + 2 {
+            out.push(Interface {
+                name: format!("{name}.{k}"),
+                addr: IpAddr::V4(Ipv4Addr::new(127, 0, 0, k)),
+                loopback: true,
+            });
+        }
+    }
+    out
+}
+
 /// `realpath(/sys/class/net/<if>/device)`, or None for a virtual interface such as lo.
 pub fn pci_path(name: &str) -> Option<String> {
     std::fs::canonicalize(format!("/sys/class/net/{name}/device"))
@@ -149,6 +170,24 @@ mod tests {
         assert_eq!(names(select(&all, Some("=eth10,lo"))), ["lo", "eth10"]);
         assert_eq!(names(select(&all, Some("^eth,lo"))), ["ib0"]);
         assert_eq!(names(select(&all, Some("^=eth0"))), ["lo", "eth10", "ib0"]);
+    }
+
+    #[test]
+    fn loopback_splits_into_numbered_addresses_and_others_stay() {
+        let mut v6 = iface("lo6", true);
+        v6.addr = IpAddr::V6(Ipv6Addr::LOCALHOST);
+        let all = vec![iface("eth0", false), iface("lo", true), v6.clone()];
+        let got = split_loopback(all.clone(), 3);
+        let seen: Vec<(String, String)> = got.iter().map(|i| (i.name.clone(), i.addr.to_string())).collect();
+        let want = [
+            ("eth0", "127.0.0.1"),
+            ("lo", "127.0.0.1"),
+            ("lo.2", "127.0.0.2"),
+            ("lo.3", "127.0.0.3"),
+            ("lo6", "::1"),
+        ];
+        assert_eq!(seen, want.map(|(n, a)| (n.to_string(), a.to_string())));
+        assert_eq!(split_loopback(all.clone(), 1), all);
     }
 
     #[test]

@@ -93,8 +93,14 @@ pub struct SocketTransport {
 
 impl SocketTransport {
     /// Devices are the interfaces selected by `ifname`: (the variable that set it, its value in
-    /// NCCL_SOCKET_IFNAME syntax); None takes NCCL's default choice.
-    pub fn new(ifname: Option<(&str, &str)>, speed_override: u32, opts: SocketOptions) -> Result<Self> {
+    /// NCCL_SOCKET_IFNAME syntax); None takes NCCL's default choice. The IPv4 loopback stands for
+    /// `loopback_devices` devices ([`ifaces::split_loopback`]).
+    pub fn new(
+        ifname: Option<(&str, &str)>,
+        speed_override: u32,
+        loopback_devices: usize,
+        opts: SocketOptions,
+    ) -> Result<Self> {
         let all = ifaces::list().map_err(|e| Error::os("getifaddrs", e))?;
         let chosen = ifaces::select(&all, ifname.map(|(_, spec)| spec));
         if chosen.is_empty() {
@@ -109,7 +115,7 @@ impl SocketTransport {
                 None => format!("no network interface is up with an address tcpxr can use; up: {up}"),
             }));
         }
-        let devices = chosen
+        let devices = ifaces::split_loopback(chosen, loopback_devices)
             .iter()
             .map(|i| DeviceInfo {
                 name: i.name.clone(),

@@ -1,0 +1,222 @@
+//! The per-communicator context of the v11+ tables: NCCL's init makes one per communicator,
+//! connect reads its traffic class, setNetAttr leaves NCCL's latest hints in it, finalize frees it.
+use crate::abi::{ncclNetAttr_v11_t, ncclNetCommAttr_v11_t, NCCL_ALGO_RING, NCCL_PROTO_LL, NCCL_PROTO_SIMPLE};
+use crate::error::{Error, Result};
+use std::ffi::c_void;
+use std::fmt;
+use std::sync::Mutex;
+
+/// `repr(C)`: the tag comes first, so a pointer is checked by reading one u64.
+#[repr(C)]
+pub struct Context {
+    tag: u64,
+    pub comm_id: u64,
+    pub traffic_class: Option<u8>,
+    /// NCCL's latest hints for the communicator (setNetAttr), kept to log only what changes; NCCL
+    /// sets them from its connect thread and, per operation, from its progress thread.
+    hints: Mutex<Option<Hints>>,
+}
+
+const CONTEXT_TAG: u64 = u64::from_le_bytes(*b"tcpxrCtx");
+
+impl Context {
+    /// A new context, as the pointer NCCL keeps.
+    pub fn create(comm_id: u64, traffic_class: Option<u8>) -> *mut c_void {
+        Box::into_raw(Box::new(Context {
+            tag: CONTEXT_TAG,
+            comm_id,
+            traffic_class,
+            hints: Mutex::new(None),
+        })) as *mut c_void
+    }
+
+    /// The context behind NCCL's pointer; None for NULL (a caller of the tables that made none).
+    /// `what` names the call for the error when the pointer is not one of tcpxr's contexts.
+    ///
+    /// # Safety
+    /// `ctx` is NULL or a pointer `create` returned that [`Context::free`] has not freed.
+    pub unsafe fn of<'a>(ctx: *mut c_void, what: &str) -> Result<Option<&'a Context>> {
+        if ctx.is_null() {
+            return Ok(None);
+        }
+        // SAFETY: the caller's promise; the tag is checked before any other field is trusted.
+        let c = unsafe { &*(ctx as *const Context) };
+        if c.tag != CONTEXT_TAG {
+            return Err(Error::invalid_argument(format!(
+                "{what}: ctx is not a context tcpxr's init returned"
+            )));
+        }
+        Ok(Some(c))
+    }
+
+    /// Frees the context (finalize); returns its communicator id.
+    ///
+    /// # Safety
+    /// As [`Context::of`], and nothing uses the context afterwards.
+    pub unsafe fn free(ctx: *mut c_void) -> Result<u64> {
+        // SAFETY: the caller's promise.
+        let Some(c) = (unsafe { Context::of(ctx, "finalize") })? else {
+            return Err(Error::invalid_argument("finalize: ctx is NULL"));
+        };
+        let id = c.comm_id;
+        // SAFETY: `create` boxed it, the tag says so, and the caller hands it over.
+        drop(unsafe { Box::from_raw(ctx as *mut Context) });
+        Ok(id)
+    }
+
+    /// Keeps NCCL's hints and logs them when they change: the communicator's first at INFO
+    /// (NET), later ones (NCCL gives one per change of operation) at TRACE.
+    pub fn hint(&self, attr: &ncclNetAttr_v11_t) {
+        let new = Hints(*attr);
+        let mut last = self.hints.lock().unwrap();
+        match *last {
+            None => log::info!("communicator {:#x}: NCCL's hints: {new}", self.comm_id),
+            Some(old) if old != new => log::debug!("communicator {:#x}: NCCL's hints: {new}", self.comm_id),
+            Some(_) => return,
+        }
+        *last = Some(new);
+    }
+
+    #[cfg(test)]
+    fn hints(&self) -> Option<Hints> {
+        *self.hints.lock().unwrap()
+    }
+}
+
+/// NCCL's `ncclNetAttr_t`: how many peers and flows per peer a communicator's connections carry,
+/// and the operation, algorithm and protocol they carry now (bit masks; -1: undefined).
+#[derive(Clone, Copy)]
+pub struct Hints(pub ncclNetAttr_v11_t);
+
+impl PartialEq for Hints {
+    fn eq(&self, other: &Hints) -> bool {
+        let side = |a: &ncclNetCommAttr_v11_t| {
+            (
+                a.minConcurrentPeers,
+                a.maxConcurrentPeers,
+                a.minFlowsPerPeer,
+                a.maxFlowsPerPeer,
+            )
+        };
+        let (a, b) = (&self.0, &other.0);
+        side(&a.sendCommAttr) == side(&b.sendCommAttr)
+            && side(&a.recvCommAttr) == side(&b.recvCommAttr)
+            && (a.op, a.algo, a.proto) == (b.op, b.algo, b.proto)
+    }
+}
+
+impl fmt::Display for Hints {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let range = |lo: i32, hi: i32| match (lo, hi) {
+            (-1, -1) => "?".to_string(),
+            (lo, hi) if lo == hi => lo.to_string(),
+            (lo, hi) => format!("{lo}-{hi}"),
+        };
+        let side = |a: &ncclNetCommAttr_v11_t| {
+            format!(
+                "{} peers, {} flows each",
+                range(a.minConcurrentPeers, a.maxConcurrentPeers),
+                range(a.minFlowsPerPeer, a.maxFlowsPerPeer)
+            )
+        };
+        let bits = |mask: u32, names: &[(usize, &str)]| -> String {
+            if mask == u32::MAX {
+                return "?".into();
+            }
+            let known: Vec<&str> = names
+                .iter()
+                .filter(|(b, _)| mask & (1 << b) != 0)
+                .map(|(_, n)| *n)
+                .collect();
+            match known.len() {
+                0 => format!("{mask:#x}"),
+                _ => known.join("|"),
+            }
+        };
+        let a = &self.0;
+        write!(
+            f,
+            "send {}; receive {}; op mask {}, algo {}, proto {}",
+            side(&a.sendCommAttr),
+            side(&a.recvCommAttr),
+            if a.op == u32::MAX {
+                "?".into()
+            } else {
+                format!("{:#x}", a.op)
+            },
+            bits(a.algo, &[(0, "tree"), (NCCL_ALGO_RING, "ring")]),
+            bits(
+                a.proto,
+                &[(NCCL_PROTO_LL, "LL"), (1, "LL128"), (NCCL_PROTO_SIMPLE, "Simple")]
+            )
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn side(peers: (i32, i32), flows: (i32, i32)) -> ncclNetCommAttr_v11_t {
+        ncclNetCommAttr_v11_t {
+            minConcurrentPeers: peers.0,
+            maxConcurrentPeers: peers.1,
+            minFlowsPerPeer: flows.0,
+            maxFlowsPerPeer: flows.1,
+        }
+    }
+
+    #[test]
+    fn hints_read_as_nccl_meant_them() {
+        let h = Hints(ncclNetAttr_v11_t {
+            sendCommAttr: side((1, 2), (4, 4)),
+            recvCommAttr: side((-1, -1), (1, 8)),
+            op: 1 << 4,
+            algo: 1 << NCCL_ALGO_RING,
+            proto: 1 << NCCL_PROTO_SIMPLE,
+        });
+        assert_eq!(
+            h.to_string(),
+            "send 1-2 peers, 4 flows each; receive ? peers, 1-8 flows each; op mask 0x10, algo ring, proto Simple"
+        );
+        let undefined = Hints(ncclNetAttr_v11_t {
+            op: u32::MAX,
+            algo: u32::MAX,
+            proto: 1 << 5,
+            ..h.0
+        });
+        assert!(
+            undefined.to_string().ends_with("op mask ?, algo ?, proto 0x20"),
+            "{undefined}"
+        );
+    }
+
+    #[test]
+    fn contexts_are_checked_before_use_and_keep_the_latest_hints() {
+        let ctx = Context::create(7, Some(3));
+        // SAFETY: ctx came from create and is freed below, once.
+        let c = unsafe { Context::of(ctx, "test") }.unwrap().unwrap();
+        assert_eq!((c.comm_id, c.traffic_class), (7, Some(3)));
+        assert!(c.hints().is_none());
+        let attr = ncclNetAttr_v11_t {
+            sendCommAttr: side((1, 1), (2, 2)),
+            recvCommAttr: side((1, 1), (2, 2)),
+            op: u32::MAX,
+            algo: u32::MAX,
+            proto: u32::MAX,
+        };
+        c.hint(&attr);
+        c.hint(&ncclNetAttr_v11_t { op: 1, ..attr });
+        assert_eq!(c.hints().unwrap().0.op, 1);
+        // SAFETY: NULL is allowed.
+        assert!(unsafe { Context::of(std::ptr::null_mut(), "test") }.unwrap().is_none());
+        let mut not_ours = [0u64; 32];
+        // SAFETY: a readable, aligned buffer the size of a context.
+        let e = unsafe { Context::of(not_ours.as_mut_ptr() as *mut c_void, "connect") }
+            .err()
+            .unwrap();
+        assert!(e.msg.contains("connect: ctx is not a context"), "{}", e.msg);
+        // SAFETY: ctx came from create, and nothing uses it afterwards.
+        assert_eq!(unsafe { Context::free(ctx) }.unwrap(), 7);
+    }
+}
