@@ -105,7 +105,13 @@ impl Devices {
     /// NCCL's makeVDevice: a device over the physical devices `members` (at most `max`, the
     /// table's limit), numbered after every existing one. Asking again for the same members in
     /// the same order gives the device made before.
-    pub fn fuse(&self, members: &[c_int], max: usize) -> Result<usize> {
+    ///
+    /// Members without a PCI device (lo, veth) are fused only when `placed_by_user` (NCCL reads
+    /// the topology from NCCL_TOPO_FILE): NCCL 2.28 hangs every such NIC on one node under the
+    /// CPU, takes them for ports of one NIC, fuses them on its own, and then loses the fused
+    /// device's nets ("Could not find NET with id 0", an internal error at the first
+    /// collective: docs/BENCHMARKS.md section 19). Refused, NCCL uses them apart.
+    pub fn fuse(&self, members: &[c_int], max: usize, placed_by_user: bool) -> Result<usize> {
         let n = self.physical.len();
         let accepted = || {
             format!(
@@ -137,6 +143,18 @@ impl Devices {
                     )))
                 }
             }
+        }
+        let virtual_nics: Vec<String> = idx
+            .iter()
+            .filter(|&&i| self.physical[i].pci_path.is_none())
+            .map(|&i| self.physical[i].name.to_string_lossy().into_owned())
+            .collect();
+        if !virtual_nics.is_empty() && !placed_by_user {
+            return Err(Error::invalid_argument(format!(
+                "makeVDevice of {members:?}: {} on no PCI device, which NCCL cannot place as a fused NIC by \
+                 itself; NCCL uses the devices apart. To fuse them, describe their place in NCCL_TOPO_FILE",
+                virtual_nics.join(", ") + if virtual_nics.len() == 1 { " is" } else { " are" }
+            )));
         }
         let mut fused = self.fused.write().unwrap();
         if let Some(j) = fused.iter().position(|d| d.members == idx) {
@@ -229,7 +247,7 @@ mod tests {
     fn fusing_appends_a_device_that_describes_its_members() {
         let d = three();
         assert_eq!(d.len(), 3);
-        let v = d.fuse(&[1, 0], 4).unwrap();
+        let v = d.fuse(&[1, 0], 4, false).unwrap();
         assert_eq!((v, d.len()), (3, 4));
         let f = d.get(3, "test").unwrap();
         assert_eq!(f.name.to_str().unwrap(), "eth2+eth1");
@@ -240,7 +258,7 @@ mod tests {
         assert_ne!(f.guid, d.get(0, "test").unwrap().guid);
         // Same rail, different planes: the rail holds, the plane is undefined.
         assert_eq!((f.rail, f.plane), (Some(0), None));
-        let g = d.get(d.fuse(&[0, 2], 4).unwrap() as c_int, "test").unwrap();
+        let g = d.get(d.fuse(&[0, 2], 4, false).unwrap() as c_int, "test").unwrap();
         assert_eq!((g.rail, g.plane), (None, Some(1)));
         // Stripes follow speed: eth2 (200) carries two of three.
         assert_eq!(d.nics(&f).layout(3), [1, 0, 1]);
@@ -250,9 +268,9 @@ mod tests {
     #[test]
     fn the_same_members_give_the_same_device() {
         let d = three();
-        assert_eq!(d.fuse(&[0, 1], 4).unwrap(), 3);
-        assert_eq!(d.fuse(&[0, 1], 4).unwrap(), 3);
-        assert_eq!(d.fuse(&[1, 0], 4).unwrap(), 4);
+        assert_eq!(d.fuse(&[0, 1], 4, false).unwrap(), 3);
+        assert_eq!(d.fuse(&[0, 1], 4, false).unwrap(), 3);
+        assert_eq!(d.fuse(&[1, 0], 4, false).unwrap(), 4);
         assert_eq!(d.len(), 5);
     }
 
@@ -266,15 +284,15 @@ mod tests {
             (&[0, 3][..], "device 3 is not a physical device"),
             (&[-1, 0][..], "device -1 is not a physical device"),
         ] {
-            let e = d.fuse(members, 2).unwrap_err();
+            let e = d.fuse(members, 2, false).unwrap_err();
             assert_eq!(e.code, crate::abi::ncclResult_t::ncclInvalidArgument);
             assert!(e.msg.contains(why) && e.msg.contains("accepted 1-2"), "{}", e.msg);
         }
         assert_eq!(d.len(), 3);
         // A fused device is not a member of another.
-        d.fuse(&[0, 1], 4).unwrap();
+        d.fuse(&[0, 1], 4, false).unwrap();
         assert!(d
-            .fuse(&[3, 2], 4)
+            .fuse(&[3, 2], 4, false)
             .unwrap_err()
             .msg
             .contains("device 3 is not a physical"));
@@ -284,6 +302,21 @@ mod tests {
             "{}",
             e.msg
         );
+    }
+
+    #[test]
+    fn devices_on_no_pci_device_are_fused_only_where_the_user_placed_them() {
+        let mut lo = info("lo", 100);
+        lo.pci_path = None;
+        let d = Devices::new(&[info("eth1", 100), lo], 1, &[]).unwrap();
+        let e = d.fuse(&[0, 1], 4, false).unwrap_err();
+        assert!(
+            e.msg.contains("lo is on no PCI device") && e.msg.contains("NCCL_TOPO_FILE"),
+            "{}",
+            e.msg
+        );
+        assert_eq!(d.len(), 2);
+        assert_eq!(d.fuse(&[0, 1], 4, true).unwrap(), 2);
     }
 
     #[test]

@@ -423,7 +423,8 @@ pub fn device_properties(dev: c_int) -> Result<(Arc<Plugin>, Arc<Device>)> {
 /// NCCL's makeVDevice: a device fusing the physical devices `members` (at most `max`, the
 /// table's limit); returns its number.
 pub fn make_vdevice(members: &[c_int], max: usize) -> Result<c_int> {
-    let d = get()?.devices.fuse(members, max)?;
+    let placed_by_user = std::env::var_os("NCCL_TOPO_FILE").is_some_and(|f| !f.is_empty());
+    let d = get()?.devices.fuse(members, max, placed_by_user)?;
     // Devices number far below c_int::MAX (the transport's, and at most 64 fused).
     Ok(d as c_int)
 }

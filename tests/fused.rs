@@ -22,6 +22,9 @@ fn configure() {
         std::env::set_var("NCCL_TCPXR_LOOPBACK_DEVICES", "2");
         std::env::set_var("NCCL_TCPXR_RAILS", "3:1,3:2");
         std::env::set_var("NCCL_TCPXR_STRIPES", STRIPES.to_string());
+        // lo is on no PCI device: tcpxr fuses such devices only where the user placed them for
+        // NCCL in a topology file (NCCL reads it; tcpxr only asks whether it is set).
+        std::env::set_var("NCCL_TOPO_FILE", "/nonexistent/topology.xml");
         // Every message on the stripes, none on the control connection.
         std::env::set_var("NCCL_TCPXR_INLINE_BYTES", "0");
         std::env::set_var("NCCL_TCPXR_INLINE_IDLE_BYTES", "0");
