@@ -542,8 +542,8 @@ ffi_fn! {
 
 ffi_fn! {
     /// NCCL's hints for a communicator (peers, flows per peer, the operation now): kept in its
-    /// context and logged. Stripes are not sized from them: NCCL listens before it gives the
-    /// first hint, and the listener fixes a connection's stripes (docs/ARCHITECTURE.md).
+    /// context and logged. Stripes are not sized from them: NCCL passes a connection's hints to
+    /// its connect and accept, after the listen that fixed its stripes (docs/ARCHITECTURE.md).
     "setNetAttr" fn setNetAttr(ctx: *mut c_void, netAttr: *mut ncclNetAttr_v11_t) {
         non_null!(ctx, "setNetAttr: ctx");
         non_null!(netAttr, "setNetAttr: netAttr");
