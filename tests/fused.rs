@@ -187,9 +187,7 @@ fn bad_member_lists_are_refused_with_invalid_argument_and_make_no_device() {
     assert!(devices(t) <= n.max(3), "no device made");
     // SAFETY: all-zero is a valid properties struct; a device that does not exist is refused.
     let mut p: ncclNetProperties_v12_t = unsafe { std::mem::zeroed() };
-    // SAFETY: a live out-pointer.
-    assert_eq!(
-        unsafe { t.getProperties.unwrap()(64, &mut p) },
-        ncclResult_t::ncclInvalidArgument
-    );
+    // SAFETY: a live out-pointer; device 64 does not exist and must be refused.
+    let r = unsafe { t.getProperties.unwrap()(64, &mut p) };
+    assert_eq!(r, ncclResult_t::ncclInvalidArgument);
 }

@@ -173,10 +173,8 @@ fn hints_are_taken_on_the_communicators_context_and_bad_pointers_are_refused() {
     let t: &ncclNet_v12_t = table("ncclNetPlugin_v12");
     let mut ctx: *mut c_void = std::ptr::null_mut();
     // SAFETY: as NCCL calls init (no config).
-    assert_eq!(
-        unsafe { t.init.unwrap()(&mut ctx, 0x77, std::ptr::null_mut(), None, None) },
-        OK
-    );
+    let r = unsafe { t.init.unwrap()(&mut ctx, 0x77, std::ptr::null_mut(), None, None) };
+    assert_eq!(r, OK);
     let side = ncclNetCommAttr_v12_t {
         minConcurrentPeers: 1,
         maxConcurrentPeers: 2,
