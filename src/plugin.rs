@@ -132,15 +132,11 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
     let list: Vec<String> = transport
         .devices()
         .iter()
-        .zip(
-            config
-                .rails
-                .iter()
-                .map(|r| format!(" rail {r}"))
-                .chain(std::iter::repeat(String::new())),
-        )
         .enumerate()
-        .map(|(i, (d, rail))| format!("[{i}]{}:{}{rail}", d.name, d.ctrl_addr))
+        .map(|(i, d)| {
+            let rail = config.rails.get(i).map(|r| format!(" rail {r}")).unwrap_or_default();
+            format!("[{i}]{}:{}{rail}", d.name, d.ctrl_addr)
+        })
         .collect();
     log::info!(
         target: "tcpxr::init",
