@@ -68,12 +68,8 @@ impl Devices {
     }
 
     /// Physical and fused devices.
-    pub fn len(&self) -> usize {
+    pub fn count(&self) -> usize {
         self.physical.len() + self.fused.read().unwrap().len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Device `dev` as NCCL numbers it; `what` names the call for the error.
@@ -246,9 +242,9 @@ mod tests {
     #[test]
     fn fusing_appends_a_device_that_describes_its_members() {
         let d = three();
-        assert_eq!(d.len(), 3);
+        assert_eq!(d.count(), 3);
         let v = d.fuse(&[1, 0], 4, false).unwrap();
-        assert_eq!((v, d.len()), (3, 4));
+        assert_eq!((v, d.count()), (3, 4));
         let f = d.get(3, "test").unwrap();
         assert_eq!(f.name.to_str().unwrap(), "eth2+eth1");
         assert_eq!(f.members, [1, 0]);
@@ -271,7 +267,7 @@ mod tests {
         assert_eq!(d.fuse(&[0, 1], 4, false).unwrap(), 3);
         assert_eq!(d.fuse(&[0, 1], 4, false).unwrap(), 3);
         assert_eq!(d.fuse(&[1, 0], 4, false).unwrap(), 4);
-        assert_eq!(d.len(), 5);
+        assert_eq!(d.count(), 5);
     }
 
     #[test]
@@ -288,7 +284,7 @@ mod tests {
             assert_eq!(e.code, crate::abi::ncclResult_t::ncclInvalidArgument);
             assert!(e.msg.contains(why) && e.msg.contains("accepted 1-2"), "{}", e.msg);
         }
-        assert_eq!(d.len(), 3);
+        assert_eq!(d.count(), 3);
         // A fused device is not a member of another.
         d.fuse(&[0, 1], 4, false).unwrap();
         assert!(d
@@ -315,7 +311,7 @@ mod tests {
             "{}",
             e.msg
         );
-        assert_eq!(d.len(), 2);
+        assert_eq!(d.count(), 2);
         assert_eq!(d.fuse(&[0, 1], 4, true).unwrap(), 2);
     }
 

@@ -430,7 +430,7 @@ pub fn assigned() -> bool {
 }
 
 pub fn device_count() -> Result<usize> {
-    Ok(get()?.devices.len())
+    Ok(get()?.devices.count())
 }
 
 fn tuning(p: &Plugin, max_requests: usize) -> Tuning {

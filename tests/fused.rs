@@ -65,10 +65,7 @@ fn fuse(t: &ncclNet_v12_t, members: &[c_int]) -> (R, c_int) {
 /// How many of this process's connected TCP sockets have each (local IP, peer IP).
 fn connected_sockets() -> BTreeMap<(IpAddr, IpAddr), usize> {
     let mut out = BTreeMap::new();
-    for entry in std::fs::read_dir("/proc/self/fd").unwrap().flatten() {
-        let Ok(fd) = entry.file_name().to_string_lossy().parse::<c_int>() else {
-            continue;
-        };
+    for fd in socket_fds() {
         let end = |f: unsafe extern "C" fn(c_int, *mut libc::sockaddr, *mut libc::socklen_t) -> c_int| {
             // SAFETY: all-zero is a valid sockaddr_storage.
             let mut ss: libc::sockaddr_storage = unsafe { std::mem::zeroed() };

@@ -15,17 +15,7 @@ fn stripes() -> usize {
 
 /// The open IPv4 sockets of this process whose IP_TOS is `tos`.
 fn sockets_with_tos(tos: u8) -> usize {
-    let mut n = 0;
-    for entry in std::fs::read_dir("/proc/self/fd").unwrap().flatten() {
-        let Ok(target) = std::fs::read_link(entry.path()) else {
-            continue;
-        };
-        if !target.to_string_lossy().starts_with("socket:") {
-            continue;
-        }
-        let Ok(fd) = entry.file_name().to_string_lossy().parse::<c_int>() else {
-            continue;
-        };
+    let tos_of = |fd: c_int| {
         let mut value: c_int = 0;
         let mut len = std::mem::size_of::<c_int>() as libc::socklen_t;
         // SAFETY: a live int and its size; a fd that is not an IPv4 socket (or has closed since
@@ -39,11 +29,12 @@ fn sockets_with_tos(tos: u8) -> usize {
                 &mut len,
             )
         };
-        if r == 0 && value == c_int::from(tos) {
-            n += 1;
-        }
-    }
-    n
+        (r == 0).then_some(value)
+    };
+    socket_fds()
+        .into_iter()
+        .filter(|&fd| tos_of(fd) == Some(c_int::from(tos)))
+        .count()
 }
 
 /// Connects and accepts until both sides are done; returns (send, recv).

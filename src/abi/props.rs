@@ -208,7 +208,7 @@ pub type ncclNetCommConfig_v12_t = ncclNetCommConfig_v10_t;
 
 /// `ncclNetCommAttr_v11_t`: per-direction hints passed by `setNetAttr` (v11+). -1 means undefined.
 #[repr(C)]
-#[derive(Copy, Clone, Debug)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct ncclNetCommAttr_v11_t {
     pub maxConcurrentPeers: i32,
     pub minConcurrentPeers: i32,
@@ -220,7 +220,7 @@ pub type ncclNetCommAttr_v12_t = ncclNetCommAttr_v11_t;
 
 /// `ncclNetAttr_v11_t`: the argument of `setNetAttr` (v11+). `u32::MAX` (-1) means undefined.
 #[repr(C)]
-#[derive(Copy, Clone, Debug)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct ncclNetAttr_v11_t {
     pub sendCommAttr: ncclNetCommAttr_v11_t,
     pub recvCommAttr: ncclNetCommAttr_v11_t,

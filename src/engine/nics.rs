@@ -12,11 +12,6 @@ use std::fmt;
 pub struct Nics(Vec<(usize, u64)>);
 
 impl Nics {
-    /// Every stripe on transport device `dev`.
-    pub fn one(dev: usize) -> Nics {
-        Nics(vec![(dev, 1)])
-    }
-
     /// Stripes over `members` (transport device, weight); a weight below 1 counts as 1. At
     /// least one member.
     pub fn weighted(members: impl IntoIterator<Item = (usize, u64)>) -> Nics {
@@ -70,8 +65,8 @@ mod tests {
 
     #[test]
     fn one_device_carries_every_stripe() {
-        assert_eq!(Nics::one(3).layout(4), [3, 3, 3, 3]);
-        assert_eq!(Nics::one(3).first(), 3);
+        assert_eq!(Nics::weighted([(3, 1)]).layout(4), [3, 3, 3, 3]);
+        assert_eq!(Nics::weighted([(3, 1)]).first(), 3);
     }
 
     #[test]

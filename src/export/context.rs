@@ -85,25 +85,8 @@ impl Context {
 
 /// NCCL's `ncclNetAttr_t`: how many peers and flows per peer a communicator's connections carry,
 /// and the operation, algorithm and protocol they carry now (bit masks; -1: undefined).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Hints(pub ncclNetAttr_v11_t);
-
-impl PartialEq for Hints {
-    fn eq(&self, other: &Hints) -> bool {
-        let side = |a: &ncclNetCommAttr_v11_t| {
-            (
-                a.minConcurrentPeers,
-                a.maxConcurrentPeers,
-                a.minFlowsPerPeer,
-                a.maxFlowsPerPeer,
-            )
-        };
-        let (a, b) = (&self.0, &other.0);
-        side(&a.sendCommAttr) == side(&b.sendCommAttr)
-            && side(&a.recvCommAttr) == side(&b.recvCommAttr)
-            && (a.op, a.algo, a.proto) == (b.op, b.algo, b.proto)
-    }
-}
 
 impl fmt::Display for Hints {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -514,6 +514,16 @@ impl Drop for Pair<'_> {
     }
 }
 
+/// The file descriptors of this process that are sockets, as listed now.
+pub fn socket_fds() -> Vec<c_int> {
+    std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .flatten()
+        .filter(|e| std::fs::read_link(e.path()).is_ok_and(|t| t.to_string_lossy().starts_with("socket:")))
+        .filter_map(|e| e.file_name().to_string_lossy().parse().ok())
+        .collect()
+}
+
 /// Polls test on two requests until both are done; returns their sizes.
 pub fn wait_both(net: &dyn Net, a: *mut c_void, b: *mut c_void) -> (c_int, c_int) {
     let (mut da, mut db, mut sa, mut sb) = (0, 0, -1, -1);
