@@ -121,6 +121,13 @@ const IO_SPIN_US: Param = Param {
           busy, and none once traffic has stopped that long. 0: idle threads sleep at once. auto: \
           200 with at least 8 cores, else 0.",
 };
+const IO_SPIN_THREADS: Param = Param {
+    name: "NCCL_TCPXR_IO_SPIN_THREADS",
+    default: "1",
+    accepted: "1-64 (never more than the I/O threads)",
+    doc: "How many idle I/O threads may spin at once (see NCCL_TCPXR_IO_SPIN_US): the cores the pool \
+          may keep busy waiting while traffic flows.",
+};
 const SPEED_MBPS: Param = Param {
     name: "NCCL_TCPXR_SPEED_MBPS",
     default: "0",
@@ -219,6 +226,7 @@ pub static PARAMS: &[Param] = &[
     IO_THREADS,
     HANDOFF_BYTES,
     IO_SPIN_US,
+    IO_SPIN_THREADS,
     SPEED_MBPS,
     HANDSHAKE_TIMEOUT_MS,
     PEER_TIMEOUT_MS,
@@ -332,6 +340,7 @@ pub struct Config {
     pub handoff_bytes: Option<usize>,
     /// NCCL_TCPXR_IO_SPIN_US; None: auto (see the row's doc).
     pub io_spin_us: Option<u64>,
+    pub io_spin_threads: usize,
     /// 0 = read /sys/class/net/<if>/speed.
     pub speed_mbps: u32,
     pub handshake_timeout_ms: u64,
@@ -551,6 +560,7 @@ impl Config {
                 v if v.eq_ignore_ascii_case("auto") => None,
                 _ => Some(r.uint(&IO_SPIN_US, range(0, 100_000))?),
             },
+            io_spin_threads: r.usize(&IO_SPIN_THREADS, range(1, 64))?,
             // The range check above keeps it far below u32::MAX.
             speed_mbps: speed as u32,
             handshake_timeout_ms: r.uint(&HANDSHAKE_TIMEOUT_MS, range(100, 600_000))?,
@@ -615,6 +625,7 @@ impl Config {
             io_threads,
             handoff_bytes,
             io_spin_us,
+            io_spin_threads,
             speed_mbps,
             handshake_timeout_ms,
             peer_timeout_ms,
@@ -652,6 +663,7 @@ impl Config {
                 IO_SPIN_US.name,
                 io_spin_us.map_or_else(|| "auto".to_string(), |n| n.to_string()),
             ),
+            (IO_SPIN_THREADS.name, io_spin_threads.to_string()),
             (SPEED_MBPS.name, speed_mbps.to_string()),
             (HANDSHAKE_TIMEOUT_MS.name, handshake_timeout_ms.to_string()),
             (PEER_TIMEOUT_MS.name, peer_timeout_ms.to_string()),
@@ -765,6 +777,7 @@ mod tests {
                 io_threads: None,
                 handoff_bytes: None,
                 io_spin_us: None,
+                io_spin_threads: 1,
                 speed_mbps: 0,
                 handshake_timeout_ms: 10000,
                 peer_timeout_ms: 5000,
@@ -942,6 +955,10 @@ mod tests {
         assert_eq!(one(n, "100000").unwrap().io_spin_us, Some(100_000));
         rejected(n, "100001", "auto or 0-100000");
         rejected(n, "1ms", "auto or 0-100000");
+        let n = "NCCL_TCPXR_IO_SPIN_THREADS";
+        assert_eq!(one(n, "64").unwrap().io_spin_threads, 64);
+        rejected(n, "0", "1-64");
+        rejected(n, "65", "1-64");
     }
 
     #[test]
@@ -1078,6 +1095,7 @@ mod tests {
             ("NCCL_TCPXR_IO_THREADS", "3"),
             ("NCCL_TCPXR_HANDOFF_BYTES", "1M"),
             ("NCCL_TCPXR_IO_SPIN_US", "50"),
+            ("NCCL_TCPXR_IO_SPIN_THREADS", "3"),
             ("NCCL_TCPXR_TRANSPORT", "SOCKET"),
             ("NCCL_TCPXR_TCPX_LIB", "libnccl-net-tcpx.so"),
             ("NCCL_TCPXR_STATS", "1"),

@@ -74,6 +74,7 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
         pool: crate::transport::socket::PoolShape {
             threads: crate::transport::socket::io_threads(config.io_threads),
             spin: crate::transport::socket::io_spin(config.io_spin_us),
+            spinners: config.io_spin_threads,
         },
         handoff_bytes: crate::transport::socket::handoff_bytes(config.handoff_bytes),
     };

@@ -26,7 +26,7 @@
 use super::epoll::{Epoll, Latch, NO_EVENT};
 use crate::error::{Error, Result};
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -37,6 +37,8 @@ use std::time::{Duration, Instant};
 pub struct PoolShape {
     pub threads: usize,
     pub spin: Duration,
+    /// How many idle threads may spin at once.
+    pub spinners: usize,
 }
 
 impl PoolShape {
@@ -45,6 +47,7 @@ impl PoolShape {
         PoolShape {
             threads,
             spin: Duration::ZERO,
+            spinners: 0,
         }
     }
 }
@@ -110,7 +113,8 @@ struct Shared {
     polls: AtomicU64,
     /// How long an idle worker looks for work before it sleeps, and whether one is doing so now.
     spin: Duration,
-    spinning: AtomicBool,
+    spinners: usize,
+    spinning: AtomicUsize,
 }
 
 pub struct Pool {
@@ -152,7 +156,8 @@ impl Pool {
             registry: Mutex::new(Registry::default()),
             polls: AtomicU64::new(0),
             spin: shape.spin,
-            spinning: AtomicBool::new(false),
+            spinners: shape.spinners,
+            spinning: AtomicUsize::new(0),
         });
         // Level-triggered: once set, every waiter of the worker set sees it, now and later.
         shared
@@ -336,7 +341,13 @@ fn worker(s: &Shared) {
 /// The next event of the worker set: looked for without sleeping for `spin` if no other worker is
 /// doing so, then waited for.
 fn next_event(s: &Shared, events: &mut [libc::epoll_event]) -> std::io::Result<usize> {
-    if !s.spin.is_zero() && !s.spinning.swap(true, Ordering::AcqRel) {
+    let may_spin = !s.spin.is_zero()
+        && s.spinning
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < s.spinners).then_some(n + 1)
+            })
+            .is_ok();
+    if may_spin {
         let start = Instant::now();
         let found = loop {
             match s.worker_set.wait(events, 0) {
@@ -344,7 +355,7 @@ fn next_event(s: &Shared, events: &mut [libc::epoll_event]) -> std::io::Result<u
                 other => break other,
             }
         };
-        s.spinning.store(false, Ordering::Release);
+        s.spinning.fetch_sub(1, Ordering::AcqRel);
         if !matches!(found, Ok(0)) {
             return found;
         }
