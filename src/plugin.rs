@@ -71,19 +71,14 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
         rcvbuf: config.rcvbuf,
         handshake_timeout: Duration::from_millis(config.handshake_timeout_ms),
         peer_timeout_ms: config.peer_timeout_ms,
-        pool: crate::transport::socket::PoolShape {
-            threads: crate::transport::socket::io_threads(config.io_threads),
-            spin: crate::transport::socket::io_spin(config.io_spin_us),
-            spinners: config.io_spin_threads,
-        },
+        io_threads: crate::transport::socket::io_threads(config.io_threads),
         handoff_bytes: crate::transport::socket::handoff_bytes(config.handoff_bytes),
     };
     let inline_idle_bytes = crate::transport::socket::inline_idle_bytes(config.inline_idle_bytes);
     log::info!(
         target: "tcpxr::init",
-        "socket transport: {} I/O threads (an idle one spins {} us), hand-off from {} bytes; inline when idle up to {} bytes",
-        opts.pool.threads,
-        opts.pool.spin.as_micros(),
+        "socket transport: {} I/O threads, hand-off from {} bytes; inline when idle up to {} bytes",
+        opts.io_threads,
         opts.handoff_bytes,
         inline_idle_bytes
     );

@@ -15,7 +15,6 @@ mod mover;
 pub mod stripe;
 pub mod sys;
 mod workers;
-pub use workers::PoolShape;
 
 use crate::error::{Error, Result};
 use crate::transport::{
@@ -41,9 +40,9 @@ pub struct SocketOptions {
     pub rcvbuf: usize,
     pub handshake_timeout: Duration,
     pub peer_timeout_ms: u64,
-    /// The process-wide I/O pool: its threads (already capped at the cores; 0: none, NCCL's proxy
-    /// thread moves every byte) and how long an idle one spins.
-    pub pool: PoolShape,
+    /// I/O threads of the process-wide pool (already capped at the cores; 0: none, NCCL's proxy
+    /// thread moves every byte).
+    pub io_threads: usize,
     /// Backlog from which a stripe is handed to the pool.
     pub handoff_bytes: usize,
 }
@@ -85,12 +84,6 @@ pub fn handoff_bytes(setting: Option<usize>) -> usize {
 /// 2.5-3.0 GB/s with 512 KiB and 4.0-11.7 with 64 KiB (docs/BENCHMARKS.md section 15).
 pub fn inline_idle_bytes(setting: Option<usize>) -> usize {
     setting.unwrap_or(if parallel_pool() { 64 << 10 } else { 512 << 10 })
-}
-
-/// NCCL_TCPXR_IO_SPIN_US in effect: the setting, or for auto 200 us with a parallel pool and 0
-/// below, where a spinning thread would take one of few cores from NCCL's.
-pub fn io_spin(setting: Option<u64>) -> Duration {
-    Duration::from_micros(setting.unwrap_or(if parallel_pool() { 200 } else { 0 }))
 }
 
 pub struct SocketTransport {
@@ -143,9 +136,8 @@ impl SocketTransport {
             .collect();
         log::info!(
             target: "tcpxr::init",
-            "socket transport: {} I/O threads shared by all connections (an idle one spins {} us), stripes with a backlog of {} bytes or more go to them",
-            opts.pool.threads,
-            opts.pool.spin.as_micros(),
+            "socket transport: {} I/O threads shared by all connections, stripes with a backlog of {} bytes or more go to them",
+            opts.io_threads,
             opts.handoff_bytes
         );
         Ok(SocketTransport { devices, opts })
@@ -306,7 +298,7 @@ impl InnerListener for SocketListener {
         Ok(Some(Box::new(Stripe::start(
             stream,
             Direction::Recv,
-            self.opts.pool,
+            self.opts.io_threads,
             self.opts.handoff_bytes,
         )?)))
     }
@@ -353,7 +345,7 @@ impl InnerConnector for SocketConnector {
         Ok(Some(Box::new(Stripe::start(
             stream,
             Direction::Send,
-            self.opts.pool,
+            self.opts.io_threads,
             self.opts.handoff_bytes,
         )?)))
     }
