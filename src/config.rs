@@ -172,8 +172,9 @@ const TUNER: Param = Param {
     default: "auto",
     accepted: "auto, 0 or 1",
     doc: "The NCCL tuner exported from tcpxr's library (used when NCCL_TUNER_PLUGIN is unset): for a \
-          mid-size all_reduce on several nodes where NCCL would use LL, Simple on at most 2 channels \
-          (measured faster over tcpxr's socket transport, docs/BENCHMARKS.md section 16). auto: over \
+          mid-size all_reduce on several nodes where NCCL would use LL, Simple on 1 channel for \
+          per-rank shares of 32-512 KiB and at most 2 up to 2 MiB (measured faster over tcpxr's \
+          socket transport, docs/BENCHMARKS.md sections 16 and 24). auto: over \
           the socket transport only; 1: over every transport; 0: NCCL's own choices.",
 };
 

@@ -30,7 +30,11 @@ fn open(
         None => log::info!(
             target: "tcpxr::tuner",
             "tuner: communicator {comm_id:#x} ({n_ranks} ranks, {n_nodes} nodes): mid-size all_reduce in Simple{}",
-            if t.set_channels { " on at most 2 channels" } else { " (channels left to NCCL_MIN/MAX_NCHANNELS)" }
+            if t.set_channels {
+                " on 1 channel for per-rank shares of 32-512 KiB, at most 2 up to 2 MiB"
+            } else {
+                " (channels left to NCCL_MIN/MAX_NCHANNELS)"
+            }
         ),
         Some(why) => log::info!(
             target: "tcpxr::tuner",
