@@ -72,6 +72,17 @@ const INLINE_IDLE_BYTES: Param = Param {
           the stripes copy in parallel on the I/O pool (NCCL all_reduce of 2-8 MiB measured \
           1.6-3.9x faster than with 524288), else 524288.",
 };
+const INLINE_IDLE_P2P_BYTES: Param = Param {
+    name: "NCCL_TCPXR_INLINE_IDLE_P2P_BYTES",
+    default: "auto",
+    accepted: "auto or 0-1048576 (K/M suffixes allowed)",
+    doc: "NCCL_TCPXR_INLINE_IDLE_BYTES for the connections NCCL opens for point-to-point operations \
+          (send/recv, all-to-all), which it says in its hints before connecting (setNetAttr, NCCL \
+          2.28+); other connections, and every connection under older NCCL, take \
+          NCCL_TCPXR_INLINE_IDLE_BYTES. A point-to-point message is a whole transfer that NCCL waits \
+          for, not one step of a pipeline. auto: the larger of 131072 and NCCL_TCPXR_INLINE_IDLE_BYTES \
+          (NCCL sendrecv of 128 KiB measured 1.2x faster than at 65536, docs/BENCHMARKS.md section 25).",
+};
 const SOCKET_SNDBUF: Param = Param {
     name: "NCCL_TCPXR_SOCKET_SNDBUF",
     default: "0",
@@ -205,6 +216,7 @@ pub static PARAMS: &[Param] = &[
     RECV_WINDOW,
     INLINE_BYTES,
     INLINE_IDLE_BYTES,
+    INLINE_IDLE_P2P_BYTES,
     SOCKET_SNDBUF,
     SOCKET_RCVBUF,
     IO_THREADS,
@@ -312,6 +324,8 @@ pub struct Config {
     pub inline_bytes: usize,
     /// NCCL_TCPXR_INLINE_IDLE_BYTES; None: auto (see the row's doc).
     pub inline_idle_bytes: Option<usize>,
+    /// NCCL_TCPXR_INLINE_IDLE_P2P_BYTES; None: auto (see the row's doc).
+    pub inline_idle_p2p_bytes: Option<usize>,
     /// 0 = kernel autotuning.
     pub sndbuf: usize,
     /// 0 = kernel autotuning.
@@ -528,6 +542,13 @@ impl Config {
                     byte_range(0, crate::engine::wire::MAX_INLINE_BYTES as u64),
                 )?),
             },
+            inline_idle_p2p_bytes: match r.value(&INLINE_IDLE_P2P_BYTES).unwrap_or_default() {
+                v if v.eq_ignore_ascii_case("auto") => None,
+                _ => Some(r.usize(
+                    &INLINE_IDLE_P2P_BYTES,
+                    byte_range(0, crate::engine::wire::MAX_INLINE_BYTES as u64),
+                )?),
+            },
             sndbuf: r.usize(&SOCKET_SNDBUF, bufsize)?,
             rcvbuf: r.usize(&SOCKET_RCVBUF, bufsize)?,
             io_threads,
@@ -594,6 +615,7 @@ impl Config {
             recv_window,
             inline_bytes,
             inline_idle_bytes,
+            inline_idle_p2p_bytes,
             sndbuf,
             rcvbuf,
             io_threads,
@@ -620,6 +642,10 @@ impl Config {
             (
                 INLINE_IDLE_BYTES.name,
                 inline_idle_bytes.map_or_else(|| "auto".to_string(), |n| n.to_string()),
+            ),
+            (
+                INLINE_IDLE_P2P_BYTES.name,
+                inline_idle_p2p_bytes.map_or_else(|| "auto".to_string(), |n| n.to_string()),
             ),
             (SOCKET_SNDBUF.name, sndbuf.to_string()),
             (SOCKET_RCVBUF.name, rcvbuf.to_string()),
@@ -739,6 +765,7 @@ mod tests {
                 recv_window: 16,
                 inline_bytes: 16384,
                 inline_idle_bytes: None,
+                inline_idle_p2p_bytes: None,
                 sndbuf: 0,
                 rcvbuf: 0,
                 io_threads: None,
@@ -851,6 +878,11 @@ mod tests {
         assert_eq!(one(n, "256K").unwrap().inline_idle_bytes, Some(256 << 10));
         assert_eq!(one(n, "1M").unwrap().inline_idle_bytes, Some(1 << 20));
         rejected(n, "1048577", "0-1048576");
+        let n = "NCCL_TCPXR_INLINE_IDLE_P2P_BYTES";
+        assert_eq!(one(n, "auto").unwrap().inline_idle_p2p_bytes, None);
+        assert_eq!(one(n, "128K").unwrap().inline_idle_p2p_bytes, Some(128 << 10));
+        rejected(n, "1048577", "auto or 0-1048576");
+        rejected(n, "-1", "auto or 0-1048576");
         rejected(n, "-1", "0-1048576");
     }
 
@@ -1046,6 +1078,7 @@ mod tests {
             ("NCCL_TCPXR_STRIPES", "8"),
             ("NCCL_TCPXR_CHUNK_BYTES", "1M"),
             ("NCCL_TCPXR_IFNAME", "^lo,docker"),
+            ("NCCL_TCPXR_INLINE_IDLE_P2P_BYTES", "256K"),
             ("NCCL_TCPXR_SOCKET_SNDBUF", "2M"),
             ("NCCL_TCPXR_IO_THREADS", "3"),
             ("NCCL_TCPXR_HANDOFF_BYTES", "1M"),

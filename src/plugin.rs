@@ -39,6 +39,9 @@ pub struct Plugin {
     pub recv_window: usize,
     /// NCCL_TCPXR_INLINE_IDLE_BYTES in effect (auto resolved).
     pub inline_idle_bytes: usize,
+    /// NCCL_TCPXR_INLINE_IDLE_P2P_BYTES in effect: for connections NCCL's hints say are
+    /// point-to-point.
+    pub inline_idle_p2p_bytes: usize,
     /// GPU buffers are offered and NCCL places received GPU pages itself (`NCCL_NET_DEVICE_UNPACK`,
     /// v7+ tables): receive comms give NCCL a device handle at accept.
     pub device_unpack: bool,
@@ -75,12 +78,16 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
         handoff_bytes: crate::transport::socket::handoff_bytes(config.handoff_bytes),
     };
     let inline_idle_bytes = crate::transport::socket::inline_idle_bytes(config.inline_idle_bytes);
+    let inline_idle_p2p_bytes =
+        crate::transport::socket::inline_idle_p2p_bytes(config.inline_idle_p2p_bytes, inline_idle_bytes);
     log::info!(
         target: "tcpxr::init",
-        "socket transport: {} I/O threads, hand-off from {} bytes; inline when idle up to {} bytes",
+        "socket transport: {} I/O threads, hand-off from {} bytes; inline when idle up to {} bytes \
+         ({} on connections NCCL's hints say are point-to-point)",
         opts.io_threads,
         opts.handoff_bytes,
-        inline_idle_bytes
+        inline_idle_bytes,
+        inline_idle_p2p_bytes
     );
     let ifname = ifname_setting(config);
     let transport = open_transport(
@@ -157,6 +164,7 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
         send_window,
         recv_window,
         inline_idle_bytes,
+        inline_idle_p2p_bytes,
         device_unpack: gpu.device_unpack,
     }));
     Ok(())
@@ -433,13 +441,19 @@ pub fn device_count() -> Result<usize> {
     Ok(get()?.devices.count())
 }
 
-fn tuning(p: &Plugin, max_requests: usize) -> Tuning {
+/// A comm's settings. `p2p`: NCCL's hints say the connection carries point-to-point operations
+/// (a send comm's inline limit while idle; see [`connect`]).
+fn tuning(p: &Plugin, max_requests: usize, p2p: bool) -> Tuning {
     let config = p.config;
     Tuning {
         send_window: p.send_window,
         recv_window: p.recv_window,
         inline_bytes: config.inline_bytes,
-        inline_idle_bytes: p.inline_idle_bytes,
+        inline_idle_bytes: if p2p {
+            p.inline_idle_p2p_bytes
+        } else {
+            p.inline_idle_bytes
+        },
         // Inline payloads bound for GPU memory land in pinned slots of this size, one per request:
         // a receiver that offers GPU buffers keeps them at the always-inline size. With NCCL's
         // device unpack over tcpx every payload goes through TCPX's pool, the one base NCCL's
@@ -447,7 +461,11 @@ fn tuning(p: &Plugin, max_requests: usize) -> Tuning {
         inline_accept: match (GPU_BUFFERS.load(Ordering::Acquire), p.device_unpack, p.transport.name()) {
             (_, true, "tcpx") => 0,
             (true, _, _) => config.inline_bytes,
-            (false, _, _) => config.inline_bytes.max(p.inline_idle_bytes),
+            // Either kind of sender may connect to this listen: take the larger idle limit.
+            (false, _, _) => config
+                .inline_bytes
+                .max(p.inline_idle_bytes)
+                .max(p.inline_idle_p2p_bytes),
         },
         max_requests,
         handshake_timeout: Duration::from_millis(config.handshake_timeout_ms),
@@ -463,7 +481,7 @@ fn tuning(p: &Plugin, max_requests: usize) -> Tuning {
 pub fn listen(dev: c_int, handle: &mut [u8; HANDLE_BYTES]) -> Result<*mut c_void> {
     let p = get()?;
     let nics = p.devices.nics(&*p.devices.get(dev, "listen")?);
-    let t = tuning(&p, 0);
+    let t = tuning(&p, 0, false);
     // A fused device puts at least one stripe on each of its members.
     let stripes = p.config.stripes.max(nics.members().count());
     let comm = ListenComm::listen(p.transport.clone(), &nics, stripes, p.chunk_bytes, &t, handle)?;
@@ -481,17 +499,21 @@ type InProgress = ([u8; HANDLE_BYTES], Connecting);
 /// Connects to the peer whose handle NCCL passes in `bytes` (NCCL's NCCL_NET_HANDLE_MAXSIZE-byte
 /// buffer, the same on every call of one connect). Returns NULL while the connection is still
 /// being made. `traffic_class`: NCCL's for the communicator (v10+), see [`traffic_class`].
+/// `p2p`: NCCL's hints, set just before it connects (v11+), say the connection is for
+/// point-to-point operations; its messages then travel inline while idle up to
+/// NCCL_TCPXR_INLINE_IDLE_P2P_BYTES. Read when the connect starts.
 pub fn connect(
     dev: c_int,
     bytes: &mut [u8; HANDLE_BYTES],
     max_requests: usize,
     traffic_class: Option<u8>,
+    p2p: bool,
 ) -> Result<*mut c_void> {
     let p = get()?;
     let nics = p.devices.nics(&*p.devices.get(dev, "connect")?);
     let t = Tuning {
         traffic_class,
-        ..tuning(&p, max_requests)
+        ..tuning(&p, max_requests, p2p)
     };
     let ticket = u64::from_le_bytes(
         bytes[HANDLE_TICKET_OFFSET..HANDLE_TICKET_OFFSET + 8]
@@ -555,7 +577,8 @@ pub unsafe fn accept(
             )));
         }
     }
-    let Some(comm) = l.accept(&tuning(&p, max_requests))? else {
+    // The receive side's idle limit is unused (the sender decides what goes inline).
+    let Some(comm) = l.accept(&tuning(&p, max_requests, false))? else {
         return Ok(std::ptr::null_mut());
     };
     if let Some(h) = dev_handle {

@@ -1,5 +1,6 @@
 //! The per-communicator context of the v11+ tables: NCCL's init makes one per communicator,
-//! connect reads its traffic class, setNetAttr leaves NCCL's latest hints in it, finalize frees it.
+//! connect reads its traffic class, setNetAttr leaves NCCL's latest hints in it (connect reads
+//! whether they are a point-to-point connection's), finalize frees it.
 use crate::abi::{ncclNetAttr_v11_t, ncclNetCommAttr_v11_t, NCCL_ALGO_RING, NCCL_PROTO_LL, NCCL_PROTO_SIMPLE};
 use crate::error::{Error, Result};
 use std::ffi::c_void;
@@ -77,6 +78,13 @@ impl Context {
         *last = Some(new);
     }
 
+    /// NCCL's latest hints say the operations ahead are point-to-point only. NCCL sets a
+    /// connection's hints just before it connects it (its proxy's connect step), so at connect
+    /// this says what the new connection is for.
+    pub fn p2p_hinted(&self) -> bool {
+        self.hints.lock().unwrap().is_some_and(|h| h.p2p_only())
+    }
+
     #[cfg(test)]
     fn hints(&self) -> Option<Hints> {
         *self.hints.lock().unwrap()
@@ -87,6 +95,20 @@ impl Context {
 /// and the operation, algorithm and protocol they carry now (bit masks; -1: undefined).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Hints(pub ncclNetAttr_v11_t);
+
+/// NCCL's collective functions, the low bits of its operation mask (ncclFuncBroadcast, Reduce,
+/// AllGather, ReduceScatter, AllReduce); the bits above are point-to-point (SendRecv, Send, Recv,
+/// AlltoAll, Scatter, Gather, ...).
+const COLLECTIVE_OPS: u32 = (1 << 5) - 1;
+
+impl Hints {
+    /// The operation mask is defined and names point-to-point operations only (NCCL's hints for
+    /// its p2p connections: Send | Recv | AlltoAll | Scatter | Gather).
+    pub fn p2p_only(&self) -> bool {
+        let op = self.0.op;
+        op != u32::MAX && op != 0 && op & COLLECTIVE_OPS == 0
+    }
+}
 
 impl fmt::Display for Hints {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -146,6 +168,26 @@ mod tests {
             maxConcurrentPeers: peers.1,
             minFlowsPerPeer: flows.0,
             maxFlowsPerPeer: flows.1,
+        }
+    }
+
+    #[test]
+    fn only_a_defined_mask_of_point_to_point_operations_is_p2p() {
+        let with_op = |op: u32| {
+            Hints(ncclNetAttr_v11_t {
+                sendCommAttr: side((1, 2), (1, 2)),
+                recvCommAttr: side((1, 2), (1, 2)),
+                op,
+                algo: u32::MAX,
+                proto: u32::MAX,
+            })
+        };
+        // NCCL's hint for a p2p connection: Send | Recv | AlltoAll | Scatter | Gather.
+        assert!(with_op(0x7c0).p2p_only());
+        assert!(with_op(1 << 6).p2p_only(), "a send");
+        assert!(with_op(1 << 5).p2p_only(), "a sendrecv");
+        for op in [u32::MAX, 0, 1 << 4, 1, 0x7c0 | (1 << 2)] {
+            assert!(!with_op(op).p2p_only(), "{op:#x}");
         }
     }
 

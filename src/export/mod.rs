@@ -128,6 +128,7 @@ fn connect_common(
     send: *mut *mut c_void,
     max: usize,
     traffic_class: Result<Option<u8>>,
+    p2p: bool,
 ) -> Result<()> {
     non_null!(handle, "connect: handle");
     non_null!(send, "connect: sendComm");
@@ -136,7 +137,7 @@ fn connect_common(
     let traffic_class = traffic_class?;
     // SAFETY: `handle` is NCCL's NCCL_NET_HANDLE_MAXSIZE-byte buffer holding the peer's handle
     // (checked non-NULL), the same buffer on every call, untouched by NCCL until connect returns.
-    let comm = plugin::connect(dev, unsafe { handle_bytes(handle) }, max, traffic_class)?;
+    let comm = plugin::connect(dev, unsafe { handle_bytes(handle) }, max, traffic_class, p2p)?;
     // SAFETY: as for the first write.
     unsafe { *send = comm };
     Ok(())
@@ -144,13 +145,13 @@ fn connect_common(
 
 ffi_fn! {
     "connect" fn connect_v5(dev: c_int, handle: *mut c_void, sendComm: *mut *mut c_void) {
-        connect_common(dev, handle, sendComm, NCCL_NET_MAX_REQUESTS_V6, Ok(None))
+        connect_common(dev, handle, sendComm, NCCL_NET_MAX_REQUESTS_V6, Ok(None), false)
     }
 }
 
 ffi_fn! {
     "connect" fn connect_v7(dev: c_int, handle: *mut c_void, sendComm: *mut *mut c_void, _devComm: *mut *mut ncclNetDeviceHandle_v7_t) {
-        connect_common(dev, handle, sendComm, NCCL_NET_MAX_REQUESTS, Ok(None))
+        connect_common(dev, handle, sendComm, NCCL_NET_MAX_REQUESTS, Ok(None), false)
     }
 }
 
@@ -164,7 +165,7 @@ ffi_fn! {
     ) {
         // SAFETY: NCCL's config, or NULL.
         let class = unsafe { config_traffic_class(config) };
-        connect_common(dev, handle, sendComm, NCCL_NET_MAX_REQUESTS, class)
+        connect_common(dev, handle, sendComm, NCCL_NET_MAX_REQUESTS, class, false)
     }
 }
 
@@ -177,8 +178,10 @@ ffi_fn! {
         _devComm: *mut *mut ncclNetDeviceHandle_v11_t,
     ) {
         // SAFETY: NCCL passes the context init_v11 returned for this communicator (or NULL).
-        let class = unsafe { Context::of(ctx, "connect") }.map(|c| c.and_then(|c| c.traffic_class));
-        connect_common(dev, handle, sendComm, NCCL_NET_MAX_REQUESTS, class)
+        let context = unsafe { Context::of(ctx, "connect") };
+        let p2p = matches!(context, Ok(Some(c)) if c.p2p_hinted());
+        let class = context.map(|c| c.and_then(|c| c.traffic_class));
+        connect_common(dev, handle, sendComm, NCCL_NET_MAX_REQUESTS, class, p2p)
     }
 }
 

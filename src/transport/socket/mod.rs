@@ -86,6 +86,15 @@ pub fn inline_idle_bytes(setting: Option<usize>) -> usize {
     setting.unwrap_or(if parallel_pool() { 64 << 10 } else { 512 << 10 })
 }
 
+/// NCCL_TCPXR_INLINE_IDLE_P2P_BYTES in effect: the setting, or for auto the larger of 128 KiB and
+/// `inline_idle` (NCCL_TCPXR_INLINE_IDLE_BYTES in effect). NCCL sendrecv of 128 KiB (one message
+/// each way, nothing else in flight) took 76-83 us inline against 98-103 striped, while the
+/// all_reduce that made 64 KiB the limit for every connection (section 15) does not run on these
+/// connections (docs/BENCHMARKS.md section 25).
+pub fn inline_idle_p2p_bytes(setting: Option<usize>, inline_idle: usize) -> usize {
+    setting.unwrap_or(inline_idle.max(128 << 10))
+}
+
 pub struct SocketTransport {
     devices: Vec<DeviceInfo>,
     opts: SocketOptions,
