@@ -6,7 +6,6 @@
 //! message posts none).
 mod common;
 use common::*;
-use nccl_net_tcpxr::abi::*;
 use std::ffi::c_void;
 
 #[used]
@@ -28,44 +27,10 @@ const UNDEFINED: u32 = u32::MAX;
 /// A pair connected as NCCL connects one: hints for `op` on the communicator's context, then
 /// listen, connect and accept with that context.
 fn pair_under<'a>(net: &'a V12, ctx: *mut c_void, op: u32) -> Pair<'a> {
-    let t = net.0;
-    let side = ncclNetCommAttr_v12_t {
-        minConcurrentPeers: 1,
-        maxConcurrentPeers: 2,
-        minFlowsPerPeer: 1,
-        maxFlowsPerPeer: 2,
-    };
-    let mut attr = ncclNetAttr_v12_t {
-        sendCommAttr: side,
-        recvCommAttr: side,
-        op,
-        algo: UNDEFINED,
-        proto: UNDEFINED,
-    };
-    let mut handle = [0u8; 128];
-    let (mut l, mut s, mut r) = (null(), null(), null());
-    let mut dh: *mut ncclNetDeviceHandle_v12_t = std::ptr::null_mut();
-    // SAFETY: the context init returned, live attributes, a 128-byte handle buffer (the same on
-    // every connect call) and live out-pointers, as NCCL passes them.
-    unsafe {
-        assert_eq!(t.setNetAttr.unwrap()(ctx, &mut attr), OK);
-        assert_eq!(t.listen.unwrap()(ctx, 0, handle.as_mut_ptr().cast(), &mut l), OK);
-        let start = std::time::Instant::now();
-        while s.is_null() || r.is_null() {
-            assert!(start.elapsed() < DEADLINE, "connect/accept did not complete");
-            if s.is_null() {
-                assert_eq!(
-                    t.connect.unwrap()(ctx, 0, handle.as_mut_ptr().cast(), &mut s, &mut dh),
-                    OK
-                );
-            }
-            if r.is_null() {
-                assert_eq!(t.accept.unwrap()(l, &mut r, &mut dh), OK);
-            }
-        }
-        assert_eq!(t.closeListen.unwrap()(l), OK);
-    }
-    Pair { net, send: s, recv: r }
+    let mut attr = net_attr(2, op, UNDEFINED, UNDEFINED);
+    // SAFETY: the context init returned and live attributes, as NCCL passes them.
+    assert_eq!(unsafe { net.0.setNetAttr.unwrap()(ctx, &mut attr) }, OK);
+    Pair::in_context(net, ctx)
 }
 
 fn send_posts() -> (u64, u64) {

@@ -166,19 +166,7 @@ fn hints_are_taken_on_the_communicators_context_and_bad_pointers_are_refused() {
     // SAFETY: as NCCL calls init (no config).
     let r = unsafe { t.init.unwrap()(&mut ctx, 0x77, std::ptr::null_mut(), None, None) };
     assert_eq!(r, OK);
-    let side = ncclNetCommAttr_v12_t {
-        minConcurrentPeers: 1,
-        maxConcurrentPeers: 2,
-        minFlowsPerPeer: 1,
-        maxFlowsPerPeer: 4,
-    };
-    let mut attr = ncclNetAttr_v12_t {
-        sendCommAttr: side,
-        recvCommAttr: side,
-        op: 1 << 4,
-        algo: 1 << 1,
-        proto: 1 << 2,
-    };
+    let mut attr = net_attr(4, 1 << 4, 1 << 1, 1 << 2);
     let set = t.setNetAttr.unwrap();
     // SAFETY: the context init returned and a live attributes struct, as NCCL passes them; then
     // NULL and a buffer that is not a context, which tcpxr must refuse.

@@ -226,6 +226,24 @@ pub trait Net: Sync {
 pub struct V12(pub &'static ncclNet_v12_t);
 pub struct V5(&'static ncclNet_v5_t);
 
+/// NCCL's hints (setNetAttr) as it gives them for a two-rank communicator: 1-2 peers and 1-`flows`
+/// flows per peer each way, and the operation, algorithm and protocol masks (u32::MAX: undefined).
+pub fn net_attr(flows: i32, op: u32, algo: u32, proto: u32) -> ncclNetAttr_v12_t {
+    let side = ncclNetCommAttr_v12_t {
+        minConcurrentPeers: 1,
+        maxConcurrentPeers: 2,
+        minFlowsPerPeer: 1,
+        maxFlowsPerPeer: flows,
+    };
+    ncclNetAttr_v12_t {
+        sendCommAttr: side,
+        recvCommAttr: side,
+        op,
+        algo,
+        proto,
+    }
+}
+
 pub fn v12() -> V12 {
     V12(table("ncclNetPlugin_v12"))
 }
@@ -471,6 +489,35 @@ impl<'a> Pair<'a> {
             assert!(start.elapsed() < DEADLINE, "connect/accept did not complete");
         }
         assert_eq!(net.close_listen(l), OK);
+        Pair { net, send: s, recv: r }
+    }
+
+    /// A pair on device 0 made through the v12 table within NCCL's communicator context `ctx` (from
+    /// the table's init), as NCCL makes its connections: listen, connect and accept all given it.
+    pub fn in_context(net: &'a V12, ctx: *mut c_void) -> Self {
+        let t = net.0;
+        let mut handle = [0u8; 128];
+        let (mut l, mut s, mut r) = (null(), null(), null());
+        let mut dh: *mut ncclNetDeviceHandle_v12_t = std::ptr::null_mut();
+        // SAFETY: the caller's context, a 128-byte handle buffer (the same on every connect call)
+        // and live out-pointers, as NCCL passes them.
+        unsafe {
+            assert_eq!(t.listen.unwrap()(ctx, 0, handle.as_mut_ptr().cast(), &mut l), OK);
+            let start = Instant::now();
+            while s.is_null() || r.is_null() {
+                assert!(start.elapsed() < DEADLINE, "connect/accept did not complete");
+                if s.is_null() {
+                    assert_eq!(
+                        t.connect.unwrap()(ctx, 0, handle.as_mut_ptr().cast(), &mut s, &mut dh),
+                        OK
+                    );
+                }
+                if r.is_null() {
+                    assert_eq!(t.accept.unwrap()(l, &mut r, &mut dh), OK);
+                }
+            }
+            assert_eq!(t.closeListen.unwrap()(l), OK);
+        }
         Pair { net, send: s, recv: r }
     }
 
