@@ -19,6 +19,7 @@ pub mod requests;
 pub mod ring;
 pub mod send;
 pub mod setup;
+pub mod stage;
 pub mod stall;
 pub mod striper;
 pub mod wire;

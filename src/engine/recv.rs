@@ -11,12 +11,13 @@
 //! life is followed here and in ring.rs. Other comms place GPU-bound bytes with tcpxr's own unpack
 //! kernel (lanes.rs).
 use super::ctrl::Ctrl;
-use super::lanes::{InlineLanding, RecvCtx, RecvLane, RecvStage, SharedStage};
+use super::lanes::{RecvCtx, RecvLane};
 use super::memory::{Registration, Registry};
 use super::posted::Posted;
 use super::profile::{self, Event, Op, Parent};
 use super::requests::Kind;
 use super::ring::{Bounce, DeviceRing, RING_SLOTS};
+use super::stage::RecvStage;
 use super::stall::{self, StallWatch};
 use super::striper::{Cut, Striper, Then};
 use super::wire::{MsgHeader, MSG_HEADER_BYTES};
@@ -44,7 +45,7 @@ struct Msg {
     /// For an inline payload bound for GPU memory: its placement's ticket on the unpack stage.
     inline_ticket: Option<u64>,
     cut: Cut,
-    /// Where the destination lives: the comm's unpack stage when it is GPU memory, and its
+    /// Whether the destination is GPU memory (placed by the comm's unpack stage), and its
     /// registration.
     mem: RecvCtx,
     /// NCCL's profiler handle for it, and its event (profile.rs).
@@ -79,13 +80,12 @@ impl Msg {
 struct State {
     /// NCCL's device unpack, when NCCL asked for it at accept.
     ring: Option<DeviceRing>,
-    /// GPU placement of received chunks by tcpxr's unpack kernel (comms without device unpack),
-    /// made on the first receive into GPU memory.
-    stage: Option<SharedStage>,
+    /// GPU placement of received chunks and inline payloads by tcpxr's unpack kernel (comms
+    /// without device unpack), made at the first regMr of GPU memory (or receive into it); lent
+    /// to the lanes on each post and test.
+    stage: Option<RecvStage>,
     /// Largest inline payload this side accepts (announced in the listen handle).
     inline_limit: usize,
-    /// Inline payloads bound for GPU memory land here, made on the first one.
-    inline_landing: Option<InlineLanding>,
     ctrl: Ctrl,
     striper: Striper<RecvLane>,
     posted: Posted<Msg>,
@@ -116,7 +116,6 @@ impl RecvComm {
             ring: None,
             stage: None,
             inline_limit: t.inline_accept,
-            inline_landing: None,
             striper: Striper::new(
                 stripes
                     .into_iter()
@@ -269,7 +268,7 @@ impl RecvComm {
                 data as usize,
                 capacity,
                 RecvCtx {
-                    stage: None,
+                    gpu: false,
                     reg: if bounce { None } else { reg },
                 },
                 parent,
@@ -285,14 +284,14 @@ impl RecvComm {
         }
         // The GPU stage comes first, so that an error there loses no request slot. It exists since
         // regMr, except for memory NCCL never registered.
-        let stage = match gpu {
-            None => None,
-            Some(g) => Some(st.gpu_stage(&g)?),
+        if let Some(g) = &gpu {
+            st.gpu_stage(g)?;
+        }
+        let mem = RecvCtx {
+            gpu: gpu.is_some(),
+            reg,
         };
-        let Some(request) = st
-            .posted
-            .post(Msg::new(data as usize, capacity, RecvCtx { stage, reg }, parent))
-        else {
+        let Some(request) = st.posted.post(Msg::new(data as usize, capacity, mem, parent)) else {
             st.progress()?;
             return Ok(None);
         };
@@ -309,8 +308,8 @@ impl RecvComm {
         let seq = st.posted.seq_of(slot)?;
         let ctrl_done = seq < st.ctrl_seq;
         let msg = st.posted.get_mut(seq);
-        let placed = match (msg.inline_ticket, &msg.mem.stage) {
-            (Some(t), Some(stage)) => stage.lock().unwrap().placed(t)?,
+        let placed = match (msg.inline_ticket, &mut st.stage) {
+            (Some(t), Some(stage)) => stage.placed(t)?,
             _ => true,
         };
         if placed && msg.done(ctrl_done) {
@@ -342,8 +341,8 @@ impl Drop for RecvComm {
     fn drop(&mut self) {
         let st = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
         // Let every unpack launch finish before the bounce memory it reads is freed.
-        if let Some(stage) = &st.stage {
-            stage.lock().unwrap_or_else(|e| e.into_inner()).quiesce();
+        if let Some(stage) = &mut st.stage {
+            stage.quiesce();
         }
         if let Some(stats) = &st.stats {
             stats.report("receive", &st.striper.counts());
@@ -361,19 +360,13 @@ impl State {
         self.posted.get_mut(seq).event = event;
     }
 
-    /// The unpack stage of receives into `g`'s memory, with every stripe's bounce slots and the
-    /// inline landing slots: made on first use (regMr), then shared by every such receive.
-    fn gpu_stage(&mut self, g: &Arc<Gpu>) -> Result<SharedStage> {
-        let stage = match &self.stage {
-            Some(s) => s.clone(),
-            None => {
-                let s = RecvStage::new(g.clone())?;
-                self.inline_landing = Some(InlineLanding::new(g, self.posted.capacity(), self.inline_limit)?);
-                self.stage = Some(s.clone());
-                s
-            }
-        };
-        let ordinal = stage.lock().unwrap().gpu().ordinal;
+    /// Makes the unpack stage of receives into `g`'s memory, with every stripe's bounce slots, on
+    /// first use (regMr); checks that later receives go to the same GPU.
+    fn gpu_stage(&mut self, g: &Arc<Gpu>) -> Result<()> {
+        if self.stage.is_none() {
+            self.stage = Some(RecvStage::new(g.clone(), self.posted.capacity(), self.inline_limit)?);
+        }
+        let ordinal = self.stage.as_ref().expect("made above").gpu().ordinal;
         if ordinal != g.ordinal {
             return Err(Error::invalid_usage(format!(
                 "GPU {} memory on a connection that receives into GPU {ordinal}",
@@ -381,9 +374,9 @@ impl State {
             )));
         }
         for lane in self.striper.lanes_mut() {
-            lane.prepare(&stage)?;
+            lane.prepare(g)?;
         }
-        Ok(stage)
+        Ok(())
     }
 
     fn progress(&mut self) -> Result<()> {
@@ -409,7 +402,7 @@ impl State {
                 self.posted.unretired() - self.posted.live()
             ),
             (None, Some(stage)) => {
-                let (added, placed) = stage.lock().unwrap().counts();
+                let (added, placed) = stage.counts();
                 format!("; unpack kernel: {placed} of {added} chunks placed")
             }
             (None, None) => String::new(),
@@ -438,7 +431,7 @@ impl State {
     fn progress_inner(&mut self) -> Result<()> {
         self.read_control()?;
         let (posted, ring) = (&mut self.posted, &mut self.ring);
-        self.striper.poll(|c| {
+        self.striper.poll(&mut self.stage, |c| {
             posted.get_mut(c.seq).cut.pending -= 1;
             // Device unpack: the chunk's records join its receive's slot, and the pages they
             // point at stay until NCCL consumes the receive.
@@ -451,14 +444,23 @@ impl State {
             }
         })?;
         // Every GPU chunk that arrived in this pass, on any stripe, is placed by one launch.
-        if let Some(stage) = &self.stage {
-            stage.lock().unwrap().launch()?;
+        if let Some(stage) = &mut self.stage {
+            stage.launch()?;
         }
         while self.issue_seq < self.ctrl_seq {
             let seq = self.issue_seq;
             let m = self.posted.get_mut(seq);
             let size = m.size.unwrap_or(0);
-            if !m.inline && !self.striper.issue(seq, m.land, size, &m.mem, &mut m.cut, m.parent)? {
+            if !m.inline
+                && !self.striper.issue(
+                    seq,
+                    m.land..m.land + size,
+                    &m.mem,
+                    &mut m.cut,
+                    m.parent,
+                    &mut self.stage,
+                )?
+            {
                 break;
             }
             self.issue_seq += 1;
@@ -511,26 +513,26 @@ impl State {
                 m.bounce = Some(Some(at));
             }
             if m.inline && size > 0 {
-                match &m.mem.stage {
-                    None => {
+                match (m.mem.gpu, &mut self.stage) {
+                    (true, None) => return Err(Error::internal("a receive into GPU memory without its unpack stage")),
+                    (true, Some(stage)) => {
+                        // Bound for GPU memory (the peer sent from host memory): the payload lands
+                        // in this request's pinned slot and the unpack kernel places it.
+                        if !self
+                            .ctrl
+                            .read_into(stage.inline_payload(slot, size)?, &mut m.inline_got)?
+                        {
+                            return Ok(());
+                        }
+                        m.inline_ticket = Some(stage.place_inline(slot, size, m.ptr as u64)?);
+                    }
+                    (false, _) => {
                         // SAFETY: `land` is irecv's buffer (its caller guarantees ptr..ptr+capacity
                         // is writable, and size <= capacity) or bounce memory taken for `size` bytes.
                         let dst = unsafe { std::slice::from_raw_parts_mut(m.land as *mut u8, size) };
                         if !self.ctrl.read_into(dst, &mut m.inline_got)? {
                             return Ok(());
                         }
-                    }
-                    Some(stage) => {
-                        // Bound for GPU memory (the peer sent from host memory): the payload lands
-                        // in this request's pinned slot and the unpack kernel places it.
-                        let landing = self.inline_landing.as_mut().ok_or_else(|| {
-                            Error::internal("an inline payload for GPU memory before its landing slots")
-                        })?;
-                        if !self.ctrl.read_into(landing.payload(slot, size)?, &mut m.inline_got)? {
-                            return Ok(());
-                        }
-                        let ticket = landing.queue(slot, size, m.ptr as u64, &mut stage.lock().unwrap())?;
-                        m.inline_ticket = Some(ticket);
                     }
                 }
             }

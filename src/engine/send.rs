@@ -280,14 +280,18 @@ impl State {
     fn progress_inner(&mut self) -> Result<()> {
         self.ctrl.flush()?;
         let posted = &mut self.posted;
-        self.striper.poll(|c| {
+        self.striper.poll(&mut (), |c| {
             posted.get_mut(c.seq).cut.pending -= 1;
             Ok(Then::Release)
         })?;
         while self.issue_seq < self.posted.next_seq() {
             let seq = self.issue_seq;
             let m = self.posted.get_mut(seq);
-            if !m.inline && !self.striper.issue(seq, m.ptr, m.size, &m.mem, &mut m.cut, m.parent)? {
+            if !m.inline
+                && !self
+                    .striper
+                    .issue(seq, m.ptr..m.ptr + m.size, &m.mem, &mut m.cut, m.parent, &mut ())?
+            {
                 break;
             }
             self.issue_seq += 1;

@@ -6,16 +6,19 @@ use super::profile::{self, Event, Op, Parent};
 use crate::error::{Error, Result};
 use crate::transport::{InnerMr, Landed, MemKind, StripeProgress};
 use std::collections::VecDeque;
+use std::ops::Range;
 
 /// What the striper needs of one stripe: register memory, post, test the oldest, release the
-/// oldest. `Ctx` is what a post needs to know about the message's memory (see lanes.rs).
+/// oldest. `Ctx` is what a post needs to know about the message's memory (see lanes.rs); `Shared`
+/// is state of the comm that all its lanes use, which the comm owns and lends to each post and test.
 pub trait Lane {
     type Ctx;
+    type Shared;
     /// Registers `ptr .. ptr + len` with this stripe's inner connection.
     fn register(&mut self, ptr: usize, len: usize, kind: MemKind) -> Result<InnerMr>;
     fn deregister(&mut self, mr: InnerMr) -> Result<()>;
-    fn post(&mut self, ptr: usize, len: usize, ctx: &Self::Ctx) -> Result<bool>;
-    fn test_oldest(&mut self) -> Result<bool>;
+    fn post(&mut self, ptr: usize, len: usize, ctx: &Self::Ctx, shared: &mut Self::Shared) -> Result<bool>;
+    fn test_oldest(&mut self, shared: &mut Self::Shared) -> Result<bool>;
     /// For NCCL's device unpack: the records of the chunk `test_oldest` just reported landed,
     /// when it landed in a bounce pool rather than in place.
     fn landed(&self) -> Option<Landed<'_>> {
@@ -181,18 +184,19 @@ impl<L: Lane> Striper<L> {
         first
     }
 
-    /// Hands out chunks of message `seq` (bytes `base .. base + size`) until it is all out or the
-    /// next stripe in turn is full. Returns true once every chunk is out. `parent`: the message's
-    /// profiler handle; each chunk is then an event from its post until its stripe completes it.
+    /// Hands out chunks of message `seq` (its `bytes`) until it is all out or the next stripe in
+    /// turn is full. Returns true once every chunk is out. `parent`: the message's profiler
+    /// handle; each chunk is then an event from its post until its stripe completes it.
     pub fn issue(
         &mut self,
         seq: u64,
-        base: usize,
-        size: usize,
+        bytes: Range<usize>,
         ctx: &L::Ctx,
         cut: &mut Cut,
         parent: Option<Parent>,
+        shared: &mut L::Shared,
     ) -> Result<bool> {
+        let (base, size) = (bytes.start, bytes.len());
         while cut.issued < size {
             let s = &mut self.stripes[self.cursor];
             if s.in_flight.len() + s.held.len() >= self.window {
@@ -200,7 +204,7 @@ impl<L: Lane> Striper<L> {
                 return Ok(false);
             }
             let len = self.chunk_bytes.min(size - cut.issued);
-            if !s.lane.post(base + cut.issued, len, ctx)? {
+            if !s.lane.post(base + cut.issued, len, ctx, shared)? {
                 self.stalls += 1;
                 return Ok(false);
             }
@@ -223,10 +227,10 @@ impl<L: Lane> Striper<L> {
 
     /// Retires every chunk that has landed, oldest first on each stripe, reporting each to
     /// `landed`, which says whether its inner slot is released now or held for its message.
-    pub fn poll(&mut self, mut landed: impl FnMut(Landing) -> Result<Then>) -> Result<()> {
+    pub fn poll(&mut self, shared: &mut L::Shared, mut landed: impl FnMut(Landing) -> Result<Then>) -> Result<()> {
         for s in &mut self.stripes {
             while let Some(&c) = s.in_flight.front() {
-                if !s.lane.test_oldest()? {
+                if !s.lane.test_oldest(shared)? {
                     break;
                 }
                 s.in_flight.pop_front();
@@ -328,6 +332,7 @@ mod tests {
 
     impl Lane for FakeLane {
         type Ctx = ();
+        type Shared = ();
         fn register(&mut self, ptr: usize, _len: usize, _kind: MemKind) -> Result<InnerMr> {
             if self.id == 99 {
                 return Err(crate::error::Error::internal("refused"));
@@ -339,11 +344,11 @@ mod tests {
             self.registered.borrow_mut().retain(|m| *m != mr);
             Ok(())
         }
-        fn post(&mut self, ptr: usize, len: usize, _: &()) -> Result<bool> {
+        fn post(&mut self, ptr: usize, len: usize, _: &(), _: &mut ()) -> Result<bool> {
             self.posts.borrow_mut().push((ptr, len));
             Ok(true)
         }
-        fn test_oldest(&mut self) -> Result<bool> {
+        fn test_oldest(&mut self, _: &mut ()) -> Result<bool> {
             if *self.done.borrow() > self.tested {
                 self.tested += 1;
                 return Ok(true);
@@ -361,9 +366,9 @@ mod tests {
         let views = lanes.clone();
         let mut st = Striper::new(lanes, 16, 100, Op::Send);
         let mut a = Cut::default();
-        assert!(st.issue(0, 1000, 250, &(), &mut a, None).unwrap()); // chunks of 100, 100, 50 on stripes 0, 1, 2
+        assert!(st.issue(0, 1000..1250, &(), &mut a, None, &mut ()).unwrap()); // chunks of 100, 100, 50 on stripes 0, 1, 2
         let mut b = Cut::default();
-        assert!(st.issue(1, 5000, 100, &(), &mut b, None).unwrap()); // next message starts on stripe 0
+        assert!(st.issue(1, 5000..5100, &(), &mut b, None, &mut ()).unwrap()); // next message starts on stripe 0
         assert_eq!(*views[0].posts.borrow(), vec![(1000, 100), (5000, 100)]);
         assert_eq!(*views[1].posts.borrow(), vec![(1100, 100)]);
         assert_eq!(*views[2].posts.borrow(), vec![(1200, 50)]);
@@ -399,17 +404,17 @@ mod tests {
         let views = lanes.clone();
         let mut st = Striper::new(lanes, 2, 10, Op::Send);
         let mut cut = Cut::default();
-        assert!(!st.issue(7, 0, 100, &(), &mut cut, None).unwrap());
+        assert!(!st.issue(7, 0..100, &(), &mut cut, None, &mut ()).unwrap());
         assert_eq!(cut.issued, 40, "2 stripes x window 2 x 10 B");
         *views[0].done.borrow_mut() = 1;
         let mut finished = vec![];
-        st.poll(|c| {
+        st.poll(&mut (), |c| {
             finished.push(c.seq);
             Ok(Then::Release)
         })
         .unwrap();
         assert_eq!(finished, vec![7]);
-        assert!(!st.issue(7, 0, 100, &(), &mut cut, None).unwrap());
+        assert!(!st.issue(7, 0..100, &(), &mut cut, None, &mut ()).unwrap());
         assert_eq!(cut.issued, 50, "one more chunk fits on stripe 0, then stripe 1 is full");
         let counts = st.counts();
         assert_eq!(
