@@ -4,19 +4,20 @@
 //! without any per-chunk metadata on the wire.
 use super::profile::{self, Event, Op, Parent};
 use crate::error::{Error, Result};
-use crate::transport::{InnerMr, Landed, MemKind, StripeProgress};
+use crate::transport::{InnerMr, InnerStripe, Landed, MemKind};
 use std::collections::VecDeque;
 use std::ops::Range;
 
-/// What the striper needs of one stripe: register memory, post, test the oldest, release the
-/// oldest. `Ctx` is what a post needs to know about the message's memory (see lanes.rs); `Shared`
-/// is state of the comm that all its lanes use, which the comm owns and lends to each post and test.
+/// What the striper needs of one stripe: its inner connection (register, counters), post, test
+/// the oldest, release the oldest. `Ctx` is what a post needs to know about the message's memory
+/// (see lanes.rs); `Shared` is state of the comm that all its lanes use, which the comm owns and
+/// lends to each post and test.
 pub trait Lane {
     type Ctx;
     type Shared;
-    /// Registers `ptr .. ptr + len` with this stripe's inner connection.
-    fn register(&mut self, ptr: usize, len: usize, kind: MemKind) -> Result<InnerMr>;
-    fn deregister(&mut self, mr: InnerMr) -> Result<()>;
+    /// The stripe's inner connection.
+    fn stripe(&self) -> &dyn InnerStripe;
+    fn stripe_mut(&mut self) -> &mut dyn InnerStripe;
     fn post(&mut self, ptr: usize, len: usize, ctx: &Self::Ctx, shared: &mut Self::Shared) -> Result<bool>;
     fn test_oldest(&mut self, shared: &mut Self::Shared) -> Result<bool>;
     /// For NCCL's device unpack: the records of the chunk `test_oldest` just reported landed,
@@ -25,18 +26,6 @@ pub trait Lane {
         None
     }
     fn release(&mut self) -> Result<()>;
-    /// The inner connection's I/O time so far, when known.
-    fn io_nanos(&self) -> Option<u64> {
-        None
-    }
-    /// The inner connection's bytes posted and done so far, when known (stall report).
-    fn progress(&self) -> Option<StripeProgress> {
-        None
-    }
-    /// The inner connection's socket, for profiler events (-1: not tcpxr's).
-    fn fd(&self) -> std::ffi::c_int {
-        -1
-    }
 }
 
 /// A chunk handed to a stripe: its message, where in the message it lies, and its profiler event.
@@ -160,7 +149,7 @@ impl<L: Lane> Striper<L> {
     pub fn register(&mut self, ptr: usize, len: usize, kind: MemKind) -> Result<Vec<InnerMr>> {
         let mut mrs = Vec::with_capacity(self.stripes.len());
         for i in 0..self.stripes.len() {
-            match self.stripes[i].lane.register(ptr, len, kind) {
+            match self.stripes[i].lane.stripe_mut().register(ptr as *mut u8, len, kind) {
                 Ok(mr) => mrs.push(mr),
                 Err(e) => {
                     let _ = self.deregister(&mrs);
@@ -175,7 +164,7 @@ impl<L: Lane> Striper<L> {
     pub fn deregister(&mut self, mrs: &[InnerMr]) -> Result<()> {
         let mut first = Ok(());
         for (s, mr) in self.stripes.iter_mut().zip(mrs) {
-            if let Err(e) = s.lane.deregister(*mr) {
+            if let Err(e) = s.lane.stripe_mut().deregister(*mr) {
                 if first.is_ok() {
                     first = Err(e);
                 }
@@ -214,7 +203,7 @@ impl<L: Lane> Striper<L> {
                 seq,
                 offset: cut.issued,
                 len,
-                event: parent.and_then(|p| profile::start(p, s.lane.fd(), self.op, len)),
+                event: parent.and_then(|p| profile::start(p, s.lane.stripe().fd(), self.op, len)),
             });
             s.chunks += 1;
             s.bytes += len as u64;
@@ -284,7 +273,7 @@ impl<L: Lane> Striper<L> {
             .iter()
             .enumerate()
             .map(|(i, s)| {
-                let inner = match s.lane.progress() {
+                let inner = match s.lane.stripe().progress() {
                     Some(p) => format!(
                         ", {} of {} bytes done{}",
                         p.done_bytes,
@@ -306,7 +295,7 @@ impl<L: Lane> Striper<L> {
         StripeCounts {
             chunks: self.stripes.iter().map(|s| s.chunks).collect(),
             bytes: self.stripes.iter().map(|s| s.bytes).collect(),
-            io_nanos: self.stripes.iter().map(|s| s.lane.io_nanos()).collect(),
+            io_nanos: self.stripes.iter().map(|s| s.lane.stripe().io_nanos()).collect(),
             queued_sum: self.stripes.iter().map(|s| s.queued_sum).collect(),
             queued_max: self.stripes.iter().map(|s| s.queued_max).collect(),
             stalls: self.stalls,
@@ -317,39 +306,47 @@ impl<L: Lane> Striper<L> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::cell::RefCell;
-    use std::rc::Rc;
+    use std::sync::{Arc, Mutex};
 
     /// A lane that records posts and completes them when told.
     #[derive(Clone, Default)]
     struct FakeLane {
-        posts: Rc<RefCell<Vec<(usize, usize)>>>,
-        registered: Rc<RefCell<Vec<InnerMr>>>,
+        posts: Arc<Mutex<Vec<(usize, usize)>>>,
+        registered: Arc<Mutex<Vec<InnerMr>>>,
         id: usize,
-        done: Rc<RefCell<usize>>,
+        done: Arc<Mutex<usize>>,
         tested: usize,
+    }
+
+    impl InnerStripe for FakeLane {
+        fn register(&mut self, ptr: *mut u8, _len: usize, _kind: MemKind) -> Result<InnerMr> {
+            if self.id == 99 {
+                return Err(crate::error::Error::internal("refused"));
+            }
+            self.registered.lock().unwrap().push(InnerMr(ptr as usize + self.id));
+            Ok(InnerMr(ptr as usize + self.id))
+        }
+        fn deregister(&mut self, mr: InnerMr) -> Result<()> {
+            self.registered.lock().unwrap().retain(|m| *m != mr);
+            Ok(())
+        }
     }
 
     impl Lane for FakeLane {
         type Ctx = ();
         type Shared = ();
-        fn register(&mut self, ptr: usize, _len: usize, _kind: MemKind) -> Result<InnerMr> {
-            if self.id == 99 {
-                return Err(crate::error::Error::internal("refused"));
-            }
-            self.registered.borrow_mut().push(InnerMr(ptr + self.id));
-            Ok(InnerMr(ptr + self.id))
+        fn stripe(&self) -> &dyn InnerStripe {
+            self
         }
-        fn deregister(&mut self, mr: InnerMr) -> Result<()> {
-            self.registered.borrow_mut().retain(|m| *m != mr);
-            Ok(())
+        fn stripe_mut(&mut self) -> &mut dyn InnerStripe {
+            self
         }
         fn post(&mut self, ptr: usize, len: usize, _: &(), _: &mut ()) -> Result<bool> {
-            self.posts.borrow_mut().push((ptr, len));
+            self.posts.lock().unwrap().push((ptr, len));
             Ok(true)
         }
         fn test_oldest(&mut self, _: &mut ()) -> Result<bool> {
-            if *self.done.borrow() > self.tested {
+            if *self.done.lock().unwrap() > self.tested {
                 self.tested += 1;
                 return Ok(true);
             }
@@ -369,9 +366,9 @@ mod tests {
         assert!(st.issue(0, 1000..1250, &(), &mut a, None, &mut ()).unwrap()); // chunks of 100, 100, 50 on stripes 0, 1, 2
         let mut b = Cut::default();
         assert!(st.issue(1, 5000..5100, &(), &mut b, None, &mut ()).unwrap()); // next message starts on stripe 0
-        assert_eq!(*views[0].posts.borrow(), vec![(1000, 100), (5000, 100)]);
-        assert_eq!(*views[1].posts.borrow(), vec![(1100, 100)]);
-        assert_eq!(*views[2].posts.borrow(), vec![(1200, 50)]);
+        assert_eq!(*views[0].posts.lock().unwrap(), vec![(1000, 100), (5000, 100)]);
+        assert_eq!(*views[1].posts.lock().unwrap(), vec![(1100, 100)]);
+        assert_eq!(*views[2].posts.lock().unwrap(), vec![(1200, 50)]);
         assert_eq!((a.issued, a.pending, b.pending), (250, 3, 1));
     }
 
@@ -387,13 +384,13 @@ mod tests {
         let mrs = st.register(1000, 500, MemKind::Host).unwrap();
         assert_eq!(mrs, vec![InnerMr(1000), InnerMr(1001), InnerMr(1002)]);
         st.deregister(&mrs).unwrap();
-        assert!(views.iter().all(|v| v.registered.borrow().is_empty()));
+        assert!(views.iter().all(|v| v.registered.lock().unwrap().is_empty()));
         let lanes = vec![lane(0), lane(99)];
         let views = lanes.clone();
         let mut st = Striper::new(lanes, 16, 100, Op::Send);
         assert!(st.register(1000, 500, MemKind::Host).is_err());
         assert!(
-            views[0].registered.borrow().is_empty(),
+            views[0].registered.lock().unwrap().is_empty(),
             "undone on the stripes that took it"
         );
     }
@@ -406,7 +403,7 @@ mod tests {
         let mut cut = Cut::default();
         assert!(!st.issue(7, 0..100, &(), &mut cut, None, &mut ()).unwrap());
         assert_eq!(cut.issued, 40, "2 stripes x window 2 x 10 B");
-        *views[0].done.borrow_mut() = 1;
+        *views[0].done.lock().unwrap() = 1;
         let mut finished = vec![];
         st.poll(&mut (), |c| {
             finished.push(c.seq);

@@ -125,8 +125,9 @@ pub trait InnerConnector: Send {
     fn poll(&mut self) -> Result<Option<Box<dyn InnerSend>>>;
 }
 
-/// The sending end of one stripe.
-pub trait InnerSend: Send {
+/// What either end of one stripe offers besides moving bytes; each has a default for a
+/// transport that has nothing to say.
+pub trait InnerStripe: Send {
     /// Nanoseconds this stripe's I/O has spent moving bytes so far, when the transport knows
     /// (for NCCL_TCPXR_STATS).
     fn io_nanos(&self) -> Option<u64> {
@@ -141,7 +142,6 @@ pub trait InnerSend: Send {
     fn fd(&self) -> std::ffi::c_int {
         -1
     }
-
     /// Registers `len` bytes at `ptr` with this stripe. The default needs no registration.
     fn register(&mut self, _ptr: *mut u8, _len: usize, _kind: MemKind) -> Result<InnerMr> {
         Ok(InnerMr::NONE)
@@ -150,11 +150,17 @@ pub trait InnerSend: Send {
     fn deregister(&mut self, _mr: InnerMr) -> Result<()> {
         Ok(())
     }
-    /// Whether this stripe sends straight from GPU memory (TCPX does, through the NIC); otherwise
-    /// the engine copies GPU chunks into pinned staging first.
+    /// Whether this stripe takes GPU memory as it is: TCPX sends straight from it (through the
+    /// NIC) and lands receives in bounce memory of its own, handing their fragment records to the
+    /// engine's unpack kernel ([`InnerRecv::device_job`]). Otherwise the engine copies GPU chunks
+    /// through pinned staging (send) or receives them into pinned bounce memory of its own.
     fn gpu_direct(&self) -> bool {
         false
     }
+}
+
+/// The sending end of one stripe.
+pub trait InnerSend: InnerStripe {
     /// Posts `len` bytes at `ptr`, inside the range `mr` registered (or [`InnerMr::NONE`]); the
     /// memory stays valid until the send completes. Ok(false): no request slot free now, try
     /// again later.
@@ -164,42 +170,13 @@ pub trait InnerSend: Send {
 }
 
 /// The receiving end of one stripe.
-pub trait InnerRecv: Send {
-    /// Nanoseconds this stripe's I/O has spent moving bytes so far, when the transport knows
-    /// (for NCCL_TCPXR_STATS).
-    fn io_nanos(&self) -> Option<u64> {
-        None
-    }
-    /// As [`InnerSend::progress`].
-    fn progress(&self) -> Option<StripeProgress> {
-        None
-    }
-    /// As [`InnerSend::fd`].
-    fn fd(&self) -> std::ffi::c_int {
-        -1
-    }
-
-    /// As [`InnerSend::register`].
-    fn register(&mut self, _ptr: *mut u8, _len: usize, _kind: MemKind) -> Result<InnerMr> {
-        Ok(InnerMr::NONE)
-    }
-    /// As [`InnerSend::deregister`].
-    fn deregister(&mut self, _mr: InnerMr) -> Result<()> {
-        Ok(())
-    }
-    /// Whether receives into GPU memory may be posted at their destination: the transport lands
-    /// them in bounce memory of its own and hands their fragment records to the engine's unpack
-    /// kernel ([`InnerRecv::device_job`]), as TCPX does. Otherwise the engine receives GPU chunks
-    /// into pinned bounce memory of its own.
-    fn gpu_direct(&self) -> bool {
-        false
-    }
+pub trait InnerRecv: InnerStripe {
     /// Posts a receive of exactly `len` bytes into `ptr` (inside `mr`'s range, or
     /// [`InnerMr::NONE`]). Ok(false): no slot free now.
     fn post(&mut self, ptr: *mut u8, len: usize, mr: InnerMr) -> Result<bool>;
     /// Tests the oldest posted receive; Ok(true) when it has landed: for host memory, its bytes
     /// are in place (a transport with a bounce pool has unpacked them by then); for GPU memory
-    /// posted under [`InnerRecv::gpu_direct`], [`InnerRecv::device_job`] says what is left to
+    /// posted under [`InnerStripe::gpu_direct`], [`InnerRecv::device_job`] says what is left to
     /// place. The slot stays held until `consumed`.
     fn test_oldest(&mut self) -> Result<bool>;
     /// For the GPU-memory receive `test_oldest` just reported landed: the fragment records the

@@ -8,7 +8,7 @@ use crate::engine::stage::{write_records, RecvStage, FRAGMENT};
 use crate::engine::striper::Lane;
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Mapped};
-use crate::transport::{InnerMr, InnerRecv, Landed, MemKind, StripeProgress};
+use crate::transport::{InnerMr, InnerRecv, InnerStripe, Landed};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -97,24 +97,12 @@ impl Lane for RecvLane {
     /// The comm's unpack stage, once it receives into GPU memory.
     type Shared = Option<RecvStage>;
 
-    fn io_nanos(&self) -> Option<u64> {
-        self.inner.io_nanos()
+    fn stripe(&self) -> &dyn InnerStripe {
+        &*self.inner
     }
 
-    fn progress(&self) -> Option<StripeProgress> {
-        self.inner.progress()
-    }
-
-    fn fd(&self) -> std::ffi::c_int {
-        self.inner.fd()
-    }
-
-    fn register(&mut self, ptr: usize, len: usize, kind: MemKind) -> Result<InnerMr> {
-        self.inner.register(ptr as *mut u8, len, kind)
-    }
-
-    fn deregister(&mut self, mr: InnerMr) -> Result<()> {
-        self.inner.deregister(mr)
+    fn stripe_mut(&mut self) -> &mut dyn InnerStripe {
+        &mut *self.inner
     }
 
     fn post(&mut self, ptr: usize, len: usize, ctx: &RecvCtx, stage: &mut Option<RecvStage>) -> Result<bool> {

@@ -5,7 +5,7 @@ use crate::engine::memory::Registration;
 use crate::engine::striper::Lane;
 use crate::error::Result;
 use crate::gpu::{self, Event, Gpu};
-use crate::transport::{InnerMr, InnerSend, MemKind, StripeProgress};
+use crate::transport::{InnerMr, InnerSend, InnerStripe};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -91,24 +91,12 @@ impl Lane for SendLane {
     /// Send lanes share nothing.
     type Shared = ();
 
-    fn io_nanos(&self) -> Option<u64> {
-        self.inner.io_nanos()
+    fn stripe(&self) -> &dyn InnerStripe {
+        &*self.inner
     }
 
-    fn progress(&self) -> Option<StripeProgress> {
-        self.inner.progress()
-    }
-
-    fn fd(&self) -> std::ffi::c_int {
-        self.inner.fd()
-    }
-
-    fn register(&mut self, ptr: usize, len: usize, kind: MemKind) -> Result<InnerMr> {
-        self.inner.register(ptr as *mut u8, len, kind)
-    }
-
-    fn deregister(&mut self, mr: InnerMr) -> Result<()> {
-        self.inner.deregister(mr)
+    fn stripe_mut(&mut self) -> &mut dyn InnerStripe {
+        &mut *self.inner
     }
 
     fn post(&mut self, ptr: usize, len: usize, ctx: &SendCtx, _: &mut ()) -> Result<bool> {

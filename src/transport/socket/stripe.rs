@@ -32,7 +32,7 @@ use super::mover::{Frame, Mover, Outcome, Wire};
 use super::sys;
 use super::workers::{self, Lease, Pool, Registration, Work};
 use crate::error::{Error, Result};
-use crate::transport::{InnerMr, InnerRecv, InnerSend, StripeProgress};
+use crate::transport::{InnerMr, InnerRecv, InnerSend, InnerStripe, StripeProgress};
 use std::collections::VecDeque;
 use std::io::ErrorKind;
 use std::net::TcpStream;
@@ -408,7 +408,7 @@ impl Drop for Stripe {
     }
 }
 
-impl InnerSend for Stripe {
+impl InnerStripe for Stripe {
     fn io_nanos(&self) -> Option<u64> {
         Some(self.core.io_nanos.load(Ordering::Relaxed))
     }
@@ -420,7 +420,9 @@ impl InnerSend for Stripe {
     fn progress(&self) -> Option<StripeProgress> {
         Some(self.progress_counts())
     }
+}
 
+impl InnerSend for Stripe {
     fn post(&mut self, ptr: *const u8, len: usize, _mr: InnerMr) -> Result<bool> {
         // SAFETY: the InnerSend contract: the memory stays valid until the send completes.
         unsafe { self.post_frame(ptr as usize, len) }
@@ -432,18 +434,6 @@ impl InnerSend for Stripe {
 }
 
 impl InnerRecv for Stripe {
-    fn io_nanos(&self) -> Option<u64> {
-        Some(self.core.io_nanos.load(Ordering::Relaxed))
-    }
-
-    fn fd(&self) -> std::ffi::c_int {
-        self.core.stream.as_raw_fd()
-    }
-
-    fn progress(&self) -> Option<StripeProgress> {
-        Some(self.progress_counts())
-    }
-
     fn post(&mut self, ptr: *mut u8, len: usize, _mr: InnerMr) -> Result<bool> {
         // SAFETY: the InnerRecv contract: the memory stays valid and is the engine's to give
         // until the receive completes; each destination range is posted to one stripe only.
@@ -551,7 +541,7 @@ mod tests {
         let (mut tx, mut rx) = stripes(&l, 0, usize::MAX);
         let payload = data(100 << 10, 1);
         let mut out = vec![0u8; payload.len()];
-        assert_eq!(InnerRecv::io_nanos(&rx), Some(0));
+        assert_eq!(InnerStripe::io_nanos(&rx), Some(0));
         recv(&mut rx, &mut out);
         send(&mut tx, &payload);
         assert!(
@@ -560,13 +550,13 @@ mod tests {
         );
         wait_recv(&mut rx).unwrap();
         assert!(out == payload);
-        assert!(InnerSend::io_nanos(&tx).unwrap() > 0 && InnerRecv::io_nanos(&rx).unwrap() > 0);
-        let p = InnerSend::progress(&tx).unwrap();
+        assert!(InnerStripe::io_nanos(&tx).unwrap() > 0 && InnerStripe::io_nanos(&rx).unwrap() > 0);
+        let p = InnerStripe::progress(&tx).unwrap();
         assert_eq!(
             (p.posted_bytes, p.done_bytes, p.with_worker),
             (100 << 10, 100 << 10, false)
         );
-        let p = InnerRecv::progress(&rx).unwrap();
+        let p = InnerStripe::progress(&rx).unwrap();
         assert_eq!(
             (p.posted_bytes, p.done_bytes, p.with_worker),
             (100 << 10, 100 << 10, false)
@@ -586,14 +576,14 @@ mod tests {
             send(&mut tx, c);
         }
         assert!(
-            InnerSend::progress(&tx).unwrap().with_worker,
+            InnerStripe::progress(&tx).unwrap().with_worker,
             "8 MiB cannot fit a 64 KiB socket: the rest is a worker's"
         );
         let mut receiver_went_to_a_worker = false;
         for _ in 0..8 {
             let start = Instant::now();
             while !InnerRecv::test_oldest(&mut rx).unwrap() {
-                receiver_went_to_a_worker |= InnerRecv::progress(&rx).unwrap().with_worker;
+                receiver_went_to_a_worker |= InnerStripe::progress(&rx).unwrap().with_worker;
                 assert!(start.elapsed() < Duration::from_secs(10));
             }
         }
@@ -606,10 +596,10 @@ mod tests {
             "a 1 MiB chunk arriving in pieces goes to a worker"
         );
         wait_until("the sender comes back to the proxy", || {
-            !InnerSend::progress(&tx).unwrap().with_worker
+            !InnerStripe::progress(&tx).unwrap().with_worker
         });
         wait_until("the receiver comes back to the proxy", || {
-            !InnerRecv::progress(&rx).unwrap().with_worker
+            !InnerStripe::progress(&rx).unwrap().with_worker
         });
         // Back with the proxy, the stripes still move data, on the calling thread again.
         let small = data(1000, 9);
@@ -619,7 +609,7 @@ mod tests {
         wait_recv(&mut rx).unwrap();
         wait_send(&mut tx);
         assert!(out == small);
-        let p = InnerRecv::progress(&rx).unwrap();
+        let p = InnerStripe::progress(&rx).unwrap();
         assert_eq!(p.posted_bytes, p.done_bytes);
         assert_eq!(p.done_bytes, (8 << 20) + 1000);
     }
@@ -681,7 +671,7 @@ mod tests {
                 // which then waits for it.
                 wait_until("the receive goes to a worker", || {
                     let _ = InnerRecv::test_oldest(&mut rx);
-                    InnerRecv::progress(&rx).unwrap().with_worker
+                    InnerStripe::progress(&rx).unwrap().with_worker
                 });
             }
             drop(a);
@@ -742,7 +732,7 @@ mod tests {
             raw.write_all(&payload[..100]).unwrap();
             wait_until("the waiting receive goes to a worker", || {
                 let _ = InnerRecv::test_oldest(&mut sleeper);
-                InnerRecv::progress(&sleeper).unwrap().with_worker
+                InnerStripe::progress(&sleeper).unwrap().with_worker
             });
             // Busy: small socket buffers, chunks posted on both ends, workers moving them.
             let (mut btx, mut brx) = stripes(&l, 16 << 10, 1);

@@ -27,8 +27,8 @@ use crate::abi::{ncclDebugLogger_t, NCCL_NET_DEVICE_UNPACK_MAX_QUEUE_DEPTH, NET_
 use crate::error::{Error, Result};
 use crate::transport::socket::ifaces;
 use crate::transport::{
-    DeviceInfo, DeviceJob, InnerConnector, InnerHandle, InnerListener, InnerMr, InnerRecv, InnerSend, Limits, MemKind,
-    Transport,
+    DeviceInfo, DeviceJob, InnerConnector, InnerHandle, InnerListener, InnerMr, InnerRecv, InnerSend, InnerStripe,
+    Limits, MemKind, Transport,
 };
 use ffi::{Comm, DevHandleStorage, Lib, Mr, Posted, Request, Skip, UnpackQueue};
 use std::collections::VecDeque;
@@ -399,7 +399,7 @@ impl TcpxSend {
     }
 }
 
-impl InnerSend for TcpxSend {
+impl InnerStripe for TcpxSend {
     fn gpu_direct(&self) -> bool {
         self.gpu_direct
     }
@@ -414,7 +414,9 @@ impl InnerSend for TcpxSend {
         }
         self.lib.dereg_mr(self.comm, Mr::from_usize(mr.0))
     }
+}
 
+impl InnerSend for TcpxSend {
     fn post(&mut self, ptr: *const u8, len: usize, mr: InnerMr) -> Result<bool> {
         if self.held.len() >= MAX_SENDS {
             return Ok(false);
@@ -562,11 +564,27 @@ impl TcpxRecv {
     }
 }
 
-impl InnerRecv for TcpxRecv {
+impl InnerStripe for TcpxRecv {
     fn gpu_direct(&self) -> bool {
         self.gpu_direct
     }
 
+    fn register(&mut self, ptr: *mut u8, len: usize, kind: MemKind) -> Result<InnerMr> {
+        let mr = InnerMr(register(&self.lib, self.comm, ptr, len, kind)?.as_usize());
+        self.kinds.push((mr, kind));
+        Ok(mr)
+    }
+
+    fn deregister(&mut self, mr: InnerMr) -> Result<()> {
+        if mr == InnerMr::NONE {
+            return Ok(());
+        }
+        self.kinds.retain(|(m, _)| *m != mr);
+        self.lib.dereg_mr(self.comm, Mr::from_usize(mr.0))
+    }
+}
+
+impl InnerRecv for TcpxRecv {
     fn device_job(&mut self) -> Result<Option<DeviceJob>> {
         Ok(self.landed_job.take())
     }
@@ -586,20 +604,6 @@ impl InnerRecv for TcpxRecv {
             records,
             bounce: queue.bounce as u64,
         })
-    }
-
-    fn register(&mut self, ptr: *mut u8, len: usize, kind: MemKind) -> Result<InnerMr> {
-        let mr = InnerMr(register(&self.lib, self.comm, ptr, len, kind)?.as_usize());
-        self.kinds.push((mr, kind));
-        Ok(mr)
-    }
-
-    fn deregister(&mut self, mr: InnerMr) -> Result<()> {
-        if mr == InnerMr::NONE {
-            return Ok(());
-        }
-        self.kinds.retain(|(m, _)| *m != mr);
-        self.lib.dereg_mr(self.comm, Mr::from_usize(mr.0))
     }
 
     fn post(&mut self, ptr: *mut u8, len: usize, mr: InnerMr) -> Result<bool> {
