@@ -4,10 +4,12 @@
 //!
 //! * `setup`: listen, the non-blocking connect and accept state machines, the handshake.
 //! * `nics`: which transport device carries each stripe (several for a fused NIC).
+//! * `comm`: what both sides share (the object NCCL holds, the common state, the progress pass).
 //! * `send` / `recv`: posting messages, progress, completion.
 //! * `striper`: chunking, round-robin over stripes, windows.
 //! * `ctrl`, `wire`, `requests`: the control socket, the byte formats, the request handles.
 //! * `memory`: regMr'd ranges, registered with every stripe.
+mod comm;
 mod ctrl;
 pub mod lanes;
 pub mod memory;

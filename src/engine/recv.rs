@@ -10,25 +10,25 @@
 //! bounce memory (and TCPX's slots) until NCCL's `irecvConsumed`; the whole of such a receive's
 //! life is followed here and in ring.rs. Other comms place GPU-bound bytes with tcpxr's own unpack
 //! kernel (lanes.rs).
+use super::comm::{Base, Comm, Side};
 use super::ctrl::Ctrl;
 use super::lanes::{RecvCtx, RecvLane};
-use super::memory::{Registration, Registry};
-use super::posted::Posted;
+use super::memory::Registration;
 use super::profile::{self, Event, Op, Parent};
 use super::requests::Kind;
 use super::ring::{Bounce, DeviceRing, RING_SLOTS};
 use super::stage::RecvStage;
-use super::stall::{self, StallWatch};
+use super::stall;
 use super::striper::{Cut, Striper, Then};
 use super::wire::{MsgHeader, MSG_HEADER_BYTES};
-use super::{CommTag, Stats, Tuning};
+use super::{CommTag, Tuning};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::transport::{InnerRecv, MemKind};
 use std::ffi::c_void;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-struct Msg {
+pub struct Msg {
     /// The buffer NCCL posted.
     ptr: usize,
     /// Where the bytes are received: `ptr`, or this comm's bounce memory (device unpack into GPU
@@ -77,7 +77,8 @@ impl Msg {
     }
 }
 
-struct State {
+pub struct RecvState {
+    b: Base<Msg, RecvLane>,
     /// NCCL's device unpack, when NCCL asked for it at accept.
     ring: Option<DeviceRing>,
     /// GPU placement of received chunks and inline payloads by tcpxr's unpack kernel (comms
@@ -86,108 +87,63 @@ struct State {
     stage: Option<RecvStage>,
     /// Largest inline payload this side accepts (announced in the listen handle).
     inline_limit: usize,
-    ctrl: Ctrl,
-    striper: Striper<RecvLane>,
-    posted: Posted<Msg>,
     /// First message whose header or inline payload has not fully arrived.
     ctrl_seq: u64,
     /// First message whose chunks are not all posted to the stripes.
     issue_seq: u64,
     header: [u8; MSG_HEADER_BYTES],
     header_got: usize,
-    error: Option<Error>,
-    stats: Option<Stats>,
-    registry: Registry,
-    /// NCCL_TCPXR_STALL_SECONDS: says so when the comm stops moving.
-    watch: StallWatch,
-    /// The peer's address, for the stall report.
-    peer: String,
 }
 
-#[repr(C)]
-pub struct RecvComm {
-    tag: CommTag,
-    state: Mutex<State>,
-}
+pub type RecvComm = Comm<RecvState>;
 
 impl RecvComm {
     pub(crate) fn new(ctrl: Ctrl, stripes: Vec<Box<dyn InnerRecv>>, chunk_bytes: usize, t: &Tuning) -> Box<Self> {
-        let state = State {
+        let lanes = stripes
+            .into_iter()
+            .enumerate()
+            .map(|(i, s)| RecvLane::new(i, s, chunk_bytes))
+            .collect();
+        let striper = Striper::new(lanes, t.recv_window, chunk_bytes, Op::Recv);
+        Comm::boxed(RecvState {
+            b: Base::new(ctrl, striper, Kind::Recv, t),
             ring: None,
             stage: None,
             inline_limit: t.inline_accept,
-            striper: Striper::new(
-                stripes
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, s)| RecvLane::new(i, s, chunk_bytes))
-                    .collect(),
-                t.recv_window,
-                chunk_bytes,
-                Op::Recv,
-            ),
-            posted: Posted::new(t.max_requests, Kind::Recv),
             ctrl_seq: 0,
             issue_seq: 0,
             header: [0; MSG_HEADER_BYTES],
             header_got: 0,
-            error: None,
-            stats: t.stats.then(Stats::new),
-            registry: Registry::new(0),
-            watch: StallWatch::new(t.stall_seconds),
-            peer: ctrl.peer(),
-            ctrl,
-        };
-        let comm = Box::new(RecvComm {
-            tag: CommTag::Recv,
-            state: Mutex::new(state),
-        });
-        let owner = &*comm as *const RecvComm as *const c_void;
-        let mut st = comm.state.lock().unwrap();
-        st.posted.set_owner(owner);
-        st.registry = Registry::new(owner as usize);
-        drop(st);
-        comm
+        })
     }
 
     /// Registers `len` bytes at `ptr` with every stripe (NCCL's regMr on this comm). For memory
     /// of `gpu` on a comm without device unpack, everything tcpxr's unpack kernel needs is made
     /// now, so that no CUDA object is created on the data path.
     pub fn reg_mr(&self, ptr: usize, len: usize, kind: MemKind, gpu: Option<&Arc<Gpu>>) -> Result<Arc<Registration>> {
-        let mut guard = self.state.lock().unwrap();
+        let mut guard = self.lock();
         let st = &mut *guard;
         if let (Some(g), None) = (gpu, &st.ring) {
             st.gpu_stage(g)?;
         }
-        st.registry.add(&mut st.striper, ptr, len, kind)
-    }
-
-    /// Deregisters what `reg_mr` returned on this comm.
-    pub fn dereg_mr(&self, reg: &Arc<Registration>) -> Result<()> {
-        let mut guard = self.state.lock().unwrap();
-        let st = &mut *guard;
-        st.registry.remove(&mut st.striper, reg)
-    }
-
-    pub fn tag(&self) -> CommTag {
-        self.tag
+        st.b.registry.add(&mut st.b.striper, ptr, len, kind)
     }
 
     /// Whether NCCL places this comm's received GPU pages (device unpack).
     pub fn device_unpack(&self) -> bool {
-        self.state.lock().unwrap().ring.is_some()
+        self.lock().ring.is_some()
     }
 
     /// Switches this comm to NCCL's device unpack (NCCL asked for it at accept, before any
     /// receive) and returns the device address of the handle NCCL's kernel reads. `gpu` is the
     /// GPU receives go to (None without CUDA: host destinations only).
     pub fn enable_device_unpack(&self, gpu: Option<&Gpu>) -> Result<*mut c_void> {
-        let mut guard = self.state.lock().unwrap();
+        let mut guard = self.lock();
         let st = &mut *guard;
-        if st.posted.next_seq() > 0 || st.ring.is_some() {
+        if st.b.posted.next_seq() > 0 || st.ring.is_some() {
             return Err(Error::internal("device unpack asked for after the comm was in use"));
         }
-        let bases: Vec<Option<u64>> = st.striper.lanes_mut().map(|l| l.bounce_base()).collect();
+        let bases: Vec<Option<u64>> = st.b.striper.lanes_mut().map(|l| l.bounce_base()).collect();
         let bounce = match (bases.iter().all(Option::is_some), bases.iter().all(Option::is_none)) {
             (true, _) => Bounce::External(bases.iter().flatten().copied().min().unwrap_or(0)),
             (_, true) => Bounce::Own,
@@ -198,7 +154,7 @@ impl RecvComm {
             }
         };
         let ring = DeviceRing::new(gpu, bounce)?;
-        st.striper.lanes_mut().for_each(|l| l.keep_records());
+        st.b.striper.lanes_mut().for_each(|l| l.keep_records());
         let handle = ring.device_handle();
         st.ring = Some(ring);
         Ok(handle)
@@ -208,21 +164,21 @@ impl RecvComm {
     /// slots go back. NCCL calls this for every receive of a plugin that has the function; on a
     /// comm without device unpack it is a no-op that does not look at the request.
     pub fn consumed(&self, slot: u32) -> Result<()> {
-        let mut guard = self.state.lock().unwrap();
+        let mut guard = self.lock();
         let st = &mut *guard;
         if st.ring.is_none() {
             return Ok(());
         }
-        let seq = st.posted.held_seq_of(slot)?;
-        if st.posted.oldest_held() != Some(seq) {
+        let seq = st.b.posted.held_seq_of(slot)?;
+        if st.b.posted.oldest_held() != Some(seq) {
             return Err(Error::internal(format!(
                 "irecvConsumed out of order: receive {seq} while receive {:?} is older",
-                st.posted.oldest_held()
+                st.b.posted.oldest_held()
             )));
         }
-        st.striper.release_message(seq)?;
+        st.b.striper.release_message(seq)?;
         st.ring.as_mut().unwrap().consume(seq)?;
-        st.posted.release(seq);
+        st.b.posted.release(seq);
         st.progress()
     }
 
@@ -249,15 +205,13 @@ impl RecvComm {
                 "irecv of {capacity} bytes into a NULL buffer"
             )));
         }
-        let mut guard = self.state.lock().unwrap();
+        let mut guard = self.lock();
         let st = &mut *guard;
-        if let Some(e) = &st.error {
-            return Err(e.clone());
-        }
-        let reg = st.registry.check(reg, data as usize, capacity)?;
+        st.b.failed()?;
+        let reg = st.b.registry.check(reg, data as usize, capacity)?;
         if let Some(ring) = &st.ring {
             // One ring slot per receive until NCCL consumes it.
-            if st.posted.unretired() >= RING_SLOTS {
+            if st.b.posted.unretired() >= RING_SLOTS {
                 st.progress()?;
                 return Ok(None);
             }
@@ -274,7 +228,7 @@ impl RecvComm {
                 parent,
             );
             msg.bounce = bounce.then_some(None);
-            let Some(request) = st.posted.post(msg) else {
+            let Some(request) = st.b.posted.post(msg) else {
                 st.progress()?;
                 return Ok(None);
             };
@@ -291,7 +245,7 @@ impl RecvComm {
             gpu: gpu.is_some(),
             reg,
         };
-        let Some(request) = st.posted.post(Msg::new(data as usize, capacity, mem, parent)) else {
+        let Some(request) = st.b.posted.post(Msg::new(data as usize, capacity, mem, parent)) else {
             st.progress()?;
             return Ok(None);
         };
@@ -302,12 +256,12 @@ impl RecvComm {
 
     /// Ok(Some(size received)) once the message of request `slot` is done.
     pub fn test(&self, slot: u32) -> Result<Option<usize>> {
-        let mut guard = self.state.lock().unwrap();
+        let mut guard = self.lock();
         let st = &mut *guard;
         let progress = st.progress();
-        let seq = st.posted.seq_of(slot)?;
+        let seq = st.b.posted.seq_of(slot)?;
         let ctrl_done = seq < st.ctrl_seq;
-        let msg = st.posted.get_mut(seq);
+        let msg = st.b.posted.get_mut(seq);
         let placed = match (msg.inline_ticket, &mut st.stage) {
             (Some(t), Some(stage)) => stage.placed(t)?,
             _ => true,
@@ -315,7 +269,7 @@ impl RecvComm {
         if placed && msg.done(ctrl_done) {
             let (size, inline, bounce) = (msg.size.unwrap_or(0), msg.inline, msg.bounce);
             profile::stop(msg.event.take());
-            if let Some(stats) = &mut st.stats {
+            if let Some(stats) = &mut st.b.stats {
                 stats.count(size, inline);
             }
             match &mut st.ring {
@@ -326,9 +280,9 @@ impl RecvComm {
                         ring.add_contiguous(seq, at, size)?;
                     }
                     ring.publish(seq);
-                    st.posted.hold(seq);
+                    st.b.posted.hold(seq);
                 }
-                None => st.posted.complete(seq),
+                None => st.b.posted.complete(seq),
             }
             return Ok(Some(size));
         }
@@ -337,69 +291,28 @@ impl RecvComm {
     }
 }
 
-impl Drop for RecvComm {
-    fn drop(&mut self) {
-        let st = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
-        // Let every unpack launch finish before the bounce memory it reads is freed.
-        if let Some(stage) = &mut st.stage {
-            stage.quiesce();
-        }
-        if let Some(stats) = &st.stats {
-            stats.report("receive", &st.striper.counts());
-        }
-        st.registry.clear(&mut st.striper);
-    }
-}
+impl Side for RecvState {
+    const TAG: CommTag = CommTag::Recv;
+    const NAME: &'static str = "receive";
+    type Msg = Msg;
+    type Lane = RecvLane;
 
-impl State {
-    /// The newest posted receive's profiler event starts (as NCCL's socket transport's: the posted
-    /// size, on the control connection).
-    fn started(&mut self, capacity: usize, parent: Option<Parent>) {
-        let event = parent.and_then(|p| profile::start(p, self.ctrl.fd(), Op::Recv, capacity));
-        let seq = self.posted.next_seq() - 1;
-        self.posted.get_mut(seq).event = event;
+    fn base(&self) -> &Base<Msg, RecvLane> {
+        &self.b
     }
 
-    /// Makes the unpack stage of receives into `g`'s memory, with every stripe's bounce slots, on
-    /// first use (regMr); checks that later receives go to the same GPU.
-    fn gpu_stage(&mut self, g: &Arc<Gpu>) -> Result<()> {
-        if self.stage.is_none() {
-            self.stage = Some(RecvStage::new(g.clone(), self.posted.capacity(), self.inline_limit)?);
-        }
-        let ordinal = self.stage.as_ref().expect("made above").gpu().ordinal;
-        if ordinal != g.ordinal {
-            return Err(Error::invalid_usage(format!(
-                "GPU {} memory on a connection that receives into GPU {ordinal}",
-                g.ordinal
-            )));
-        }
-        for lane in self.striper.lanes_mut() {
-            lane.prepare(g)?;
-        }
-        Ok(())
+    fn base_mut(&mut self) -> &mut Base<Msg, RecvLane> {
+        &mut self.b
     }
 
-    fn progress(&mut self) -> Result<()> {
-        if let Some(e) = &self.error {
-            return Err(e.clone());
-        }
-        let r = self.progress_inner();
-        if let Err(e) = &r {
-            self.error = Some(e.clone());
-        }
-        self.watch();
-        r
-    }
-
-    /// What a stalled receive comm waits for.
     fn stall_report(&self) -> String {
-        let (_, read) = self.ctrl.queued_and_read();
-        let ages: Vec<String> = self.posted.waiting().iter().map(|d| stall::human(*d)).collect();
-        let waiting_header = self.ctrl_seq < self.posted.next_seq();
+        let (_, read) = self.b.ctrl.queued_and_read();
+        let ages: Vec<String> = self.b.posted.waiting().iter().map(|d| stall::human(*d)).collect();
+        let waiting_header = self.ctrl_seq < self.b.posted.next_seq();
         let gpu = match (&self.ring, &self.stage) {
             (Some(_), _) => format!(
                 "; NCCL's device unpack: {} receives done and not yet consumed by NCCL",
-                self.posted.unretired() - self.posted.live()
+                self.b.posted.unretired() - self.b.posted.live()
             ),
             (None, Some(stage)) => {
                 let (added, placed) = stage.counts();
@@ -416,22 +329,14 @@ impl State {
             } else {
                 ""
             },
-            self.striper.describe().join("; ")
+            self.b.striper.describe().join("; ")
         )
     }
 
-    /// After a progress pass: tells the stall watch what moved, and logs what it has to say.
-    fn watch(&mut self) {
-        let (_, read) = self.ctrl.queued_and_read();
-        let mark = self.ctrl.written() + read + self.striper.retired() + self.posted.reported();
-        let event = self.watch.observe(mark, self.posted.live() > 0);
-        stall::log(event, "receive", &self.peer, || self.stall_report());
-    }
-
-    fn progress_inner(&mut self) -> Result<()> {
+    fn pass(&mut self) -> Result<()> {
         self.read_control()?;
-        let (posted, ring) = (&mut self.posted, &mut self.ring);
-        self.striper.poll(&mut self.stage, |c| {
+        let (posted, ring) = (&mut self.b.posted, &mut self.ring);
+        self.b.striper.poll(&mut self.stage, |c| {
             posted.get_mut(c.seq).cut.pending -= 1;
             // Device unpack: the chunk's records join its receive's slot, and the pages they
             // point at stay until NCCL consumes the receive.
@@ -449,10 +354,10 @@ impl State {
         }
         while self.issue_seq < self.ctrl_seq {
             let seq = self.issue_seq;
-            let m = self.posted.get_mut(seq);
+            let m = self.b.posted.get_mut(seq);
             let size = m.size.unwrap_or(0);
             if !m.inline
-                && !self.striper.issue(
+                && !self.b.striper.issue(
                     seq,
                     m.land..m.land + size,
                     &m.mem,
@@ -468,14 +373,50 @@ impl State {
         Ok(())
     }
 
+    /// Lets every unpack launch finish before the bounce memory it reads is freed.
+    fn closing(&mut self) {
+        if let Some(stage) = &mut self.stage {
+            stage.quiesce();
+        }
+    }
+}
+
+impl RecvState {
+    /// The newest posted receive's profiler event starts (as NCCL's socket transport's: the posted
+    /// size, on the control connection).
+    fn started(&mut self, capacity: usize, parent: Option<Parent>) {
+        let event = parent.and_then(|p| profile::start(p, self.b.ctrl.fd(), Op::Recv, capacity));
+        let seq = self.b.posted.next_seq() - 1;
+        self.b.posted.get_mut(seq).event = event;
+    }
+
+    /// Makes the unpack stage of receives into `g`'s memory, with every stripe's bounce slots, on
+    /// first use (regMr); checks that later receives go to the same GPU.
+    fn gpu_stage(&mut self, g: &Arc<Gpu>) -> Result<()> {
+        if self.stage.is_none() {
+            self.stage = Some(RecvStage::new(g.clone(), self.b.posted.capacity(), self.inline_limit)?);
+        }
+        let ordinal = self.stage.as_ref().expect("made above").gpu().ordinal;
+        if ordinal != g.ordinal {
+            return Err(Error::invalid_usage(format!(
+                "GPU {} memory on a connection that receives into GPU {ordinal}",
+                g.ordinal
+            )));
+        }
+        for lane in self.b.striper.lanes_mut() {
+            lane.prepare(g)?;
+        }
+        Ok(())
+    }
+
     /// Reads headers and inline payloads, in order, for the posted receives.
     fn read_control(&mut self) -> Result<()> {
-        while self.ctrl_seq < self.posted.next_seq() {
+        while self.ctrl_seq < self.b.posted.next_seq() {
             let seq = self.ctrl_seq;
-            let slot = self.posted.slot_of(seq);
-            let m = self.posted.get_mut(seq);
+            let slot = self.b.posted.slot_of(seq);
+            let m = self.b.posted.get_mut(seq);
             if m.size.is_none() {
-                if !self.ctrl.read_into(&mut self.header, &mut self.header_got)? {
+                if !self.b.ctrl.read_into(&mut self.header, &mut self.header_got)? {
                     return Ok(());
                 }
                 self.header_got = 0;
@@ -519,6 +460,7 @@ impl State {
                         // Bound for GPU memory (the peer sent from host memory): the payload lands
                         // in this request's pinned slot and the unpack kernel places it.
                         if !self
+                            .b
                             .ctrl
                             .read_into(stage.inline_payload(slot, size)?, &mut m.inline_got)?
                         {
@@ -530,7 +472,7 @@ impl State {
                         // SAFETY: `land` is irecv's buffer (its caller guarantees ptr..ptr+capacity
                         // is writable, and size <= capacity) or bounce memory taken for `size` bytes.
                         let dst = unsafe { std::slice::from_raw_parts_mut(m.land as *mut u8, size) };
-                        if !self.ctrl.read_into(dst, &mut m.inline_got)? {
+                        if !self.b.ctrl.read_into(dst, &mut m.inline_got)? {
                             return Ok(());
                         }
                     }

@@ -3,23 +3,23 @@
 //! `isend` queues the message header (and, for small messages, the payload) on the control
 //! connection and hands the payload's chunks to the stripes; `test` drives progress and reports a
 //! message done when its header is written and every chunk has completed.
+use super::comm::{Base, Comm, Side};
 use super::ctrl::{Ctrl, BORROW_FROM};
 use super::lanes::{SendCtx, SendLane};
-use super::memory::{Registration, Registry};
-use super::posted::Posted;
+use super::memory::Registration;
 use super::profile::{self, Event, Op, Parent};
 use super::requests::Kind;
-use super::stall::{self, StallWatch};
+use super::stall;
 use super::striper::{Cut, Striper, Then};
 use super::wire::MsgHeader;
-use super::{CommTag, Stats, Tuning, MAX_MESSAGE_BYTES};
+use super::{CommTag, Tuning, MAX_MESSAGE_BYTES};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::transport::{InnerSend, MemKind};
 use std::ffi::c_void;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-struct Msg {
+pub struct Msg {
     ptr: usize,
     size: usize,
     inline: bool,
@@ -39,91 +39,42 @@ impl Msg {
     }
 }
 
-struct State {
-    ctrl: Ctrl,
-    striper: Striper<SendLane>,
+pub struct SendState {
+    b: Base<Msg, SendLane>,
     inline_bytes: usize,
     inline_idle_bytes: usize,
-    posted: Posted<Msg>,
     /// First message whose chunks are not all handed to the stripes.
     issue_seq: u64,
-    error: Option<Error>,
-    stats: Option<Stats>,
-    registry: Registry,
-    /// NCCL_TCPXR_STALL_SECONDS: says so when the comm stops moving.
-    watch: StallWatch,
-    /// The peer's address, for the stall report.
-    peer: String,
 }
 
-#[repr(C)]
-pub struct SendComm {
-    tag: CommTag,
-    state: Mutex<State>,
-}
+pub type SendComm = Comm<SendState>;
 
 impl SendComm {
     pub(crate) fn new(ctrl: Ctrl, stripes: Vec<Box<dyn InnerSend>>, chunk_bytes: usize, t: &Tuning) -> Box<Self> {
-        let state = State {
-            striper: Striper::new(
-                stripes
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, s)| SendLane::new(i, s, chunk_bytes))
-                    .collect(),
-                t.send_window,
-                chunk_bytes,
-                Op::Send,
-            ),
+        let lanes = stripes
+            .into_iter()
+            .enumerate()
+            .map(|(i, s)| SendLane::new(i, s, chunk_bytes))
+            .collect();
+        let striper = Striper::new(lanes, t.send_window, chunk_bytes, Op::Send);
+        Comm::boxed(SendState {
+            b: Base::new(ctrl, striper, Kind::Send, t),
             inline_bytes: t.inline_bytes,
             inline_idle_bytes: t.inline_idle_bytes,
-            posted: Posted::new(t.max_requests, Kind::Send),
             issue_seq: 0,
-            error: None,
-            stats: t.stats.then(Stats::new),
-            registry: Registry::new(0),
-            watch: StallWatch::new(t.stall_seconds),
-            peer: ctrl.peer(),
-            ctrl,
-        };
-        let comm = Box::new(SendComm {
-            tag: CommTag::Send,
-            state: Mutex::new(state),
-        });
-        let owner = &*comm as *const SendComm as *const c_void;
-        let mut st = comm.state.lock().unwrap();
-        st.posted.set_owner(owner);
-        st.registry = Registry::new(owner as usize);
-        drop(st);
-        comm
+        })
     }
 
     /// Registers `len` bytes at `ptr` with every stripe (NCCL's regMr on this comm). For memory
     /// of `gpu`, the staging its chunks need is made now, not on the data path.
     pub fn reg_mr(&self, ptr: usize, len: usize, kind: MemKind, gpu: Option<&Arc<Gpu>>) -> Result<Arc<Registration>> {
-        let mut guard = self.state.lock().unwrap();
-        let st = &mut *guard;
+        let b = &mut self.lock().b;
         if let Some(g) = gpu {
-            for lane in st.striper.lanes_mut() {
+            for lane in b.striper.lanes_mut() {
                 lane.prepare(g)?;
             }
         }
-        st.registry.add(&mut st.striper, ptr, len, kind)
-    }
-
-    /// Deregisters what `reg_mr` returned on this comm.
-    pub fn dereg_mr(&self, reg: &Arc<Registration>) -> Result<()> {
-        let mut guard = self.state.lock().unwrap();
-        let st = &mut *guard;
-        st.registry.remove(&mut st.striper, reg)
-    }
-
-    pub fn tag(&self) -> CommTag {
-        self.tag
-    }
-
-    pub fn stripe_count(&self) -> usize {
-        self.state.lock().unwrap().striper.stripe_count()
+        b.registry.add(&mut b.striper, ptr, len, kind)
     }
 
     /// Posts a send. Ok(None) when all request slots are in use (NCCL retries).
@@ -153,16 +104,14 @@ impl SendComm {
                 "isend of {size} bytes from a NULL buffer"
             )));
         }
-        let mut guard = self.state.lock().unwrap();
+        let mut guard = self.lock();
         let st = &mut *guard;
-        if let Some(e) = &st.error {
-            return Err(e.clone());
-        }
-        let reg = st.registry.check(reg, data as usize, size)?;
-        let seq = st.posted.next_seq();
+        st.b.failed()?;
+        let reg = st.b.registry.check(reg, data as usize, size)?;
+        let seq = st.b.posted.next_seq();
         // The CPU cannot read GPU memory: a GPU payload always goes through staging and stripes.
         let inline = (gpu.is_none() || size == 0)
-            && goes_inline(size, st.posted.outstanding(), st.inline_bytes, st.inline_idle_bytes);
+            && goes_inline(size, st.b.posted.outstanding(), st.inline_bytes, st.inline_idle_bytes);
         let msg = Msg {
             ptr: data as usize,
             size,
@@ -173,7 +122,7 @@ impl SendComm {
             parent,
             event: None,
         };
-        let Some(request) = st.posted.post(msg) else {
+        let Some(request) = st.b.posted.post(msg) else {
             st.progress()?;
             return Ok(None);
         };
@@ -182,17 +131,18 @@ impl SendComm {
             seq: seq as u32,
             inline,
         };
-        let mut ctrl_end = st.ctrl.queue(&header.encode());
+        let ctrl = &mut st.b.ctrl;
+        let mut ctrl_end = ctrl.queue(&header.encode());
         if inline && size >= BORROW_FROM {
             // SAFETY: the caller keeps data..data+size readable and unchanged until test reports
             // this message done, which is not before the control connection has written it.
-            ctrl_end = unsafe { st.ctrl.queue_borrowed(data, size) };
+            ctrl_end = unsafe { ctrl.queue_borrowed(data, size) };
         } else if inline && size > 0 {
             // SAFETY: the caller guarantees data..data+size is readable (data non-NULL: checked).
-            ctrl_end = st.ctrl.queue(unsafe { std::slice::from_raw_parts(data, size) });
+            ctrl_end = ctrl.queue(unsafe { std::slice::from_raw_parts(data, size) });
         }
-        let event = parent.and_then(|p| profile::start(p, st.ctrl.fd(), Op::Send, size));
-        let msg = st.posted.get_mut(seq);
+        let event = parent.and_then(|p| profile::start(p, ctrl.fd(), Op::Send, size));
+        let msg = st.b.posted.get_mut(seq);
         msg.ctrl_end = ctrl_end;
         msg.event = event;
         st.progress()?;
@@ -201,33 +151,24 @@ impl SendComm {
 
     /// Ok(Some(size)) once the message of request `slot` is done; the request is then free again.
     pub fn test(&self, slot: u32) -> Result<Option<usize>> {
-        let mut guard = self.state.lock().unwrap();
+        let mut guard = self.lock();
         let st = &mut *guard;
         let progress = st.progress();
-        let seq = st.posted.seq_of(slot)?;
-        let written = st.ctrl.written();
-        let msg = st.posted.get_mut(seq);
+        let b = &mut st.b;
+        let seq = b.posted.seq_of(slot)?;
+        let written = b.ctrl.written();
+        let msg = b.posted.get_mut(seq);
         if msg.done(written) {
             let (size, inline) = (msg.size, msg.inline);
             profile::stop(msg.event.take());
-            if let Some(stats) = &mut st.stats {
+            if let Some(stats) = &mut b.stats {
                 stats.count(size, inline);
             }
-            st.posted.complete(seq);
+            b.posted.complete(seq);
             return Ok(Some(size));
         }
         progress?;
         Ok(None)
-    }
-}
-
-impl Drop for SendComm {
-    fn drop(&mut self) {
-        let st = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
-        if let Some(stats) = &st.stats {
-            stats.report("send", &st.striper.counts());
-        }
-        st.registry.clear(&mut st.striper);
     }
 }
 
@@ -241,54 +182,48 @@ pub(crate) fn goes_inline(size: usize, outstanding: usize, always: usize, idle: 
     size <= always || (size <= idle && outstanding <= 1)
 }
 
-impl State {
-    fn progress(&mut self) -> Result<()> {
-        if let Some(e) = &self.error {
-            return Err(e.clone());
-        }
-        let r = self.progress_inner();
-        if let Err(e) = &r {
-            self.error = Some(e.clone());
-        }
-        self.watch();
-        r
+impl Side for SendState {
+    const TAG: CommTag = CommTag::Send;
+    const NAME: &'static str = "send";
+    type Msg = Msg;
+    type Lane = SendLane;
+
+    fn base(&self) -> &Base<Msg, SendLane> {
+        &self.b
     }
 
-    /// What a stalled send comm waits for.
+    fn base_mut(&mut self) -> &mut Base<Msg, SendLane> {
+        &mut self.b
+    }
+
     fn stall_report(&self) -> String {
-        let (queued, _) = self.ctrl.queued_and_read();
-        let ages: Vec<String> = self.posted.waiting().iter().map(|d| stall::human(*d)).collect();
+        let b = &self.b;
+        let (queued, _) = b.ctrl.queued_and_read();
+        let ages: Vec<String> = b.posted.waiting().iter().map(|d| stall::human(*d)).collect();
         format!(
             "{} sends outstanding (posted {} ago); control connection {} of {} bytes written; \
              stripes: {}",
             ages.len(),
             ages.join(", "),
-            self.ctrl.written(),
+            b.ctrl.written(),
             queued,
-            self.striper.describe().join("; ")
+            b.striper.describe().join("; ")
         )
     }
 
-    /// After a progress pass: tells the stall watch what moved, and logs what it has to say.
-    fn watch(&mut self) {
-        let (_, read) = self.ctrl.queued_and_read();
-        let mark = self.ctrl.written() + read + self.striper.retired() + self.posted.reported();
-        let event = self.watch.observe(mark, self.posted.live() > 0);
-        stall::log(event, "send", &self.peer, || self.stall_report());
-    }
-
-    fn progress_inner(&mut self) -> Result<()> {
-        self.ctrl.flush()?;
-        let posted = &mut self.posted;
-        self.striper.poll(&mut (), |c| {
+    fn pass(&mut self) -> Result<()> {
+        let b = &mut self.b;
+        b.ctrl.flush()?;
+        let posted = &mut b.posted;
+        b.striper.poll(&mut (), |c| {
             posted.get_mut(c.seq).cut.pending -= 1;
             Ok(Then::Release)
         })?;
-        while self.issue_seq < self.posted.next_seq() {
+        while self.issue_seq < b.posted.next_seq() {
             let seq = self.issue_seq;
-            let m = self.posted.get_mut(seq);
+            let m = b.posted.get_mut(seq);
             if !m.inline
-                && !self
+                && !b
                     .striper
                     .issue(seq, m.ptr..m.ptr + m.size, &m.mem, &mut m.cut, m.parent, &mut ())?
             {

@@ -1,7 +1,7 @@
 //! Notices when a comm stops moving: requests outstanding and nothing written, read or completed
 //! for NCCL_TCPXR_STALL_SECONDS. Which rank and which connection hangs is the question NCCL users
 //! ask most, and NCCL itself cannot answer it; the comm that stalls can, by saying what it waits
-//! for (see `SendComm`/`RecvComm::stall_report`). One WARN when a stall is noticed, another every
+//! for (see `comm::Side::stall_report`). One WARN when a stall is noticed, another every
 //! interval while it lasts, and one line when the comm moves again.
 //!
 //! The comm calls [`StallWatch::observe`] on every progress pass with a count that grows whenever

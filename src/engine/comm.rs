@@ -1,0 +1,144 @@
+//! What the two sides of a connection share, written once: the object NCCL holds (a tag, then the
+//! side's state behind one mutex, so NCCL's two threads and several comms never race), the state
+//! every side keeps besides its own (`Base`), and the progress pass's bookkeeping: the first error
+//! is kept and returned from then on, and the stall watch hears what moved.
+use super::ctrl::Ctrl;
+use super::memory::{Registration, Registry};
+use super::posted::Posted;
+use super::requests::Kind;
+use super::stall::{self, StallWatch};
+use super::striper::{Lane, Striper};
+use super::{CommTag, Stats, Tuning};
+use crate::error::{Error, Result};
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// What every side has: the control connection, the stripes, the posted messages, the first
+/// error, the counters, the registered memory, the stall watch.
+pub struct Base<M, L> {
+    pub(crate) ctrl: Ctrl,
+    pub(crate) striper: Striper<L>,
+    pub(crate) posted: Posted<M>,
+    pub(crate) error: Option<Error>,
+    pub(crate) stats: Option<Stats>,
+    pub(crate) registry: Registry,
+    /// NCCL_TCPXR_STALL_SECONDS: says so when the comm stops moving.
+    pub(crate) watch: StallWatch,
+    /// The peer's address, for the stall report.
+    pub(crate) peer: String,
+}
+
+impl<M, L: Lane> Base<M, L> {
+    pub fn new(ctrl: Ctrl, striper: Striper<L>, kind: Kind, t: &Tuning) -> Self {
+        Base {
+            striper,
+            posted: Posted::new(t.max_requests, kind),
+            error: None,
+            stats: t.stats.then(Stats::new),
+            registry: Registry::new(0),
+            watch: StallWatch::new(t.stall_seconds),
+            peer: ctrl.peer(),
+            ctrl,
+        }
+    }
+
+    /// The comm's first error, if it has one: every call after it returns it.
+    pub fn failed(&self) -> Result<()> {
+        self.error.as_ref().map_or(Ok(()), |e| Err(e.clone()))
+    }
+
+    /// A count that grows whenever anything moves: control bytes written or read, chunks retired,
+    /// messages reported.
+    fn movement(&self) -> u64 {
+        let (_, read) = self.ctrl.queued_and_read();
+        self.ctrl.written() + read + self.striper.retired() + self.posted.reported()
+    }
+}
+
+/// One side of a connection, as the shared scaffolding drives it.
+pub trait Side: Send + Sized {
+    const TAG: CommTag;
+    /// "send" or "receive", for logs.
+    const NAME: &'static str;
+    type Msg;
+    type Lane: Lane;
+    fn base(&self) -> &Base<Self::Msg, Self::Lane>;
+    fn base_mut(&mut self) -> &mut Base<Self::Msg, Self::Lane>;
+    /// One progress pass: move what can move now, without blocking.
+    fn pass(&mut self) -> Result<()>;
+    /// What a stalled comm waits for.
+    fn stall_report(&self) -> String;
+    /// Called once when the comm closes, before its memory is deregistered.
+    fn closing(&mut self) {}
+
+    /// A progress pass unless the comm has failed; keeps its first error; tells the stall watch
+    /// what moved, and logs what it has to say.
+    fn progress(&mut self) -> Result<()> {
+        self.base().failed()?;
+        let r = self.pass();
+        let b = self.base_mut();
+        if let Err(e) = &r {
+            b.error = Some(e.clone());
+        }
+        let (mark, live) = (b.movement(), b.posted.live() > 0);
+        let event = b.watch.observe(mark, live);
+        stall::log(event, Self::NAME, &self.base().peer, || self.stall_report());
+        r
+    }
+}
+
+/// The object NCCL holds for one side of a connection. `tag` comes first, so the boundary can
+/// check what a `void*` really is before using it.
+#[repr(C)]
+pub struct Comm<S: Side> {
+    tag: CommTag,
+    state: Mutex<S>,
+}
+
+impl<S: Side> Comm<S> {
+    /// Boxes `state` (the address NCCL will hold) and makes that address the owner its requests
+    /// and registrations are checked against.
+    pub(crate) fn boxed(state: S) -> Box<Self> {
+        let comm = Box::new(Comm {
+            tag: S::TAG,
+            state: Mutex::new(state),
+        });
+        let owner = &*comm as *const Self as *const c_void;
+        let mut st = comm.lock();
+        st.base_mut().posted.set_owner(owner);
+        st.base_mut().registry = Registry::new(owner as usize);
+        drop(st);
+        comm
+    }
+
+    pub fn tag(&self) -> CommTag {
+        self.tag
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, S> {
+        self.state.lock().unwrap()
+    }
+
+    /// Deregisters what `reg_mr` returned on this comm.
+    pub fn dereg_mr(&self, reg: &Arc<Registration>) -> Result<()> {
+        let mut st = self.lock();
+        let b = st.base_mut();
+        b.registry.remove(&mut b.striper, reg)
+    }
+
+    pub fn stripe_count(&self) -> usize {
+        self.lock().base().striper.stripe_count()
+    }
+}
+
+impl<S: Side> Drop for Comm<S> {
+    fn drop(&mut self) {
+        let st = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
+        st.closing();
+        let b = st.base_mut();
+        if let Some(stats) = &b.stats {
+            stats.report(S::NAME, &b.striper.counts());
+        }
+        b.registry.clear(&mut b.striper);
+    }
+}
