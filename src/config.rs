@@ -183,10 +183,9 @@ const TUNER: Param = Param {
     default: "auto",
     accepted: "auto, 0 or 1",
     doc: "The NCCL tuner exported from tcpxr's library (used when NCCL_TUNER_PLUGIN is unset): for a \
-          mid-size all_reduce on several nodes where NCCL would use LL, Simple for per-rank shares \
-          of 8 KiB-2 MiB: on NCCL's own channel count under 32 KiB, on 1 channel to 512 KiB, at \
-          most 2 to 2 MiB (measured faster over tcpxr's socket transport, docs/BENCHMARKS.md \
-          sections 16, 24 and 26). auto: over \
+          mid-size all_reduce on several nodes where NCCL would use LL, Simple on 1 channel for \
+          per-rank shares of 16-512 KiB and at most 2 up to 2 MiB (measured faster over tcpxr's \
+          socket transport, docs/BENCHMARKS.md sections 16, 24 and 26). auto: over \
           the socket transport only; 1: over every transport; 0: NCCL's own choices.",
 };
 

@@ -9,33 +9,32 @@
 //! 40 % at bulk, so the choice is made per collective here instead.
 //!
 //! The rule, for all_reduce on a communicator of two or more nodes: where each rank's share
-//! (`nBytes / nRanks`) is 8 KiB to 2 MiB and NCCL's own cheapest choice is the ring in LL or in
-//! Simple, use the ring in Simple: on NCCL's own channel count for shares under 32 KiB, on 1
-//! channel for shares of 32-512 KiB and on at most 2 above. Everything else is left to NCCL. In
-//! the middle of the band each of NCCL's messages is small (a 512 KiB all_reduce on 2 channels is
-//! 64 KiB messages, 4 per channel) and NCCL's one proxy thread moves them all: one channel halves
-//! the connections it serves and doubles the messages' size (run 66, docs/BENCHMARKS.md section
-//! 24: 64-512 KiB all_reduce 1.1-1.3x faster than on 2 channels; from 1 MiB 2 channels win).
-//! Below it, Simple on all of NCCL's channels (4 over tcpxr) beat both LL and Simple on 2
-//! channels (run 74, section 26: 16 KiB 48-49 us against LL's 53-58, 32 KiB 61-64 against
-//! 95-109). Measured with two ranks; the share keeps each ring step's message the size it was
-//! measured at when there are more ranks.
+//! (`nBytes / nRanks`) is 16 KiB to 2 MiB and NCCL's own cheapest choice is the ring in LL or in
+//! Simple, use the ring in Simple, on 1 channel for shares of 16-512 KiB and on at most 2 above.
+//! Everything else is left to NCCL. In that band each of NCCL's messages is small (a 512 KiB
+//! all_reduce on 2 channels is 64 KiB messages, 4 per channel) and NCCL's one proxy thread moves
+//! them all: one channel halves the connections it serves and doubles the messages' size (run 66,
+//! docs/BENCHMARKS.md section 24: 64-512 KiB all_reduce 1.1-1.3x faster than on 2 channels; from
+//! 1 MiB 2 channels win; run 75, section 26: 32 KiB 81-94 us against 110-122 on 2 channels).
+//! A share of 8 KiB stays in NCCL's LL, which beat Simple on 1 channel there (run 75). Measured
+//! with two ranks; the share keeps each ring step's message the size it was measured at when
+//! there are more ranks.
 use crate::abi::{ncclFuncAllReduce, ncclFunc_t, NCCL_ALGO_RING, NCCL_PROTO_LL, NCCL_PROTO_SIMPLE};
 use crate::config::{self, Switch};
 use crate::error::Result;
 
-/// Per-rank shares of an all_reduce (bytes) where the ring in Simple beat LL over tcpxr's socket
-/// transport.
-const MID_SHARE: std::ops::Range<usize> = (8 << 10)..(2 << 20);
-/// The part of [`MID_SHARE`] where 1 channel beat 2; below it NCCL's own channel count beat 2.
-const ONE_CHANNEL_SHARE: std::ops::Range<usize> = (32 << 10)..(512 << 10);
+/// Per-rank shares of an all_reduce (bytes) where the ring in Simple on at most 2 channels beat
+/// LL, and beat more channels, over tcpxr's socket transport.
+const MID_SHARE: std::ops::Range<usize> = (16 << 10)..(2 << 20);
+/// The part of [`MID_SHARE`] where 1 channel beat 2.
+const ONE_CHANNEL_SHARE: std::ops::Range<usize> = (16 << 10)..(512 << 10);
 
-/// Channels for an all_reduce of this per-rank share in the band; None: NCCL's own count.
-fn channels(share: usize) -> Option<i32> {
-    match share {
-        s if s < ONE_CHANNEL_SHARE.start => None,
-        s if ONE_CHANNEL_SHARE.contains(&s) => Some(1),
-        _ => Some(2),
+/// Channels for an all_reduce of this per-rank share in the band.
+fn channels(share: usize) -> i32 {
+    if ONE_CHANNEL_SHARE.contains(&share) {
+        1
+    } else {
+        2
     }
 }
 
@@ -117,8 +116,8 @@ impl Tuner {
             // Below every other usable cost, so NCCL's own choice (the cheapest) lands on it.
             costs[ring_simple] = 0.0;
         }
-        let simple = self.set_channels && cheapest(costs) == Some(ring_simple);
-        simple.then(|| channels(share)).flatten()
+        let few = self.set_channels && cheapest(costs) == Some(ring_simple);
+        few.then_some(channels(share))
     }
 }
 
@@ -171,21 +170,20 @@ mod tests {
     }
 
     #[test]
-    fn the_band_is_16_kib_to_4_mib_on_two_ranks_with_one_channel_from_64_kib_to_1_mib() {
+    fn the_band_is_32_kib_to_4_mib_on_two_ranks_with_one_channel_up_to_1_mib() {
         let t = Tuner::new(&facts());
         for (bytes, channels) in [
-            (16 << 10, None),
-            ((64 << 10) - 8, None),
-            (64 << 10, Some(1)),
-            (512 << 10, Some(1)),
-            ((1 << 20) - 8, Some(1)),
-            (1 << 20, Some(2)),
-            ((4 << 20) - 8, Some(2)),
+            (32 << 10, 1),
+            (64 << 10, 1),
+            (512 << 10, 1),
+            ((1 << 20) - 8, 1),
+            (1 << 20, 2),
+            ((4 << 20) - 8, 2),
         ] {
             let mut costs = table(20.0, 30.0);
             assert_eq!(
                 t.choose(ncclFuncAllReduce, bytes, &mut costs, N_PROTO),
-                channels,
+                Some(channels),
                 "{bytes}"
             );
             assert_eq!(cheapest(&costs), Some(NCCL_ALGO_RING * N_PROTO + NCCL_PROTO_SIMPLE));
@@ -197,7 +195,7 @@ mod tests {
         let t = Tuner::new(&facts());
         for (func, bytes) in [
             (ncclFuncAllReduce, 8),
-            (ncclFuncAllReduce, (16 << 10) - 8),
+            (ncclFuncAllReduce, 16 << 10),
             (ncclFuncAllReduce, 4 << 20),
             (2, 1 << 20),
         ] {
@@ -212,13 +210,13 @@ mod tests {
     fn the_share_scales_with_ranks() {
         let t = Tuner::new(&Facts { n_ranks: 8, ..facts() });
         // 1 MiB over 8 ranks is a 128 KiB share: Simple, 1 channel; 8 MiB a 1 MiB share: 2 channels.
-        // 32 KiB is a 4 KiB share: LL.
+        // 64 KiB is an 8 KiB share: LL.
         let mut costs = table(40.0, 60.0);
         assert_eq!(t.choose(ncclFuncAllReduce, 1 << 20, &mut costs, N_PROTO), Some(1));
         let mut costs = table(40.0, 60.0);
         assert_eq!(t.choose(ncclFuncAllReduce, 8 << 20, &mut costs, N_PROTO), Some(2));
         let mut costs = table(40.0, 60.0);
-        assert_eq!(t.choose(ncclFuncAllReduce, 32 << 10, &mut costs, N_PROTO), None);
+        assert_eq!(t.choose(ncclFuncAllReduce, 64 << 10, &mut costs, N_PROTO), None);
         assert_eq!(cheapest(&costs), Some(NCCL_ALGO_RING * N_PROTO + NCCL_PROTO_LL));
     }
 

@@ -31,7 +31,7 @@ fn open(
             target: "tcpxr::tuner",
             "tuner: communicator {comm_id:#x} ({n_ranks} ranks, {n_nodes} nodes): mid-size all_reduce in Simple{}",
             if t.set_channels {
-                " for per-rank shares of 8 KiB-2 MiB: on NCCL's channels under 32 KiB, on 1 channel to 512 KiB, at most 2 to 2 MiB"
+                " on 1 channel for per-rank shares of 16-512 KiB, at most 2 up to 2 MiB"
             } else {
                 " (channels left to NCCL_MIN/MAX_NCHANNELS)"
             }
