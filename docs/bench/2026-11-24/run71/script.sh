@@ -1,0 +1,41 @@
+#!/bin/bash
+# run71 on one GPU (nvidia-h200, 16 cores): the final library of this session (5512f2b: the receive
+# comm owns its unpack stage, lanes.rs split, InnerStripe, comm.rs) against 2eaeea1 (dist/old, the
+# last library measured), host buffers 8 B - 16 MiB alternated twice and bulk once each, Socket
+# 1x1/2x2 beside; GPU tests (tcpxr's own unpack path) with one hardware queue and under MPS; GPU
+# buffers through NCCL (device unpack) with one queue and under MPS; the idle test on 16 cores.
+cd "$(dirname "$0")/../../../.."  # the repository root (the script ran as dist/runNN.sh)
+R=${OUT:-/tmp/out}; A=/tmp/run71; rm -rf $A; mkdir -p $A
+export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1 LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} CUDA_VISIBLE_DEVICES=0
+T0=$(date +%s); el(){ echo "[$(( $(date +%s)-T0 )) s] $*" | tee -a $A/steps.txt; }
+left(){ echo $(( $1 - ($(date +%s)-T0) )); }
+fin(){ tar czf $R/run71.tgz -C /tmp run71; cat $A/steps.txt; grep -h -E "ALL OK|FAILED|problem" $A/*.log | sort | uniq -c; }
+trap fin EXIT
+{ date -u; nvidia-smi -L; nproc; lscpu | grep "Model name"; cat dist/commit.txt; } > $A/machine.txt 2>&1
+# (here the script built nccl-tests on the machine, in the git-ignored ncclTests/nccl-tests, with
+# MPI=1 for sm_90, in the background, logging to nccl-tests-build.txt; that step is left out of
+# this copy: the project commits no script that builds nccl-tests. ncclTests/README.md says how.)
+B=$!
+gt(){ for t in gpu_hazard gpu gpu_tcpx; do echo "== $t"; timeout 100 dist/deps/$t --test-threads=1 --nocapture; echo "== $t rc=$?"; done; }
+( export TCPXR_REQUIRE_GPU=1 TCPX_EMU_LIB=$PWD/dist/libtcpx_emu.so TCPXR_BENCH=$PWD/dist/tcpxr-bench CUDA_DEVICE_MAX_CONNECTIONS=1; gt ) > $A/gpu-tests-1queue.txt 2>&1
+grep -E "^== |test result" $A/gpu-tests-1queue.txt | sed 's/^/1queue /' | tee -a $A/steps.txt
+P=$(mktemp -d /tmp/mpsXXXX)
+( export TCPXR_REQUIRE_GPU=1 TCPX_EMU_LIB=$PWD/dist/libtcpx_emu.so TCPXR_BENCH=$PWD/dist/tcpxr-bench CUDA_MPS_PIPE_DIRECTORY=$P CUDA_MPS_LOG_DIRECTORY=$P
+  nvidia-cuda-mps-control -d; sleep 1; gt; echo quit | nvidia-cuda-mps-control; sleep 2 ) > $A/gpu-tests-mps.txt 2>&1
+grep -E "^== |test result" $A/gpu-tests-mps.txt | sed 's/^/mps /' | tee -a $A/steps.txt
+timeout 60 dist/deps/idle --nocapture > $A/idle-256.txt 2>&1; el "idle rc=$? $(grep connections $A/idle-256.txt)"
+wait $B; el "$(cat $A/nccl-tests-build.txt)"
+NT=ncclTests/nccl-tests/build
+m(){ out=$1; lim=$2; shift 2; timeout $(left $lim) python3 ncclTests/run_nccl_tests.py --one-gpu --mps --nccl-tests $NT --iters 50 --warmup 10 --min 8 --max 16M --timeout 60 --out $A/$out "$@" > $A/$out.log 2>&1; el "$out rc=$?"; }
+bulk(){ out=$1; lim=$2; shift 2; timeout $(left $lim) python3 ncclTests/run_nccl_tests.py --one-gpu --mps --nccl-tests $NT --iters 10 --warmup 3 --min 128M --max 1G --timeout 90 --out $A/$out "$@" > $A/$out.log 2>&1; el "$out rc=$?"; }
+b=$(( $(date +%s)-T0 ))
+for i in 1 2; do
+  m new$i $((b + 14)) --plugin-dir dist --configs tcpxr-host
+  m old$i $((b + 28)) --plugin-dir dist/old --configs tcpxr-host
+  b=$((b + 28))
+done
+m s1 $((b + 24)) --plugin-dir dist --configs socket-1x1,socket-2x2; b=$((b + 24))
+bulk bnew $((b + 35)) --plugin-dir dist --configs tcpxr-host
+bulk bold $((b + 70)) --plugin-dir dist/old --configs tcpxr-host; b=$((b + 70))
+timeout $(left $((b + 25))) python3 ncclTests/run_nccl_tests.py --one-gpu --nccl-tests $NT --plugin-dir dist --iters 5 --warmup 2 --max 8M --timeout 40 --out $A/onequeue --configs tcpxr-gpu --env CUDA_DEVICE_MAX_CONNECTIONS=1 > $A/onequeue.log 2>&1; el "onequeue rc=$?"
+timeout $(left $((b + 45))) python3 ncclTests/run_nccl_tests.py --one-gpu --mps --nccl-tests $NT --plugin-dir dist --iters 5 --warmup 2 --max 8M --timeout 40 --out $A/gpu-mps --configs tcpxr-gpu > $A/gpu-mps.log 2>&1; el "gpu-mps rc=$?"
