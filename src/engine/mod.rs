@@ -92,8 +92,9 @@ impl Stats {
         self.inline_messages += inline as u64;
     }
 
-    /// One INFO line: totals, then per stripe its bytes, chunks, I/O busy time and how many chunks
-    /// were already queued on it when each was posted, then window stalls.
+    /// One INFO line: totals, then per stripe its bytes, chunks, I/O busy time, how many chunks
+    /// were already queued on it when each was posted and its hand-offs to the I/O pool with
+    /// their average wait for a worker, then window stalls.
     pub fn report(&self, what: &str, stripes: &striper::StripeCounts) {
         let secs = self.opened.elapsed().as_secs_f64();
         let per: Vec<String> = (0..stripes.bytes.len())
@@ -112,7 +113,16 @@ impl Stats {
                     }
                     _ => String::new(),
                 };
-                format!("s{i} {mb:.1} MB in {} chunks{busy}{queued}", stripes.chunks[i])
+                let handoffs = match stripes.handoffs.get(i).copied().flatten() {
+                    Some((n, ns)) if n > 0 => {
+                        format!(", {n} hand-offs waited avg {:.1} us", ns as f64 / n as f64 / 1e3)
+                    }
+                    _ => String::new(),
+                };
+                format!(
+                    "s{i} {mb:.1} MB in {} chunks{busy}{queued}{handoffs}",
+                    stripes.chunks[i]
+                )
             })
             .collect();
         log::info!(

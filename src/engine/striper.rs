@@ -84,6 +84,9 @@ pub struct StripeCounts {
     pub queued_sum: Vec<u64>,
     /// The most chunks ever in flight ahead of a new one, per stripe.
     pub queued_max: Vec<usize>,
+    /// Hand-offs of each stripe to a helper thread and the nanoseconds they waited, where the
+    /// transport counts them.
+    pub handoffs: Vec<Option<(u64, u64)>>,
     /// Times issuing stopped because the next stripe's window was full or its transport busy.
     pub stalls: u64,
 }
@@ -298,6 +301,7 @@ impl<L: Lane> Striper<L> {
             io_nanos: self.stripes.iter().map(|s| s.lane.stripe().io_nanos()).collect(),
             queued_sum: self.stripes.iter().map(|s| s.queued_sum).collect(),
             queued_max: self.stripes.iter().map(|s| s.queued_max).collect(),
+            handoffs: self.stripes.iter().map(|s| s.lane.stripe().handoffs()).collect(),
             stalls: self.stalls,
         }
     }

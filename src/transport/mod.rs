@@ -142,6 +142,11 @@ pub trait InnerStripe: Send {
     fn fd(&self) -> std::ffi::c_int {
         -1
     }
+    /// Hand-offs to a helper thread so far and the nanoseconds they waited for it to start, when
+    /// the transport has them (for NCCL_TCPXR_STATS).
+    fn handoffs(&self) -> Option<(u64, u64)> {
+        None
+    }
     /// Registers `len` bytes at `ptr` with this stripe. The default needs no registration.
     fn register(&mut self, _ptr: *mut u8, _len: usize, _kind: MemKind) -> Result<InnerMr> {
         Ok(InnerMr::NONE)

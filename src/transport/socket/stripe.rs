@@ -77,7 +77,20 @@ struct Core {
     finished: AtomicU64,
     done_bytes: AtomicU64,
     io_nanos: AtomicU64,
+    /// When the proxy last handed the stripe to the pool ([`since_start`] nanoseconds, 0: not
+    /// since a worker took it), and the hand-offs a worker has taken and how long each waited
+    /// (NCCL_TCPXR_STATS): on a sending stripe a worker's wake-up, on a receiving one also the
+    /// wait for the chunk's first bytes.
+    handed_at: AtomicU64,
+    handoffs: AtomicU64,
+    handoff_wait_nanos: AtomicU64,
     failure: OnceLock<Error>,
+}
+
+/// Nanoseconds since the first call in this process, plus one (so that 0 can mean "none").
+fn since_start() -> u64 {
+    static START: OnceLock<Instant> = OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_nanos() as u64 + 1
 }
 
 /// The socket as a [`Wire`], counting the time of the calls that move bytes.
@@ -158,6 +171,12 @@ impl Work for Core {
     fn work(&self, lease: &Lease<'_>) {
         if self.closing.load(Ordering::Acquire) || !self.with_worker.load(Ordering::Acquire) {
             return; // closed, or a stale event of a stripe the proxy drives
+        }
+        let handed_at = self.handed_at.swap(0, Ordering::Relaxed);
+        if handed_at != 0 {
+            self.handoffs.fetch_add(1, Ordering::Relaxed);
+            let waited = since_start().saturating_sub(handed_at);
+            self.handoff_wait_nanos.fetch_add(waited, Ordering::Relaxed);
         }
         let mut mover = lock(&self.mover);
         loop {
@@ -259,6 +278,9 @@ impl Stripe {
             finished: AtomicU64::new(0),
             done_bytes: AtomicU64::new(0),
             io_nanos: AtomicU64::new(0),
+            handed_at: AtomicU64::new(0),
+            handoffs: AtomicU64::new(0),
+            handoff_wait_nanos: AtomicU64::new(0),
             failure: OnceLock::new(),
         });
         let reg = pool.register(core.stream.as_raw_fd(), events, core.clone())?;
@@ -369,6 +391,8 @@ impl Stripe {
             }
         }
         if with_pool && (whole_to_pool || mover.backlog() >= core.handoff_bytes) {
+            // Before the stripe is the workers': the first turn any of them takes reads it.
+            core.handed_at.store(since_start(), Ordering::Relaxed);
             core.set_with_worker(&mut lock(&core.queue), true);
             drop(mover);
             if let Some(reg) = &self.reg {
@@ -419,6 +443,14 @@ impl InnerStripe for Stripe {
 
     fn progress(&self) -> Option<StripeProgress> {
         Some(self.progress_counts())
+    }
+
+    fn handoffs(&self) -> Option<(u64, u64)> {
+        let core = &self.core;
+        Some((
+            core.handoffs.load(Ordering::Relaxed),
+            core.handoff_wait_nanos.load(Ordering::Relaxed),
+        ))
     }
 }
 
@@ -612,6 +644,11 @@ mod tests {
         let p = InnerStripe::progress(&rx).unwrap();
         assert_eq!(p.posted_bytes, p.done_bytes);
         assert_eq!(p.done_bytes, (8 << 20) + 1000);
+        let (n, waited) = InnerStripe::handoffs(&tx).unwrap();
+        assert!(
+            n >= 1 && waited > 0,
+            "the sender's hand-offs are counted: {n}, {waited} ns"
+        );
     }
 
     #[test]
