@@ -122,6 +122,23 @@ const HANDOFF_BYTES: Param = Param {
           copies in parallel (measured fastest on 32 cores), else 524288, where NCCL's thread \
           doing the work itself measured faster (2 cores).",
 };
+const IO_SPIN_US: Param = Param {
+    name: "NCCL_TCPXR_IO_SPIN_US",
+    default: "auto",
+    accepted: "auto or 0-100000",
+    doc: "Microseconds an idle I/O thread keeps looking for work before it sleeps; one thread of the \
+          pool at a time does, so a stripe handed off while traffic flows is taken at once instead of \
+          after a wake-up (tens of microseconds on a virtual machine). It keeps at most one core \
+          busy, and none once traffic has stopped that long. 0: idle threads sleep at once. auto: \
+          200 with at least 8 cores, else 0.",
+};
+const IO_SPIN_THREADS: Param = Param {
+    name: "NCCL_TCPXR_IO_SPIN_THREADS",
+    default: "1",
+    accepted: "1-64 (never more than the I/O threads)",
+    doc: "How many idle I/O threads may spin at once (see NCCL_TCPXR_IO_SPIN_US): the cores the pool \
+          may keep busy waiting while traffic flows.",
+};
 const SPEED_MBPS: Param = Param {
     name: "NCCL_TCPXR_SPEED_MBPS",
     default: "0",
@@ -221,6 +238,8 @@ pub static PARAMS: &[Param] = &[
     SOCKET_RCVBUF,
     IO_THREADS,
     HANDOFF_BYTES,
+    IO_SPIN_US,
+    IO_SPIN_THREADS,
     SPEED_MBPS,
     HANDSHAKE_TIMEOUT_MS,
     PEER_TIMEOUT_MS,
@@ -334,6 +353,9 @@ pub struct Config {
     pub io_threads: Option<usize>,
     /// NCCL_TCPXR_HANDOFF_BYTES; None: auto (see the row's doc).
     pub handoff_bytes: Option<usize>,
+    /// NCCL_TCPXR_IO_SPIN_US; None: auto (see the row's doc).
+    pub io_spin_us: Option<u64>,
+    pub io_spin_threads: usize,
     /// 0 = read /sys/class/net/<if>/speed.
     pub speed_mbps: u32,
     pub handshake_timeout_ms: u64,
@@ -556,6 +578,11 @@ impl Config {
                 v if v.eq_ignore_ascii_case("auto") => None,
                 _ => Some(r.usize(&HANDOFF_BYTES, byte_range(0, 1 << 30))?),
             },
+            io_spin_us: match r.value(&IO_SPIN_US).unwrap_or_default() {
+                v if v.eq_ignore_ascii_case("auto") => None,
+                _ => Some(r.uint(&IO_SPIN_US, range(0, 100_000))?),
+            },
+            io_spin_threads: r.usize(&IO_SPIN_THREADS, range(1, 64))?,
             // The range check above keeps it far below u32::MAX.
             speed_mbps: speed as u32,
             handshake_timeout_ms: r.uint(&HANDSHAKE_TIMEOUT_MS, range(100, 600_000))?,
@@ -620,6 +647,8 @@ impl Config {
             rcvbuf,
             io_threads,
             handoff_bytes,
+            io_spin_us,
+            io_spin_threads,
             speed_mbps,
             handshake_timeout_ms,
             peer_timeout_ms,
@@ -657,6 +686,11 @@ impl Config {
                 HANDOFF_BYTES.name,
                 handoff_bytes.map_or_else(|| "auto".to_string(), |n| n.to_string()),
             ),
+            (
+                IO_SPIN_US.name,
+                io_spin_us.map_or_else(|| "auto".to_string(), |n| n.to_string()),
+            ),
+            (IO_SPIN_THREADS.name, io_spin_threads.to_string()),
             (SPEED_MBPS.name, speed_mbps.to_string()),
             (HANDSHAKE_TIMEOUT_MS.name, handshake_timeout_ms.to_string()),
             (PEER_TIMEOUT_MS.name, peer_timeout_ms.to_string()),
@@ -770,6 +804,8 @@ mod tests {
                 rcvbuf: 0,
                 io_threads: None,
                 handoff_bytes: None,
+                io_spin_us: None,
+                io_spin_threads: 1,
                 speed_mbps: 0,
                 handshake_timeout_ms: 10000,
                 peer_timeout_ms: 5000,
@@ -929,7 +965,7 @@ mod tests {
     }
 
     #[test]
-    fn io_threads_and_handoff_bounds() {
+    fn io_pool_bounds() {
         let n = "NCCL_TCPXR_IO_THREADS";
         assert_eq!(one(n, "auto").unwrap().io_threads, None);
         assert_eq!(one(n, " AUTO ").unwrap().io_threads, None);
@@ -946,6 +982,16 @@ mod tests {
         assert_eq!(one(n, "1G").unwrap().handoff_bytes, Some(1 << 30));
         rejected(n, "1073741825", "auto or 0-1073741824");
         rejected(n, "-5", "auto or 0-1073741824");
+        let n = "NCCL_TCPXR_IO_SPIN_US";
+        assert_eq!(one(n, "auto").unwrap().io_spin_us, None);
+        assert_eq!(one(n, "0").unwrap().io_spin_us, Some(0));
+        assert_eq!(one(n, "100000").unwrap().io_spin_us, Some(100_000));
+        rejected(n, "100001", "auto or 0-100000");
+        rejected(n, "1ms", "auto or 0-100000");
+        let n = "NCCL_TCPXR_IO_SPIN_THREADS";
+        assert_eq!(one(n, "64").unwrap().io_spin_threads, 64);
+        rejected(n, "0", "1-64");
+        rejected(n, "65", "1-64");
     }
 
     #[test]
@@ -1082,6 +1128,8 @@ mod tests {
             ("NCCL_TCPXR_SOCKET_SNDBUF", "2M"),
             ("NCCL_TCPXR_IO_THREADS", "3"),
             ("NCCL_TCPXR_HANDOFF_BYTES", "1M"),
+            ("NCCL_TCPXR_IO_SPIN_US", "50"),
+            ("NCCL_TCPXR_IO_SPIN_THREADS", "3"),
             ("NCCL_TCPXR_TRANSPORT", "SOCKET"),
             ("NCCL_TCPXR_TCPX_LIB", "libnccl-net-tcpx.so"),
             ("NCCL_TCPXR_STATS", "1"),

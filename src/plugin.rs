@@ -74,7 +74,11 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
         rcvbuf: config.rcvbuf,
         handshake_timeout: Duration::from_millis(config.handshake_timeout_ms),
         peer_timeout_ms: config.peer_timeout_ms,
-        io_threads: crate::transport::socket::io_threads(config.io_threads),
+        pool: crate::transport::socket::PoolShape {
+            threads: crate::transport::socket::io_threads(config.io_threads),
+            spin: crate::transport::socket::io_spin(config.io_spin_us),
+            spinners: config.io_spin_threads,
+        },
         handoff_bytes: crate::transport::socket::handoff_bytes(config.handoff_bytes),
     };
     let inline_idle_bytes = crate::transport::socket::inline_idle_bytes(config.inline_idle_bytes);
@@ -82,9 +86,11 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
         crate::transport::socket::inline_idle_p2p_bytes(config.inline_idle_p2p_bytes, inline_idle_bytes);
     log::info!(
         target: "tcpxr::init",
-        "socket transport: {} I/O threads, hand-off from {} bytes; inline when idle up to {} bytes \
-         ({} on connections NCCL's hints say are point-to-point)",
-        opts.io_threads,
+        "socket transport: {} I/O threads ({} of them, when idle, look for work for {} us before they sleep), hand-off \
+         from {} bytes; inline when idle up to {} bytes ({} on connections NCCL's hints say are point-to-point)",
+        opts.pool.threads,
+        opts.pool.spinners.min(opts.pool.threads),
+        opts.pool.spin.as_micros(),
         opts.handoff_bytes,
         inline_idle_bytes,
         inline_idle_p2p_bytes

@@ -15,6 +15,7 @@ mod mover;
 pub mod stripe;
 pub mod sys;
 mod workers;
+pub use workers::PoolShape;
 
 use crate::error::{Error, Result};
 use crate::transport::{
@@ -40,9 +41,9 @@ pub struct SocketOptions {
     pub rcvbuf: usize,
     pub handshake_timeout: Duration,
     pub peer_timeout_ms: u64,
-    /// I/O threads of the process-wide pool (already capped at the cores; 0: none, NCCL's proxy
-    /// thread moves every byte).
-    pub io_threads: usize,
+    /// The process-wide I/O pool: its threads (already capped at the cores; 0: none, NCCL's proxy
+    /// thread moves every byte) and how long an idle one spins.
+    pub pool: PoolShape,
     /// Backlog from which a stripe is handed to the pool.
     pub handoff_bytes: usize,
 }
@@ -95,6 +96,12 @@ pub fn inline_idle_p2p_bytes(setting: Option<usize>, inline_idle: usize) -> usiz
     setting.unwrap_or(inline_idle.max(128 << 10))
 }
 
+/// NCCL_TCPXR_IO_SPIN_US in effect: the setting, or for auto 200 us with a parallel pool and 0
+/// below, where a spinning thread would take one of few cores from NCCL's.
+pub fn io_spin(setting: Option<u64>) -> Duration {
+    Duration::from_micros(setting.unwrap_or(if parallel_pool() { 200 } else { 0 }))
+}
+
 pub struct SocketTransport {
     devices: Vec<DeviceInfo>,
     opts: SocketOptions,
@@ -145,8 +152,11 @@ impl SocketTransport {
             .collect();
         log::info!(
             target: "tcpxr::init",
-            "socket transport: {} I/O threads shared by all connections, stripes with a backlog of {} bytes or more go to them",
-            opts.io_threads,
+            "socket transport: {} I/O threads shared by all connections ({} of them, when idle, look for work for {} us \
+             before they sleep), stripes with a backlog of {} bytes or more go to them",
+            opts.pool.threads,
+            opts.pool.spinners.min(opts.pool.threads),
+            opts.pool.spin.as_micros(),
             opts.handoff_bytes
         );
         Ok(SocketTransport { devices, opts })
@@ -307,7 +317,7 @@ impl InnerListener for SocketListener {
         Ok(Some(Box::new(Stripe::start(
             stream,
             Direction::Recv,
-            self.opts.io_threads,
+            self.opts.pool,
             self.opts.handoff_bytes,
         )?)))
     }
@@ -354,7 +364,7 @@ impl InnerConnector for SocketConnector {
         Ok(Some(Box::new(Stripe::start(
             stream,
             Direction::Send,
-            self.opts.io_threads,
+            self.opts.pool,
             self.opts.handoff_bytes,
         )?)))
     }

@@ -30,7 +30,7 @@
 //! the shared state, which a worker may hold for a moment longer; nothing blocks, so nothing hangs.
 use super::mover::{Frame, Mover, Outcome, Wire};
 use super::sys;
-use super::workers::{self, Lease, Pool, Registration, Work};
+use super::workers::{self, Lease, Pool, PoolShape, Registration, Work};
 use crate::error::{Error, Result};
 use crate::transport::{InnerMr, InnerRecv, InnerSend, InnerStripe, StripeProgress};
 use std::collections::VecDeque;
@@ -252,9 +252,9 @@ pub struct Stripe {
 }
 
 impl Stripe {
-    /// Takes a connected stream and puts it in the process's I/O pool (started with `io_threads`
-    /// threads if it is not running). A backlog of `handoff_bytes` or more goes to a worker.
-    pub fn start(stream: TcpStream, dir: Direction, io_threads: usize, handoff_bytes: usize) -> Result<Stripe> {
+    /// Takes a connected stream and puts it in the process's I/O pool (started in `pool`'s shape
+    /// if it is not running). A backlog of `handoff_bytes` or more goes to a worker.
+    pub fn start(stream: TcpStream, dir: Direction, pool: PoolShape, handoff_bytes: usize) -> Result<Stripe> {
         stream
             .set_nonblocking(true)
             .map_err(|e| Error::os("set_nonblocking", e))?;
@@ -262,7 +262,7 @@ impl Stripe {
             Direction::Send => libc::EPOLLOUT as u32,
             Direction::Recv => (libc::EPOLLIN | libc::EPOLLRDHUP) as u32,
         };
-        let pool = workers::pool(io_threads)?;
+        let pool = workers::pool(pool)?;
         let core = Arc::new(Core {
             stream,
             events,
@@ -526,8 +526,8 @@ mod tests {
     fn stripes(l: &TcpListener, buffers: usize, handoff: usize) -> (Stripe, Stripe) {
         let (a, b) = tcp_pair(l, buffers);
         (
-            Stripe::start(a, Direction::Send, 2, handoff).unwrap(),
-            Stripe::start(b, Direction::Recv, 2, handoff).unwrap(),
+            Stripe::start(a, Direction::Send, PoolShape::threads(2), handoff).unwrap(),
+            Stripe::start(b, Direction::Recv, PoolShape::threads(2), handoff).unwrap(),
         )
     }
 
@@ -698,7 +698,7 @@ mod tests {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         for handoff in [usize::MAX, 1] {
             let (mut a, b) = tcp_pair(&l, 0);
-            let mut rx = Stripe::start(b, Direction::Recv, 2, handoff).unwrap();
+            let mut rx = Stripe::start(b, Direction::Recv, PoolShape::threads(2), handoff).unwrap();
             let mut out = vec![0u8; 1 << 20];
             recv(&mut rx, &mut out);
             a.write_all(&frame::encode(0, 1 << 20)).unwrap();
@@ -762,7 +762,7 @@ mod tests {
             // Sleeping: a chunk has started to arrive and its rest never comes; a worker waits
             // for it in epoll.
             let (mut raw, b) = tcp_pair(&l, 0);
-            let mut sleeper = Stripe::start(b, Direction::Recv, 2, 1).unwrap();
+            let mut sleeper = Stripe::start(b, Direction::Recv, PoolShape::threads(2), 1).unwrap();
             let mut sleep_buf = vec![0u8; CHUNK];
             recv(&mut sleeper, &mut sleep_buf);
             raw.write_all(&frame::encode(0, CHUNK)).unwrap();

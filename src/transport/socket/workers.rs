@@ -10,6 +10,14 @@
 //!   moving what it could re-arms the registration ([`Lease::rearm`]) and goes back to waiting.
 //!   The epoll ready list is the queue between the proxy and the workers.
 //!
+//! **Spinning.** Waking a sleeping thread costs tens of microseconds on a virtual machine (an
+//! inter-processor interrupt to a halted vCPU), which is what a hand-off paid on every NCCL message
+//! of 128-512 KiB (a ping-pong of 128 KiB messages: 53 us one way through the pool against 32 with
+//! NCCL's thread moving the bytes itself; docs/BENCHMARKS.md section 22). So one idle worker at a
+//! time keeps looking at the worker set without sleeping for `spin` after it last had work: a
+//! stripe handed off while traffic flows is taken at once. The other idle workers sleep, so the
+//! pool keeps at most one core busy waiting, and none once traffic has stopped for `spin`.
+//!
 //! Events name a registration by a token (slot index and generation), looked up in a registry
 //! that holds the stripe's shared state, so an event that arrives after its stripe closed finds
 //! nothing. Threads: at most the configured count (capped at the cores), shared by every comm of
@@ -18,9 +26,31 @@
 use super::epoll::{Epoll, Latch, NO_EVENT};
 use crate::error::{Error, Result};
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How the process's pool is made: its threads, and how long an idle one keeps looking for work
+/// before it sleeps (see "Spinning" above; zero: never).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolShape {
+    pub threads: usize,
+    pub spin: Duration,
+    /// How many idle threads may spin at once.
+    pub spinners: usize,
+}
+
+impl PoolShape {
+    /// `threads` threads that sleep as soon as they are idle.
+    pub fn threads(threads: usize) -> PoolShape {
+        PoolShape {
+            threads,
+            spin: Duration::ZERO,
+            spinners: 0,
+        }
+    }
+}
 
 /// What the pool drives: a stripe's shared state.
 pub trait Work: Send + Sync {
@@ -81,6 +111,10 @@ struct Shared {
     registry: Mutex<Registry>,
     /// Zero-timeout polls of the proxy set so far (stripes use it to poll once per pass).
     polls: AtomicU64,
+    /// How long an idle worker looks for work before it sleeps, and whether one is doing so now.
+    spin: Duration,
+    spinners: usize,
+    spinning: AtomicUsize,
 }
 
 pub struct Pool {
@@ -91,14 +125,14 @@ pub struct Pool {
 /// The pool every stripe of the process shares while any is open.
 static POOL: Mutex<Weak<Pool>> = Mutex::new(Weak::new());
 
-/// The process's pool, started with `threads` I/O threads (at most the cores) if none is running.
-/// A pool that is running keeps the size it started with.
-pub fn pool(threads: usize) -> Result<Arc<Pool>> {
+/// The process's pool, started in `shape` (threads at most the cores) if none is running. A pool
+/// that is running keeps the shape it started with.
+pub fn pool(shape: PoolShape) -> Result<Arc<Pool>> {
     let mut current = POOL.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(p) = current.upgrade() {
         return Ok(p);
     }
-    let p = Arc::new(Pool::start(threads)?);
+    let p = Arc::new(Pool::start(shape)?);
     *current = Arc::downgrade(&p);
     Ok(p)
 }
@@ -110,7 +144,7 @@ pub fn cap_to_cores(wanted: usize) -> usize {
 }
 
 impl Pool {
-    fn start(threads: usize) -> Result<Pool> {
+    fn start(shape: PoolShape) -> Result<Pool> {
         fn os(what: &'static str) -> impl Fn(std::io::Error) -> Error {
             move |e| Error::os(what, e)
         }
@@ -121,6 +155,9 @@ impl Pool {
             stop: AtomicBool::new(false),
             registry: Mutex::new(Registry::default()),
             polls: AtomicU64::new(0),
+            spin: shape.spin,
+            spinners: shape.spinners,
+            spinning: AtomicUsize::new(0),
         });
         // Level-triggered: once set, every waiter of the worker set sees it, now and later.
         shared
@@ -131,7 +168,7 @@ impl Pool {
             shared,
             threads: Vec::new(),
         };
-        for i in 0..threads {
+        for i in 0..shape.threads {
             let shared = pool.shared.clone();
             let t = std::thread::Builder::new()
                 .name(format!("tcpxr-io{i}"))
@@ -139,7 +176,7 @@ impl Pool {
                 .map_err(|e| Error::os("cannot start a tcpxr I/O thread", e))?;
             pool.threads.push(t);
         }
-        log::debug!(target: "tcpxr::socket", "I/O pool started with {threads} threads");
+        log::debug!(target: "tcpxr::socket", "I/O pool started: {shape:?}");
         Ok(pool)
     }
 
@@ -274,7 +311,7 @@ fn worker(s: &Shared) {
     // One event per wait: each ready stripe goes to a different sleeping worker.
     let mut events = [NO_EVENT; 1];
     while !s.stop.load(Ordering::Acquire) {
-        let n = match s.worker_set.wait(&mut events, -1) {
+        let n = match next_event(s, &mut events) {
             Ok(n) => n,
             Err(e) => {
                 log::warn!(target: "tcpxr::socket", "I/O thread: epoll_wait failed: {e}");
@@ -299,6 +336,31 @@ fn worker(s: &Shared) {
             }
         }
     }
+}
+
+/// The next event of the worker set: looked for without sleeping for `spin` if no other worker is
+/// doing so, then waited for.
+fn next_event(s: &Shared, events: &mut [libc::epoll_event]) -> std::io::Result<usize> {
+    let may_spin = !s.spin.is_zero()
+        && s.spinning
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < s.spinners).then_some(n + 1)
+            })
+            .is_ok();
+    if may_spin {
+        let start = Instant::now();
+        let found = loop {
+            match s.worker_set.wait(events, 0) {
+                Ok(0) if start.elapsed() < s.spin => std::hint::spin_loop(),
+                other => break other,
+            }
+        };
+        s.spinning.fetch_sub(1, Ordering::AcqRel);
+        if !matches!(found, Ok(0)) {
+            return found;
+        }
+    }
+    s.worker_set.wait(events, -1)
 }
 
 #[cfg(test)]
@@ -347,7 +409,7 @@ mod tests {
 
     #[test]
     fn a_panicking_turn_abandons_its_stripe_and_the_worker_lives_on() {
-        let pool = Pool::start(1).unwrap();
+        let pool = Pool::start(PoolShape::threads(1)).unwrap();
         let fd = Latch::new().unwrap();
         fd.set().unwrap(); // readable from now on
         let work = Arc::new(Panicky::default());
