@@ -408,6 +408,51 @@ mod tests {
     }
 
     #[test]
+    fn idle_workers_spin_at_most_spinners_at_a_time_for_the_spin_time_then_sleep() {
+        #[derive(Default)]
+        struct Count(std::sync::atomic::AtomicUsize);
+        impl Work for Count {
+            fn ready(&self) {}
+            fn work(&self, _: &Lease<'_>) {
+                self.0.fetch_add(1, Ordering::AcqRel);
+            }
+            fn abandon(&self) {}
+        }
+        let spin = Duration::from_millis(300);
+        let pool = Pool::start(PoolShape {
+            threads: 3,
+            spin,
+            spinners: 1,
+        })
+        .unwrap();
+        let spinning = || pool.shared.spinning.load(Ordering::Acquire);
+        let wait = |what: &str, cond: &dyn Fn() -> bool| {
+            let start = Instant::now();
+            while !cond() {
+                assert!(start.elapsed() < Duration::from_secs(10), "{what}");
+                assert!(spinning() <= 1, "never more than NCCL_TCPXR_IO_SPIN_THREADS spin");
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        };
+        // Idle from the start: one of the three looks for work, then all sleep.
+        wait("one idle worker spins", &|| spinning() == 1);
+        wait("the spin ends without work", &|| spinning() == 0);
+        std::thread::sleep(spin / 2);
+        assert_eq!(spinning(), 0, "asleep until work comes");
+        // Work wakes one; after its turn it spins again, for the spin time only.
+        let fd = Latch::new().unwrap();
+        fd.set().unwrap();
+        let work = Arc::new(Count::default());
+        let reg = pool.register(fd.raw(), libc::EPOLLIN as u32, work.clone()).unwrap();
+        reg.hand_off().unwrap();
+        wait("the hand-off is taken", &|| work.0.load(Ordering::Acquire) == 1);
+        wait("the worker spins after its turn", &|| spinning() == 1);
+        wait("and sleeps again", &|| spinning() == 0);
+        drop(reg);
+        drop(pool);
+    }
+
+    #[test]
     fn a_panicking_turn_abandons_its_stripe_and_the_worker_lives_on() {
         let pool = Pool::start(PoolShape::threads(1)).unwrap();
         let fd = Latch::new().unwrap();
