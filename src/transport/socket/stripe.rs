@@ -611,11 +611,9 @@ mod tests {
             InnerStripe::progress(&tx).unwrap().with_worker,
             "8 MiB cannot fit a 64 KiB socket: the rest is a worker's"
         );
-        let mut receiver_went_to_a_worker = false;
         for _ in 0..8 {
             let start = Instant::now();
             while !InnerRecv::test_oldest(&mut rx).unwrap() {
-                receiver_went_to_a_worker |= InnerStripe::progress(&rx).unwrap().with_worker;
                 assert!(start.elapsed() < Duration::from_secs(10));
             }
         }
@@ -623,10 +621,10 @@ mod tests {
             wait_send(&mut tx);
         }
         assert!(outs == chunks);
-        assert!(
-            receiver_went_to_a_worker,
-            "a 1 MiB chunk arriving in pieces goes to a worker"
-        );
+        // Counted by the stripe itself: sampling `with_worker` from here can miss a worker that
+        // ran while this thread was descheduled.
+        let (handoffs, _) = InnerStripe::handoffs(&rx).unwrap();
+        assert!(handoffs >= 1, "a 1 MiB chunk arriving in pieces goes to a worker");
         wait_until("the sender comes back to the proxy", || {
             !InnerStripe::progress(&tx).unwrap().with_worker
         });
