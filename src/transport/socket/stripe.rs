@@ -131,9 +131,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Core {
     /// Moves what the socket takes or has, `budget` bytes at most; the caller holds `mover`.
     fn pump(&self, mover: &mut Mover, budget: usize) -> Result<Outcome> {
-        for f in lock(&self.queue).frames.drain(..) {
-            mover.push(f);
-        }
+        self.take_posted(mover);
         let mut wire = SocketWire {
             fd: self.stream.as_raw_fd(),
             io_nanos: &self.io_nanos,
@@ -143,6 +141,13 @@ impl Core {
             // Release: a receive's bytes are in place before the proxy sees the chunk done.
             self.finished.fetch_add(1, Ordering::Release);
         })
+    }
+
+    /// Moves the chunks posted since into the mover; the caller holds `mover`.
+    fn take_posted(&self, mover: &mut Mover) {
+        for f in lock(&self.queue).frames.drain(..) {
+            mover.push(f);
+        }
     }
 
     fn fail(&self, e: Error) {
@@ -375,6 +380,10 @@ impl Stripe {
         // it), so NCCL's thread moves small chunks and no part of large ones.
         let with_pool = self.pool.threads() > 0;
         let budget = if with_pool { core.handoff_bytes } else { usize::MAX };
+        // The chunk just posted counts too: otherwise its first `budget` bytes (one, with every
+        // chunk for the pool) would go from here, a tiny segment that wakes the receiver's worker
+        // once more for nothing, and a receive would reach the pool only once data is there.
+        core.take_posted(&mut mover);
         let whole_to_pool = with_pool && mover.head_unmoved() > core.handoff_bytes;
         if whole_to_pool {
             // Unmoved bytes stay: whoever drives next must look (the worker, or this thread
@@ -604,6 +613,10 @@ mod tests {
         for o in &mut outs {
             recv(&mut rx, o);
         }
+        assert!(
+            InnerStripe::progress(&rx).unwrap().with_worker,
+            "a receive larger than the hand-off size is the pool's from its post, before any byte"
+        );
         for c in &chunks {
             send(&mut tx, c);
         }
