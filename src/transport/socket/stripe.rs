@@ -129,9 +129,9 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Core {
-    /// Moves what the socket takes or has, `budget` bytes at most; the caller holds `mover`.
+    /// Moves what the socket takes or has, `budget` bytes at most, of the chunks in `mover`; the
+    /// caller holds `mover` and has taken the chunks posted so far into it (`take_posted`).
     fn pump(&self, mover: &mut Mover, budget: usize) -> Result<Outcome> {
-        self.take_posted(mover);
         let mut wire = SocketWire {
             fd: self.stream.as_raw_fd(),
             io_nanos: &self.io_nanos,
@@ -189,6 +189,7 @@ impl Work for Core {
             if self.closing.load(Ordering::Acquire) || !self.with_worker.load(Ordering::Acquire) {
                 return;
             }
+            self.take_posted(&mut mover);
             match self.pump(&mut mover, WORKER_TURN_BYTES) {
                 Err(e) => {
                     self.fail(e);
