@@ -126,15 +126,6 @@ impl Mover {
             .map_or(0, |f| f.len - self.head_moved.saturating_sub(HEADER_BYTES))
     }
 
-    /// Bytes of the oldest frame (header included) still to arrive on a receive; 0 on a send or
-    /// with no frame. The peer sends exactly these, so a reader may wait for all of them.
-    pub fn head_to_arrive(&self) -> usize {
-        match (self.dir, self.frames.front()) {
-            (Direction::Recv, Some(f)) => f.total() - self.head_moved,
-            _ => 0,
-        }
-    }
-
     /// Moves bytes until every frame has moved, the socket would block, or `budget` payload bytes
     /// (at least 1; headers are free) have moved in this call; `done(len)` is called for each
     /// frame completed, oldest first. Errors: the socket's (peer gone: ncclRemoteError), a header

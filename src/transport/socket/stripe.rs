@@ -37,7 +37,7 @@ use std::collections::VecDeque;
 use std::io::ErrorKind;
 use std::net::TcpStream;
 use std::os::fd::{AsRawFd, RawFd};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Instant;
 
@@ -56,11 +56,6 @@ struct Queue {
 /// Bytes a worker moves for one stripe before it lets the other ready stripes go first.
 const WORKER_TURN_BYTES: usize = 4 << 20;
 
-/// The most a worker waiting on a receive lets arrive before it wakes (SO_RCVLOWAT): a worker
-/// armed before the data comes would otherwise wake for the chunk's first segment and read it
-/// piecemeal, one wake-up per segment (bulk transfers 5-15 % slower, docs/BENCHMARKS.md §26).
-const LOW_WATER_MAX: usize = 512 << 10;
-
 /// The part of a stripe the proxy thread and the pool's workers share.
 struct Core {
     stream: TcpStream,
@@ -77,8 +72,6 @@ struct Core {
     /// Set by readiness events, cleared before each pump: false means the last pump found the
     /// socket would block and no readiness has been reported since.
     maybe_ready: AtomicBool,
-    /// The socket's SO_RCVLOWAT now; set by the thread holding `mover` (1 while the proxy drives).
-    low_water: AtomicUsize,
     closing: AtomicBool,
     /// Chunks moved, in posting order; their bytes; time spent in syscalls that moved bytes.
     finished: AtomicU64,
@@ -170,43 +163,8 @@ impl Core {
     /// A worker returns the stripe to the proxy; the caller holds `mover`.
     fn give_back(&self) {
         self.set_with_worker(&mut lock(&self.queue), false);
-        self.returned();
-    }
-
-    /// After the stripe went back to the proxy: readiness as soon as anything arrives, and what
-    /// the worker consumed may have left a readiness edge behind, so look once more.
-    fn returned(&self) {
-        // Left high, the proxy would not hear of a small chunk's arrival: fail rather than hang.
-        if let Err(e) = self.set_low_water(1) {
-            self.fail(e);
-        }
+        // What the worker consumed may have left a readiness edge behind; look once more.
         self.maybe_ready.store(true, Ordering::Release);
-    }
-
-    /// Before a worker waits on the socket (the caller holds `mover`): a receive wakes it once
-    /// the oldest chunk has arrived, or `LOW_WATER_MAX` of it, not at its first segment.
-    fn wait_for_head(&self, mover: &Mover) -> Result<()> {
-        self.set_low_water(mover.head_to_arrive().min(LOW_WATER_MAX))
-    }
-
-    fn set_low_water(&self, bytes: usize) -> Result<()> {
-        let bytes = bytes.max(1);
-        if self.low_water.load(Ordering::Relaxed) != bytes {
-            sys::set_recv_low_water(&self.stream, bytes).map_err(|e| Error::os("setsockopt SO_RCVLOWAT", e))?;
-            self.low_water.store(bytes, Ordering::Relaxed);
-        }
-        Ok(())
-    }
-
-    /// A worker waits for the socket again (the caller holds `mover`).
-    fn rearm(&self, lease: &Lease<'_>, mover: &Mover) {
-        if let Err(e) = self
-            .wait_for_head(mover)
-            .and_then(|()| lease.rearm(self.stream.as_raw_fd(), self.events))
-        {
-            self.fail(e);
-            self.give_back();
-        }
     }
 }
 
@@ -243,11 +201,17 @@ impl Work for Core {
                 // the other ready stripes have this thread first (re-arming a ready socket queues
                 // it at once).
                 Ok(Outcome::Blocked) if mover.backlog() > 0 || mover.head_unmoved() > self.handoff_bytes => {
-                    self.rearm(lease, &mover);
+                    if let Err(e) = lease.rearm(self.stream.as_raw_fd(), self.events) {
+                        self.fail(e);
+                        self.give_back();
+                    }
                     return;
                 }
                 Ok(Outcome::Budget) => {
-                    self.rearm(lease, &mover);
+                    if let Err(e) = lease.rearm(self.stream.as_raw_fd(), self.events) {
+                        self.fail(e);
+                        self.give_back();
+                    }
                     return;
                 }
                 // A receive waiting at a chunk boundary for a small chunk: the proxy reads it.
@@ -260,7 +224,7 @@ impl Work for Core {
                     if q.frames.is_empty() {
                         self.set_with_worker(&mut q, false);
                         drop(q);
-                        self.returned();
+                        self.maybe_ready.store(true, Ordering::Release);
                         return;
                     }
                     // Chunks were posted meanwhile: move them too.
@@ -316,7 +280,6 @@ impl Stripe {
             mover: Mutex::new(Mover::new(dir)),
             with_worker: AtomicBool::new(false),
             maybe_ready: AtomicBool::new(true),
-            low_water: AtomicUsize::new(1),
             closing: AtomicBool::new(false),
             finished: AtomicU64::new(0),
             done_bytes: AtomicU64::new(0),
@@ -438,10 +401,6 @@ impl Stripe {
             }
         }
         if with_pool && (whole_to_pool || mover.backlog() >= core.handoff_bytes) {
-            if let Err(e) = core.wait_for_head(&mover) {
-                core.fail(e);
-                return;
-            }
             // Before the stripe is the workers': the first turn any of them takes reads it.
             core.handed_at.store(since_start(), Ordering::Relaxed);
             core.set_with_worker(&mut lock(&core.queue), true);
@@ -701,48 +660,6 @@ mod tests {
             n >= 1 && waited > 0,
             "the sender's hand-offs are counted: {n}, {waited} ns"
         );
-    }
-
-    #[test]
-    fn a_worker_waiting_on_a_receive_wakes_once_the_chunk_has_arrived_not_at_its_first_bytes() {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        let (mut peer, b) = tcp_pair(&l, 0);
-        let mut rx = Stripe::start(b, Direction::Recv, PoolShape::threads(1), 1).unwrap();
-        let payload = data(256 << 10, 3);
-        let mut out = vec![0u8; payload.len()];
-        recv(&mut rx, &mut out);
-        assert!(
-            InnerStripe::progress(&rx).unwrap().with_worker,
-            "the pool's from its post"
-        );
-        // The header and the first 4 KiB: a worker woken now would read them and wait again.
-        peer.write_all(&frame::encode(0, payload.len())).unwrap();
-        peer.write_all(&payload[..4 << 10]).unwrap();
-        std::thread::sleep(Duration::from_millis(100));
-        assert_eq!(
-            InnerStripe::handoffs(&rx).unwrap().0,
-            0,
-            "no worker's turn while most of the chunk is still to come"
-        );
-        peer.write_all(&payload[4 << 10..]).unwrap();
-        wait_recv(&mut rx).unwrap();
-        assert!(out == payload);
-        assert_eq!(
-            InnerStripe::handoffs(&rx).unwrap().0,
-            1,
-            "one turn, once it was all there"
-        );
-        // Back with the proxy, a small chunk is seen at its first byte again.
-        let small = data(100, 4);
-        let mut out = vec![0u8; small.len()];
-        wait_until("the stripe comes back to the proxy", || {
-            !InnerStripe::progress(&rx).unwrap().with_worker
-        });
-        recv(&mut rx, &mut out);
-        peer.write_all(&frame::encode(1, small.len())).unwrap();
-        peer.write_all(&small).unwrap();
-        wait_recv(&mut rx).unwrap();
-        assert!(out == small);
     }
 
     #[test]

@@ -136,18 +136,6 @@ pub fn set_buffers(stream: &TcpStream, sndbuf: usize, rcvbuf: usize) -> io::Resu
     Ok(())
 }
 
-/// SO_RCVLOWAT: readiness for reading (epoll's EPOLLIN) only once `bytes` have arrived, or the
-/// peer has closed, or the receive buffer is under pressure (Linux caps the value at half its
-/// largest receive buffer and wakes early rather than stall the connection).
-pub fn set_recv_low_water(stream: &TcpStream, bytes: usize) -> io::Result<()> {
-    set_int_opt(
-        stream,
-        libc::SOL_SOCKET,
-        libc::SO_RCVLOWAT,
-        bytes.clamp(1, i32::MAX as usize) as i32,
-    )
-}
-
 /// Makes a dead or unreachable peer an error within about `timeout_ms`, even when no data flows
 /// (keepalive) or when sent data stays unacknowledged (TCP_USER_TIMEOUT).
 pub fn set_peer_timeout(stream: &TcpStream, timeout_ms: u64) -> io::Result<()> {
