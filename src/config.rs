@@ -66,8 +66,9 @@ const INLINE_IDLE_BYTES: Param = Param {
     default: "auto",
     accepted: "auto or 0-1048576 (K/M suffixes allowed)",
     doc: "Messages up to this size also travel on the control connection when at most one other \
-          message is in flight on the connection: one socket write from NCCL's thread instead of a \
-          hand-off to the stripes, which is what small collectives wait on. A receiver that offers \
+          message is in flight on the connection and NCCL's thread has no other such message out on \
+          any connection: one socket write from NCCL's thread instead of a hand-off to the stripes, \
+          which is what small collectives wait on. A receiver that offers \
           GPU buffers accepts only NCCL_TCPXR_INLINE_BYTES. auto: 65536 with at least 8 cores, where \
           the stripes copy in parallel on the I/O pool (NCCL all_reduce of 2-8 MiB measured \
           1.6-3.9x faster than with 524288), else 524288.",

@@ -48,7 +48,8 @@ pub struct Tuning {
     /// Sending: messages up to this size always travel inline on the control connection.
     pub inline_bytes: usize,
     /// Sending: messages up to this size also travel inline when at most one other message is in
-    /// flight on the comm (see send.rs, `goes_inline`).
+    /// flight on the comm and the posting thread has no other such message out (see send.rs,
+    /// `goes_inline` and `IdleInline`).
     pub inline_idle_bytes: usize,
     /// Receiving: the largest inline payload this side takes (announced in the listen handle).
     pub inline_accept: usize,

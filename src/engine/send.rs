@@ -17,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::transport::{InnerSend, MemKind};
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 pub struct Msg {
@@ -31,6 +32,8 @@ pub struct Msg {
     /// NCCL's profiler handle for it, and its event (profile.rs).
     parent: Option<Parent>,
     event: Option<Event>,
+    /// Held while a mid-sized inline message is out (see [`IdleInline`]).
+    idle_inline: Option<IdleInline>,
 }
 
 impl Msg {
@@ -110,8 +113,16 @@ impl SendComm {
         let reg = st.b.registry.check(reg, data as usize, size)?;
         let seq = st.b.posted.next_seq();
         // The CPU cannot read GPU memory: a GPU payload always goes through staging and stripes.
-        let inline = (gpu.is_none() || size == 0)
-            && goes_inline(size, st.b.posted.outstanding(), st.inline_bytes, st.inline_idle_bytes);
+        let host = gpu.is_none() || size == 0;
+        let (inline, idle_inline) =
+            match goes_inline(size, st.b.posted.outstanding(), st.inline_bytes, st.inline_idle_bytes) {
+                Inline::Always if host => (true, None),
+                Inline::WhileIdle if host => match IdleInline::claim() {
+                    Some(t) => (true, Some(t)),
+                    None => (false, None),
+                },
+                _ => (false, None),
+            };
         let msg = Msg {
             ptr: data as usize,
             size,
@@ -121,6 +132,7 @@ impl SendComm {
             mem: SendCtx { gpu, reg },
             parent,
             event: None,
+            idle_inline,
         };
         let Some(request) = st.b.posted.post(msg) else {
             st.progress()?;
@@ -159,6 +171,7 @@ impl SendComm {
         let written = b.ctrl.written();
         let msg = b.posted.get_mut(seq);
         if msg.done(written) {
+            msg.idle_inline = None;
             let (size, inline) = (msg.size, msg.inline);
             profile::stop(msg.event.take());
             if let Some(stats) = &mut b.stats {
@@ -172,14 +185,57 @@ impl SendComm {
     }
 }
 
-/// Whether a host-memory message of `size` bytes travels inline on the control connection, with
-/// `outstanding` other messages of the comm not yet reported done. Up to `always` bytes it does.
-/// Up to `idle` bytes it does too while the comm is not streaming (at most one other message out):
-/// one socket write from NCCL's thread then beats handing the chunk to a stripe's thread and
-/// waking it, which is what a small collective waits on (docs/BENCHMARKS.md section 8). A comm
-/// with more messages out is moving bulk data, which the stripes carry in parallel.
-pub(crate) fn goes_inline(size: usize, outstanding: usize, always: usize, idle: usize) -> bool {
-    size <= always || (size <= idle && outstanding <= 1)
+/// Whether a message travels inline on the control connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Inline {
+    Always,
+    /// If NCCL's thread is not already carrying another such message ([`IdleInline`]).
+    WhileIdle,
+    No,
+}
+
+/// How a host-memory message of `size` bytes travels, with `outstanding` other messages of the
+/// comm not yet reported done. Up to `always` bytes inline. Up to `idle` bytes inline too while
+/// the comm is not streaming (at most one other message out): one socket write from NCCL's thread
+/// then beats handing the chunk to a stripe's thread and waking it, which is what a small
+/// collective waits on (docs/BENCHMARKS.md section 8). A comm with more messages out is moving
+/// bulk data, which the stripes carry in parallel.
+pub(crate) fn goes_inline(size: usize, outstanding: usize, always: usize, idle: usize) -> Inline {
+    if size <= always {
+        Inline::Always
+    } else if size <= idle && outstanding <= 1 {
+        Inline::WhileIdle
+    } else {
+        Inline::No
+    }
+}
+
+thread_local! {
+    /// Mid-sized inline messages (sent inline because their comm was idle) posted by this thread
+    /// and not yet done.
+    static IDLE_INLINE_OUT: Arc<AtomicUsize> = Arc::default();
+}
+
+/// A mid-sized inline message counted against the thread that posted it, until done. NCCL's proxy
+/// thread serves every connection of its communicator and copies each inline payload itself, so
+/// two such messages on two connections (a sendrecv of 256 KiB is a 128 KiB message on each of two
+/// channels) would be copied one after the other; the second goes to the stripes instead, whose
+/// threads copy it meanwhile (docs/BENCHMARKS.md section 27).
+struct IdleInline(Arc<AtomicUsize>);
+
+impl IdleInline {
+    /// Counts a message in, unless this thread already has one out.
+    fn claim() -> Option<IdleInline> {
+        IDLE_INLINE_OUT.with(|out| {
+            (out.compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire).is_ok()).then(|| IdleInline(out.clone()))
+        })
+    }
+}
+
+impl Drop for IdleInline {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 impl Side for SendState {
@@ -237,24 +293,36 @@ impl Side for SendState {
 
 #[cfg(test)]
 mod tests {
-    use super::goes_inline;
+    use super::{goes_inline, IdleInline, Inline};
 
     #[test]
     fn small_messages_go_inline_always_and_mid_sized_ones_only_while_the_comm_is_not_streaming() {
         let (always, idle) = (16 << 10, 512 << 10);
         for outstanding in [0, 1, 2, 31] {
-            assert!(goes_inline(0, outstanding, always, idle));
-            assert!(goes_inline(16 << 10, outstanding, always, idle));
+            assert_eq!(goes_inline(0, outstanding, always, idle), Inline::Always);
+            assert_eq!(goes_inline(16 << 10, outstanding, always, idle), Inline::Always);
         }
-        assert!(goes_inline((16 << 10) + 1, 0, always, idle));
-        assert!(goes_inline(512 << 10, 1, always, idle));
-        assert!(
-            !goes_inline(512 << 10, 2, always, idle),
+        assert_eq!(goes_inline((16 << 10) + 1, 0, always, idle), Inline::WhileIdle);
+        assert_eq!(goes_inline(512 << 10, 1, always, idle), Inline::WhileIdle);
+        assert_eq!(
+            goes_inline(512 << 10, 2, always, idle),
+            Inline::No,
             "a third message in flight: streaming"
         );
-        assert!(!goes_inline((512 << 10) + 1, 0, always, idle));
+        assert_eq!(goes_inline((512 << 10) + 1, 0, always, idle), Inline::No);
         // Idle inlining off, or capped below the always size by the receiver: the always rule stands.
-        assert!(!goes_inline(64 << 10, 0, always, 0));
-        assert!(goes_inline(8 << 10, 0, always, 0));
+        assert_eq!(goes_inline(64 << 10, 0, always, 0), Inline::No);
+        assert_eq!(goes_inline(8 << 10, 0, always, 0), Inline::Always);
+    }
+
+    #[test]
+    fn a_thread_carries_one_mid_sized_inline_message_at_a_time() {
+        let first = IdleInline::claim().expect("none out yet");
+        assert!(IdleInline::claim().is_none(), "a second waits for the stripes");
+        // Another thread (another communicator's proxy thread) has its own.
+        let other = std::thread::spawn(|| IdleInline::claim().is_some()).join().unwrap();
+        assert!(other);
+        drop(first);
+        assert!(IdleInline::claim().is_some(), "free again once the first is done");
     }
 }
