@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::transport::{InnerSend, MemKind};
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 pub struct Msg {
@@ -211,30 +211,27 @@ pub(crate) fn goes_inline(size: usize, outstanding: usize, always: usize, idle: 
 }
 
 thread_local! {
-    /// Mid-sized inline messages (sent inline because their comm was idle) posted by this thread
-    /// and not yet done.
-    static IDLE_INLINE_OUT: Arc<AtomicUsize> = Arc::default();
+    /// Whether a mid-sized message this thread sent inline (because its comm was idle) is not done.
+    static IDLE_INLINE_OUT: Arc<AtomicBool> = Arc::default();
 }
 
-/// A mid-sized inline message counted against the thread that posted it, until done. NCCL's proxy
+/// A mid-sized inline message marked out on the thread that posted it, until done. NCCL's proxy
 /// thread serves every connection of its communicator and copies each inline payload itself, so
 /// two such messages on two connections (a sendrecv of 256 KiB is a 128 KiB message on each of two
 /// channels) would be copied one after the other; the second goes to the stripes instead, whose
 /// threads copy it meanwhile (docs/BENCHMARKS.md section 27).
-struct IdleInline(Arc<AtomicUsize>);
+struct IdleInline(Arc<AtomicBool>);
 
 impl IdleInline {
-    /// Counts a message in, unless this thread already has one out.
+    /// Marks a message out, unless this thread already has one.
     fn claim() -> Option<IdleInline> {
-        IDLE_INLINE_OUT.with(|out| {
-            (out.compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire).is_ok()).then(|| IdleInline(out.clone()))
-        })
+        IDLE_INLINE_OUT.with(|out| (!out.swap(true, Ordering::AcqRel)).then(|| IdleInline(out.clone())))
     }
 }
 
 impl Drop for IdleInline {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
+        self.0.store(false, Ordering::Release);
     }
 }
 
