@@ -108,7 +108,9 @@ const IO_THREADS: Param = Param {
     doc: "Threads of the socket transport's I/O pool, one pool per process shared by every \
           connection. NCCL's proxy thread moves the bytes a socket takes or has at once; a stripe \
           with a backlog (see NCCL_TCPXR_HANDOFF_BYTES) goes to one of these threads until it \
-          has caught up. 0: no pool, the proxy thread moves every byte. auto: the cores, at most 8.",
+          has caught up. 0: no pool, the proxy thread moves every byte. auto: the cores, at most 8; \
+          tcpxr processes sharing the host's cores (several ranks per host) split them, each \
+          leaving 2 for NCCL's own threads (two ranks on 16 cores: 6 each).",
 };
 const HANDOFF_BYTES: Param = Param {
     name: "NCCL_TCPXR_HANDOFF_BYTES",

@@ -86,14 +86,8 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
         crate::transport::socket::inline_idle_p2p_bytes(config.inline_idle_p2p_bytes, inline_idle_bytes);
     log::info!(
         target: "tcpxr::init",
-        "socket transport: {} I/O threads ({} of them, when idle, look for work for {} us before they sleep), hand-off \
-         from {} bytes; inline when idle up to {} bytes ({} on connections NCCL's hints say are point-to-point)",
-        opts.pool.threads,
-        opts.pool.spinners.min(opts.pool.threads),
-        opts.pool.spin.as_micros(),
-        opts.handoff_bytes,
-        inline_idle_bytes,
-        inline_idle_p2p_bytes
+        "inline when idle up to {inline_idle_bytes} bytes ({inline_idle_p2p_bytes} on connections NCCL's hints say are \
+         point-to-point)"
     );
     let ifname = ifname_setting(config);
     let transport = open_transport(

@@ -10,6 +10,7 @@ pub mod acceptor;
 pub mod addr;
 mod epoll;
 mod frame;
+mod host;
 pub mod ifaces;
 mod mover;
 pub mod stripe;
@@ -48,21 +49,31 @@ pub struct SocketOptions {
     pub handoff_bytes: usize,
 }
 
-/// I/O threads when `NCCL_TCPXR_IO_THREADS` is auto, on a machine with at least this many cores.
-const AUTO_IO_THREADS: usize = 8;
-
-/// The I/O threads an `NCCL_TCPXR_IO_THREADS` setting (None: auto) gives on this machine: auto is
-/// the cores, at most 8; an explicit count is capped at the cores (said at INFO).
-pub fn io_threads(setting: Option<usize>) -> usize {
-    let wanted = setting.unwrap_or(AUTO_IO_THREADS);
+/// The I/O threads an `NCCL_TCPXR_IO_THREADS` setting asks for: a count, capped at the cores (said
+/// at INFO), or None for auto, which the pool sizes when it starts ([`host::auto_io_threads`]).
+pub fn io_threads(setting: Option<usize>) -> Option<usize> {
+    let wanted = setting?;
     let threads = workers::cap_to_cores(wanted);
-    if setting.is_some() && threads < wanted {
+    if threads < wanted {
         log::info!(
             target: "tcpxr::init",
             "NCCL_TCPXR_IO_THREADS={wanted} capped at the {threads} cores this process may use"
         );
     }
-    threads
+    Some(threads)
+}
+
+/// How the init log names a pool's threads.
+pub fn describe_threads(threads: Option<usize>) -> String {
+    threads.map_or_else(
+        || {
+            format!(
+                "auto (up to {}: this process's share of the host's cores)",
+                host::MAX_AUTO_IO_THREADS
+            )
+        },
+        |n| n.to_string(),
+    )
 }
 
 /// Whether the I/O pool copies stripes in parallel: the process may use at least 8 cores. Both
@@ -150,12 +161,13 @@ impl SocketTransport {
                 guid: ifaces::guid(i),
             })
             .collect();
+        host::announce();
         log::info!(
             target: "tcpxr::init",
             "socket transport: {} I/O threads shared by all connections ({} of them, when idle, look for work for {} us \
              before they sleep), stripes with a backlog of {} bytes or more go to them",
-            opts.pool.threads,
-            opts.pool.spinners.min(opts.pool.threads),
+            describe_threads(opts.pool.threads),
+            opts.pool.spinners,
             opts.pool.spin.as_micros(),
             opts.handoff_bytes
         );
