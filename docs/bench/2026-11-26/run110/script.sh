@@ -1,0 +1,30 @@
+#!/bin/bash
+# run110 on one GPU (nvidia-h200, 16 cores): 241be22's build (00ab285's code, 6 I/O threads per
+# rank here). Bulk (256 MiB - 1 GiB, 10 iterations) with fewer stripes per connection
+# (NCCL_TCPXR_STRIPES=2) and with no spinning I/O thread (NCCL_TCPXR_IO_SPIN_US=0) against the
+# defaults, alternated twice; the band (128 KiB - 8 MiB, 100 iterations) of each once.
+cd "$(dirname "$0")/../../../.."  # the repository root (the script ran as dist/run110.sh)
+R=${OUT:-/tmp/out}; A=/tmp/run110; rm -rf $A; mkdir -p $A
+export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1 LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} CUDA_VISIBLE_DEVICES=0
+T0=$(date +%s); el(){ echo "[$(( $(date +%s)-T0 )) s] $*" | tee -a $A/steps.txt; }
+left(){ echo $(( $1 - ($(date +%s)-T0) )); }
+fin(){ tar czf $R/run110.tgz -C /tmp run110; cat $A/steps.txt; grep -h -E "ALL OK|FAILED|problem" $A/*.log | sort | uniq -c; }
+trap fin EXIT
+{ date -u; uname -r; nvidia-smi -L; nproc; lscpu | grep "Model name"; cat dist/commit.txt; } > $A/machine.txt 2>&1
+# (here the script built nccl-tests on the machine, in the git-ignored ncclTests/nccl-tests, with
+# MPI=1 for sm_90, logging to nccl-tests-build.txt; that step is left out of this copy: the
+# project commits no script that builds nccl-tests. ncclTests/README.md says how.)
+B=$!
+wait $B; el "$(cat $A/nccl-tests-build.txt)"
+NT=ncclTests/nccl-tests/build
+r(){ out=$1; lim=$2; shift 2; timeout $(left $lim) python3 ncclTests/run_nccl_tests.py --one-gpu --mps --nccl-tests $NT --plugin-dir dist --configs tcpxr-host --timeout 90 --out $A/$out "$@" > $A/$out.log 2>&1; el "$out rc=$?"; }
+band="--iters 100 --warmup 10 --min 128K --max 8M"; bulk="--iters 10 --warmup 3 --min 256M --max 1G"
+b=$(( $(date +%s)-T0 ))
+for i in 1 2; do
+  r bd$i $((b + 25)) $bulk; b=$((b + 25))
+  r bst2-$i $((b + 25)) $bulk --env NCCL_TCPXR_STRIPES=2; b=$((b + 25))
+  r bsp0-$i $((b + 25)) $bulk --env NCCL_TCPXR_IO_SPIN_US=0; b=$((b + 25))
+done
+r d $((b + 15)) $band; b=$((b + 15))
+r st2 $((b + 15)) $band --env NCCL_TCPXR_STRIPES=2; b=$((b + 15))
+r sp0 $((b + 15)) $band --env NCCL_TCPXR_IO_SPIN_US=0; b=$((b + 15))
