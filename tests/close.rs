@@ -8,18 +8,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-fn tcpxr_threads() -> usize {
-    std::fs::read_dir("/proc/self/task")
-        .unwrap()
-        .flatten()
-        .filter(|t| {
-            std::fs::read_to_string(t.path().join("comm"))
-                .unwrap_or_default()
-                .starts_with("tcpxr-")
-        })
-        .count()
-}
-
 /// Aborts the process if the test is still running after `limit`: a hung close fails the run
 /// instead of stalling it.
 fn watchdog(limit: Duration) -> Arc<AtomicBool> {
@@ -97,9 +85,9 @@ fn comms_closed_idle_waiting_or_mid_transfer_never_hang_and_leave_no_thread_behi
     );
     // The I/O pool goes with the last stripe (NCCL may dlclose tcpxr right after).
     let start = Instant::now();
-    while tcpxr_threads() > 0 && start.elapsed() < Duration::from_secs(1) {
+    while threads_named("tcpxr-") > 0 && start.elapsed() < Duration::from_secs(1) {
         std::thread::sleep(Duration::from_millis(5));
     }
-    assert_eq!(tcpxr_threads(), 0, "tcpxr threads outlived every comm");
+    assert_eq!(threads_named("tcpxr-"), 0, "tcpxr threads outlived every comm");
     done.store(true, Ordering::Release);
 }

@@ -17,18 +17,6 @@ fn tcpxr_processes() -> Vec<u32> {
     pids
 }
 
-fn io_threads() -> usize {
-    std::fs::read_dir("/proc/self/task")
-        .unwrap()
-        .flatten()
-        .filter(|t| {
-            std::fs::read_to_string(t.path().join("comm"))
-                .unwrap_or_default()
-                .starts_with("tcpxr-io")
-        })
-        .count()
-}
-
 #[test]
 fn a_pool_started_beside_another_tcpxr_process_takes_its_share_of_the_cores() {
     let net = v12();
@@ -57,12 +45,12 @@ fn a_pool_started_beside_another_tcpxr_process_takes_its_share_of_the_cores() {
     };
     // Each thread names itself once it runs: wait for them, then let any extra one show up too.
     let start = Instant::now();
-    while io_threads() < expected && start.elapsed() < Duration::from_secs(5) {
+    while threads_named("tcpxr-io") < expected && start.elapsed() < Duration::from_secs(5) {
         std::thread::sleep(Duration::from_millis(10));
     }
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(
-        io_threads(),
+        threads_named("tcpxr-io"),
         expected,
         "{cores} of {online} cores, tcpxr processes {listed:?}"
     );

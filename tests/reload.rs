@@ -6,18 +6,6 @@ use common::*;
 use nccl_net_tcpxr::abi::ncclNet_v12_t;
 use std::ffi::c_void;
 
-fn tcpxr_threads() -> usize {
-    std::fs::read_dir("/proc/self/task")
-        .unwrap()
-        .flatten()
-        .filter(|t| {
-            std::fs::read_to_string(t.path().join("comm"))
-                .unwrap_or_default()
-                .starts_with("tcpxr-")
-        })
-        .count()
-}
-
 /// One communicator's life as NCCL drives it: init, connect a pair, move 1 MiB, close, finalize.
 fn one_round(table: &ncclNet_v12_t, seed: u64) {
     let mut ctx: *mut c_void = null();
@@ -49,10 +37,14 @@ fn the_library_can_be_closed_and_loaded_again_between_communicators() {
         // A joined thread can stay listed in /proc for a moment until the kernel reaps it; one
         // that really outlived its comm never goes.
         let start = std::time::Instant::now();
-        while tcpxr_threads() > 0 && start.elapsed() < std::time::Duration::from_secs(1) {
+        while threads_named("tcpxr-") > 0 && start.elapsed() < std::time::Duration::from_secs(1) {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
-        assert_eq!(tcpxr_threads(), 0, "round {round}: I/O threads outlived their comms");
+        assert_eq!(
+            threads_named("tcpxr-"),
+            0,
+            "round {round}: I/O threads outlived their comms"
+        );
         drop(lib); // dlclose, as NCCL does when its last communicator is destroyed
     }
 }

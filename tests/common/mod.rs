@@ -713,3 +713,17 @@ pub fn unpack_pair(net: &V12, unpack: bool) -> (*mut c_void, *mut c_void, *mut c
     }
     (s, r, dev.handle)
 }
+
+/// How many of this process's threads have a name that starts with `prefix` (tcpxr names its I/O
+/// threads `tcpxr-io0`, `tcpxr-io1`, ...).
+pub fn threads_named(prefix: &str) -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .flatten()
+        .filter(|t| {
+            std::fs::read_to_string(t.path().join("comm"))
+                .unwrap_or_default()
+                .starts_with(prefix)
+        })
+        .count()
+}
