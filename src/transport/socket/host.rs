@@ -51,7 +51,8 @@ pub fn auto_io_threads() -> (usize, String) {
     let why = if held {
         format!("auto: {cores} cores this process may use")
     } else {
-        format!("auto: {cores} cores, {processes} tcpxr process(es) on this host")
+        let plural = if processes == 1 { "" } else { "es" };
+        format!("auto: {cores} cores, {processes} tcpxr process{plural} on this host")
     };
     (threads, why)
 }
