@@ -63,19 +63,6 @@ pub fn io_threads(setting: Option<usize>) -> Option<usize> {
     Some(threads)
 }
 
-/// How the init log names a pool's threads.
-pub fn describe_threads(threads: Option<usize>) -> String {
-    threads.map_or_else(
-        || {
-            format!(
-                "auto (up to {}: this process's share of the host's cores)",
-                host::MAX_AUTO_IO_THREADS
-            )
-        },
-        |n| n.to_string(),
-    )
-}
-
 /// Whether the I/O pool copies stripes in parallel: the process may use at least 8 cores. Both
 /// auto settings below follow it.
 fn parallel_pool() -> bool {
@@ -162,11 +149,20 @@ impl SocketTransport {
             })
             .collect();
         host::announce();
+        let threads = opts.pool.threads.map_or_else(
+            || {
+                format!(
+                    "auto (up to {}: this process's share of the host's cores)",
+                    host::MAX_AUTO_IO_THREADS
+                )
+            },
+            |n| n.to_string(),
+        );
         log::info!(
             target: "tcpxr::init",
             "socket transport: {} I/O threads shared by all connections ({} of them, when idle, look for work for {} us \
              before they sleep), stripes with a backlog of {} bytes or more go to them",
-            describe_threads(opts.pool.threads),
+            threads,
             opts.pool.spinners,
             opts.pool.spin.as_micros(),
             opts.handoff_bytes

@@ -21,8 +21,9 @@
 //! Events name a registration by a token (slot index and generation), looked up in a registry
 //! that holds the stripe's shared state, so an event that arrives after its stripe closed finds
 //! nothing. Threads: the configured count (capped at the cores) or, for auto, the process's share
-//! of the host's cores (host.rs), shared by every comm of the process; they start with the pool and are joined when the last stripe closes (NCCL may
-//! dlclose the plugin right after its last comm goes).
+//! of the host's cores (host.rs), shared by every comm of the process; they start with the pool
+//! and are joined when the last stripe closes (NCCL may dlclose the plugin right after its last
+//! comm goes).
 use super::epoll::{Epoll, Latch, NO_EVENT};
 use super::host;
 use crate::error::{Error, Result};
