@@ -6,35 +6,36 @@
 //! time there; Simple on at most 2 channels measured fastest from 32 KiB to 4 MiB, while NCCL's
 //! own choice (Simple, 4 channels) stays best from 4 MiB up (docs/BENCHMARKS.md section 16, one
 //! H200 under MPS, two ranks). Reporting a lower speed gives 2 channels for every size and costs
-//! 40 % at bulk, so the choice is made per collective here instead.
+//! 40 % at bulk, so the choice is made per collective here instead; the same holds for the 8
+//! channels tcpxr has NCCL build, which pay only from 64 MiB.
 //!
 //! The rule, for all_reduce on a communicator of two or more nodes: where each rank's share
-//! (`nBytes / nRanks`) is 16 KiB to 2 MiB and NCCL's own cheapest choice is the ring in LL or in
-//! Simple, use the ring in Simple, on 1 channel for shares of 16-512 KiB and on at most 2 above.
-//! Everything else is left to NCCL. In that band each of NCCL's messages is small (a 512 KiB
-//! all_reduce on 2 channels is 64 KiB messages, 4 per channel) and NCCL's one proxy thread moves
-//! them all: one channel halves the connections it serves and doubles the messages' size (run 66,
-//! docs/BENCHMARKS.md section 24: 64-512 KiB all_reduce 1.1-1.3x faster than on 2 channels; from
-//! 1 MiB 2 channels win; run 75, section 26: 32 KiB 81-94 us against 110-122 on 2 channels).
-//! A share of 8 KiB stays in NCCL's LL, which beat Simple on 1 channel there (run 75). Measured
-//! with two ranks; the share keeps each ring step's message the size it was measured at when
-//! there are more ranks.
+//! (`nBytes / nRanks`) is 16 KiB to 32 MiB and NCCL's own cheapest choice is the ring in LL or in
+//! Simple, use the ring in Simple, on 1 channel for shares of 16-512 KiB, on at most 2 to 2 MiB
+//! and on at most 4 to 32 MiB. Everything else is left to NCCL. In the band each of NCCL's
+//! messages is small (a 512 KiB all_reduce on 2 channels is 64 KiB messages, 4 per channel) and
+//! NCCL's one proxy thread moves them all: one channel halves the connections it serves and
+//! doubles the messages' size (run 66, docs/BENCHMARKS.md section 24: 64-512 KiB all_reduce
+//! 1.1-1.3x faster than on 2 channels; from 1 MiB 2 channels win; run 75, section 26: 32 KiB
+//! 81-94 us against 110-122 on 2 channels). 4 channels are what NCCL builds for tcpxr's device;
+//! tcpxr has NCCL build 8 (`plugin::nccl_defaults`), which only bulk all_reduce gains from
+//! (runs 114-115, section 29), so shares of 2-32 MiB keep 4. A share of 8 KiB stays in NCCL's
+//! LL, which beat Simple on 1 channel there (run 75). Measured with two ranks; the share keeps
+//! each ring step's message the size it was measured at when there are more ranks.
 use crate::abi::{ncclFuncAllReduce, ncclFunc_t, NCCL_ALGO_RING, NCCL_PROTO_LL, NCCL_PROTO_SIMPLE};
 use crate::config::{self, Switch};
 use crate::error::Result;
 
-/// Per-rank shares of an all_reduce (bytes) where the ring in Simple on at most 2 channels beat
-/// LL, and beat more channels, over tcpxr's socket transport.
-const MID_SHARE: std::ops::Range<usize> = (16 << 10)..(2 << 20);
-/// The part of [`MID_SHARE`] where 1 channel beat 2.
-const ONE_CHANNEL_SHARE: std::ops::Range<usize> = (16 << 10)..(512 << 10);
+/// Per-rank shares of an all_reduce (bytes) whose channels the tuner chooses: the ring in Simple
+/// on at most 4 channels beat LL, and beat more channels, over tcpxr's socket transport.
+const MID_SHARE: std::ops::Range<usize> = (16 << 10)..(32 << 20);
 
 /// Channels for an all_reduce of this per-rank share in the band.
 fn channels(share: usize) -> i32 {
-    if ONE_CHANNEL_SHARE.contains(&share) {
-        1
-    } else {
-        2
+    match share {
+        s if s < 512 << 10 => 1,
+        s if s < 2 << 20 => 2,
+        _ => 4,
     }
 }
 
@@ -58,7 +59,8 @@ pub struct Facts<'a> {
     pub assigned: bool,
     pub n_ranks: usize,
     pub n_nodes: usize,
-    /// NCCL_MIN_NCHANNELS or NCCL_MAX_NCHANNELS is set.
+    /// The user bounds NCCL's channel count (any of `plugin::CHANNEL_BOUNDS`, set by the user rather
+    /// than by tcpxr).
     pub user_channels: bool,
 }
 
@@ -85,14 +87,18 @@ impl Tuner {
     pub fn open(n_ranks: usize, n_nodes: usize) -> Result<Tuner> {
         let config = config::global()?;
         let plugin = crate::plugin::get().ok();
-        let env = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
+        // A bound tcpxr set itself (plugin::nccl_defaults) is not the user's.
+        let users = |k: &&str| {
+            std::env::var_os(k).is_some_and(|v| !v.is_empty())
+                && !plugin.as_ref().is_some_and(|p| p.nccl_set.contains(k))
+        };
         Ok(Tuner::new(&Facts {
             setting: config.tuner,
             transport: plugin.as_ref().map(|p| p.transport.name()),
             assigned: crate::plugin::assigned(),
             n_ranks,
             n_nodes,
-            user_channels: env("NCCL_MIN_NCHANNELS") || env("NCCL_MAX_NCHANNELS"),
+            user_channels: crate::plugin::CHANNEL_BOUNDS.iter().any(users),
         }))
     }
 
@@ -170,7 +176,7 @@ mod tests {
     }
 
     #[test]
-    fn the_band_is_32_kib_to_4_mib_on_two_ranks_with_one_channel_up_to_1_mib() {
+    fn the_band_is_32_kib_to_64_mib_on_two_ranks_with_1_channel_to_1_mib_and_2_to_4_mib() {
         let t = Tuner::new(&facts());
         for (bytes, channels) in [
             (32 << 10, 1),
@@ -179,6 +185,8 @@ mod tests {
             ((1 << 20) - 8, 1),
             (1 << 20, 2),
             ((4 << 20) - 8, 2),
+            (4 << 20, 4),
+            ((64 << 20) - 8, 4),
         ] {
             let mut costs = table(20.0, 30.0);
             assert_eq!(
@@ -196,7 +204,8 @@ mod tests {
         for (func, bytes) in [
             (ncclFuncAllReduce, 8),
             (ncclFuncAllReduce, 16 << 10),
-            (ncclFuncAllReduce, 4 << 20),
+            (ncclFuncAllReduce, 64 << 20),
+            (ncclFuncAllReduce, 1 << 30),
             (2, 1 << 20),
         ] {
             let mut costs = table(40.0, 60.0);

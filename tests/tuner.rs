@@ -85,6 +85,9 @@ fn the_tuner_acts_only_once_tcpxr_is_the_net_of_a_multi_node_communicator() {
     let net = v12();
     assert_eq!(net.init(), OK);
     assert_eq!(v5_choice(2, 2, 1 << 20), (RING_LL, 0));
+    // tcpxr's init had NCCL build 8 channels (the user bounds none here); that bound is tcpxr's
+    // own, so the tuner still chooses the band's channels below.
+    assert_eq!(std::env::var("NCCL_MIN_NCHANNELS").as_deref(), Ok("8"));
 
     // NCCL asks the net it assigned for its devices' properties (its topology), then loads the
     // tuner; connections come at the first collective.
@@ -94,9 +97,11 @@ fn the_tuner_acts_only_once_tcpxr_is_the_net_of_a_multi_node_communicator() {
     assert_eq!(v5_choice(2, 2, 1 << 20), (RING_SIMPLE, 2));
     assert_eq!(v5_choice(2, 2, 512 << 10), (RING_SIMPLE, 1));
     assert_eq!(v5_choice(2, 2, 64 << 10), (RING_SIMPLE, 1));
-    // The band's ends: 32 KiB and just under 4 MiB.
-    assert_eq!(v5_choice(2, 2, 32 << 10), (RING_SIMPLE, 1));
+    // 4 channels from 4 MiB; the band's ends: 32 KiB and just under 64 MiB.
     assert_eq!(v5_choice(2, 2, (4 << 20) - 4), (RING_SIMPLE, 2));
+    assert_eq!(v5_choice(2, 2, 4 << 20), (RING_SIMPLE, 4));
+    assert_eq!(v5_choice(2, 2, 32 << 10), (RING_SIMPLE, 1));
+    assert_eq!(v5_choice(2, 2, (64 << 20) - 4), (RING_SIMPLE, 4));
     assert_eq!(v5_choice(2, 2, 16 << 10), (RING_LL, 0));
     // Latency-bound and bulk sizes, and one node: NCCL's choice.
     assert_eq!(v5_choice(2, 2, 8), (RING_LL, 0));
