@@ -76,6 +76,8 @@
 
 #define NCCL_PROTO_LL 0
 
+#define NCCL_PROTO_LL128 1
+
 #define NCCL_PROTO_SIMPLE 2
 
 /**

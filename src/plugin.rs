@@ -192,10 +192,10 @@ pub const CHANNEL_BOUNDS: [&str; 6] = [
 /// off, since the two make one choice of channels): NCCL builds 4 channels
 /// for tcpxr's 400 Gb/s device. With 8, the value of Google's TCPX recipe, NCCL's kernel and proxy
 /// have twice the steps in flight, and a 128 MiB-1 GiB all_reduce took 5-13 % less time on one
-/// H200 under MPS (docs/BENCHMARKS.md section 29); sendrecv runs on NCCL's per-peer channels and
-/// is unchanged. tcpxr's tuner keeps all_reduce below 64 MiB (per-rank shares under 32 MiB) on
-/// the 1, 2 or 4 channels measured fastest there. NCCL reads it when it sets up a communicator's
-/// channels, after its net plugin's init.
+/// H200 under MPS, all_gather and reduce_scatter 10-25 % less (docs/BENCHMARKS.md section 29);
+/// sendrecv runs on NCCL's per-peer channels and is unchanged. Smaller collectives were slower on
+/// 8, so tcpxr's tuner keeps per-rank shares under 32 MiB on at most 4 (crate::tuner). NCCL reads
+/// it when it sets up a communicator's channels, after its net plugin's init.
 ///
 /// NCCL_P2P_NET_CHUNKSIZE: NCCL cuts a point-to-point transfer into network messages of this
 /// size, 128 KiB by default. tcpxr pays per message (a frame, a hand-off to the I/O pool), and at
@@ -210,7 +210,7 @@ fn nccl_defaults(
         set.push((
             "NCCL_MIN_NCHANNELS",
             "8",
-            "8 channels instead of the 4 NCCL builds for tcpxr: bulk all_reduce measured 5-13 % faster",
+            "8 channels instead of the 4 NCCL builds for tcpxr, for bulk collectives; tcpxr's tuner keeps smaller ones on 4",
         ));
     }
     if env("NCCL_P2P_NET_CHUNKSIZE").is_none() {

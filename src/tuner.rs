@@ -1,41 +1,63 @@
 //! The tuner tcpxr exports beside its net tables: which protocol and how many channels NCCL uses
-//! for a mid-size all_reduce over tcpxr's socket transport.
+//! for a collective over tcpxr's socket transport below bulk sizes.
 //!
 //! NCCL sizes its choice by the speed a net reports. For tcpxr's 400 Gb/s it runs all_reduce in
 //! its LL protocol on 4 channels up to 1 MiB, and LL's many small messages cost tcpxr 2-4x Socket's
 //! time there; Simple on at most 2 channels measured fastest from 32 KiB to 4 MiB, while NCCL's
 //! own choice (Simple, 4 channels) stays best from 4 MiB up (docs/BENCHMARKS.md section 16, one
 //! H200 under MPS, two ranks). Reporting a lower speed gives 2 channels for every size and costs
-//! 40 % at bulk, so the choice is made per collective here instead; the same holds for the 8
-//! channels tcpxr has NCCL build, which pay only from 64 MiB.
+//! 40 % at bulk, so the choice is made per collective here instead.
 //!
-//! The rule, for all_reduce on a communicator of two or more nodes: where each rank's share
-//! (`nBytes / nRanks`) is 16 KiB to 32 MiB and NCCL's own cheapest choice is the ring in LL or in
-//! Simple, use the ring in Simple, on 1 channel for shares of 16-512 KiB, on at most 2 to 2 MiB
-//! and on at most 4 to 32 MiB. Everything else is left to NCCL. In the band each of NCCL's
-//! messages is small (a 512 KiB all_reduce on 2 channels is 64 KiB messages, 4 per channel) and
-//! NCCL's one proxy thread moves them all: one channel halves the connections it serves and
-//! doubles the messages' size (run 66, docs/BENCHMARKS.md section 24: 64-512 KiB all_reduce
-//! 1.1-1.3x faster than on 2 channels; from 1 MiB 2 channels win; run 75, section 26: 32 KiB
-//! 81-94 us against 110-122 on 2 channels). 4 channels are what NCCL builds for tcpxr's device;
-//! tcpxr has NCCL build 8 (`plugin::nccl_defaults`), which only bulk all_reduce gains from
-//! (runs 114-115, section 29), so shares of 2-32 MiB keep 4. A share of 8 KiB stays in NCCL's
-//! LL, which beat Simple on 1 channel there (run 75). Measured with two ranks; the share keeps
-//! each ring step's message the size it was measured at when there are more ranks.
-use crate::abi::{ncclFuncAllReduce, ncclFunc_t, NCCL_ALGO_RING, NCCL_PROTO_LL, NCCL_PROTO_SIMPLE};
+//! Two rules, on a communicator of two or more nodes, by each rank's share (`nBytes / nRanks`;
+//! the size of each ring step's message, whatever the ranks):
+//!
+//! - The all_reduce band: a share of 16 KiB to 2 MiB where NCCL's own cheapest choice is the ring
+//!   in LL or in Simple runs the ring in Simple, on 1 channel for shares of 16-512 KiB and on at
+//!   most 2 above. Each of NCCL's messages is small there (a 512 KiB all_reduce on 2 channels is
+//!   64 KiB messages, 4 per channel) and NCCL's one proxy thread moves them all: one channel
+//!   halves the connections it serves and doubles the messages' size (run 66, section 24: 64-512
+//!   KiB all_reduce 1.1-1.3x faster than on 2 channels; from 1 MiB 2 channels win; run 75,
+//!   section 26: 32 KiB 81-94 us against 110-122 on 2 channels). A share of 8 KiB stays in NCCL's
+//!   LL, which beat Simple on 1 channel there (run 75).
+//! - Below bulk: tcpxr has NCCL build 8 channels (`plugin::nccl_defaults`), which pay only from
+//!   shares of 32 MiB (runs 114-116, section 29: bulk 5-20 % faster; all_gather and
+//!   reduce_scatter of 64-256 KiB and 2-4 MiB 1.3-1.8x slower on 8). Any other collective on the
+//!   ring with a smaller share keeps the channels NCCL chose with the 4 it built before: where
+//!   NCCL would keep at least 4 of its 8, 4. Where it drops below 4 by itself (small messages)
+//!   its choice stands.
+use crate::abi::{ncclFuncAllReduce, ncclFunc_t, NCCL_ALGO_RING, NCCL_PROTO_LL, NCCL_PROTO_LL128, NCCL_PROTO_SIMPLE};
 use crate::config::{self, Switch};
 use crate::error::Result;
 
-/// Per-rank shares of an all_reduce (bytes) whose channels the tuner chooses: the ring in Simple
-/// on at most 4 channels beat LL, and beat more channels, over tcpxr's socket transport.
-const MID_SHARE: std::ops::Range<usize> = (16 << 10)..(32 << 20);
+/// Per-rank shares of an all_reduce (bytes) where the ring in Simple on at most 2 channels beat
+/// LL, and beat more channels, over tcpxr's socket transport.
+const MID_SHARE: std::ops::Range<usize> = (16 << 10)..(2 << 20);
+/// The part of [`MID_SHARE`] where 1 channel beat 2.
+const ONE_CHANNEL_SHARE: std::ops::Range<usize> = (16 << 10)..(512 << 10);
+/// Per-rank shares from which NCCL's 8 channels beat 4.
+const BULK_SHARE: usize = 32 << 20;
+/// The channels NCCL builds for tcpxr's device by itself, kept below [`BULK_SHARE`].
+const NCCL_OWN_CHANNELS: i32 = 4;
 
 /// Channels for an all_reduce of this per-rank share in the band.
 fn channels(share: usize) -> i32 {
-    match share {
-        s if s < 512 << 10 => 1,
-        s if s < 2 << 20 => 2,
-        _ => 4,
+    if ONE_CHANNEL_SHARE.contains(&share) {
+        1
+    } else {
+        2
+    }
+}
+
+/// The bytes per channel below which NCCL's ring gives up a channel: NCCL 2.28 (enqueue.cc,
+/// topoGetAlgoInfo) drops channels while `nBytes < channels x threads x threshold`; here at its
+/// most threads per channel (device.h: LL and Simple 512, LL128 640) and its per-thread thresholds
+/// (comm.h: LL and LL128 8 bytes, Simple 64; tuning.cc multiplies LL's by the ranks), so that
+/// NCCL surely keeps as many channels as `nBytes` holds of these.
+fn ring_bytes_per_channel(proto: usize, n_ranks: usize) -> usize {
+    match proto {
+        NCCL_PROTO_LL => 512 * 8 * n_ranks,
+        NCCL_PROTO_LL128 => 640 * 8,
+        _ => 512 * 64,
     }
 }
 
@@ -105,7 +127,7 @@ impl Tuner {
     /// NCCL's `getCollInfo`: may lower the ring's Simple cost in `costs` (`n_proto` columns per
     /// algorithm row, negative entries unusable) and returns the channel count to use, if any.
     pub fn choose(&self, func: ncclFunc_t, n_bytes: usize, costs: &mut [f32], n_proto: usize) -> Option<i32> {
-        if self.idle_because.is_some() || func != ncclFuncAllReduce || n_proto <= NCCL_PROTO_SIMPLE {
+        if self.idle_because.is_some() || n_proto <= NCCL_PROTO_SIMPLE {
             return None;
         }
         let at = |algo: usize, proto: usize| algo * n_proto + proto;
@@ -114,16 +136,19 @@ impl Tuner {
             return None;
         }
         let share = n_bytes / self.n_ranks;
-        if !MID_SHARE.contains(&share) {
-            return None;
+        if func == ncclFuncAllReduce && MID_SHARE.contains(&share) {
+            if cheapest(costs) == Some(ring_ll) && costs[ring_simple] >= 0.0 {
+                // Below every other usable cost, so NCCL's own choice (the cheapest) lands on it.
+                costs[ring_simple] = 0.0;
+            }
+            let few = self.set_channels && cheapest(costs) == Some(ring_simple);
+            return few.then_some(channels(share));
         }
-        let nccls = cheapest(costs);
-        if nccls == Some(ring_ll) && costs[ring_simple] >= 0.0 {
-            // Below every other usable cost, so NCCL's own choice (the cheapest) lands on it.
-            costs[ring_simple] = 0.0;
-        }
-        let few = self.set_channels && cheapest(costs) == Some(ring_simple);
-        few.then_some(channels(share))
+        let nccls = cheapest(costs)?;
+        let (algo, proto) = (nccls / n_proto, nccls % n_proto);
+        let keeps_own = n_bytes >= NCCL_OWN_CHANNELS as usize * ring_bytes_per_channel(proto, self.n_ranks);
+        let fewer = self.set_channels && share < BULK_SHARE && algo == NCCL_ALGO_RING && keeps_own;
+        fewer.then_some(NCCL_OWN_CHANNELS)
     }
 }
 
@@ -176,7 +201,7 @@ mod tests {
     }
 
     #[test]
-    fn the_band_is_32_kib_to_64_mib_on_two_ranks_with_1_channel_to_1_mib_and_2_to_4_mib() {
+    fn the_band_is_32_kib_to_4_mib_on_two_ranks_with_one_channel_up_to_1_mib() {
         let t = Tuner::new(&facts());
         for (bytes, channels) in [
             (32 << 10, 1),
@@ -185,8 +210,6 @@ mod tests {
             ((1 << 20) - 8, 1),
             (1 << 20, 2),
             ((4 << 20) - 8, 2),
-            (4 << 20, 4),
-            ((64 << 20) - 8, 4),
         ] {
             let mut costs = table(20.0, 30.0);
             assert_eq!(
@@ -199,20 +222,49 @@ mod tests {
     }
 
     #[test]
-    fn sizes_outside_the_band_and_other_collectives_are_left_alone() {
+    fn below_bulk_the_ring_keeps_the_channels_nccl_chose_from_four() {
         let t = Tuner::new(&facts());
-        for (func, bytes) in [
-            (ncclFuncAllReduce, 8),
-            (ncclFuncAllReduce, 16 << 10),
-            (ncclFuncAllReduce, 64 << 20),
-            (ncclFuncAllReduce, 1 << 30),
-            (2, 1 << 20),
+        let all_gather = 2;
+        // (collective, bytes, NCCL's cheapest protocol on the ring, channels), two ranks.
+        for (func, bytes, proto, channels) in [
+            // all_reduce above the band, in NCCL's own protocol (its costs untouched).
+            (ncclFuncAllReduce, 4 << 20, NCCL_PROTO_SIMPLE, Some(4)),
+            (ncclFuncAllReduce, (64 << 20) - 8, NCCL_PROTO_SIMPLE, Some(4)),
+            // From shares of 32 MiB: NCCL's 8.
+            (ncclFuncAllReduce, 64 << 20, NCCL_PROTO_SIMPLE, None),
+            (ncclFuncAllReduce, 1 << 30, NCCL_PROTO_SIMPLE, None),
+            (all_gather, 64 << 20, NCCL_PROTO_SIMPLE, None),
+            // Other collectives at any smaller size where NCCL would keep 4 or more.
+            (all_gather, (64 << 20) - 8, NCCL_PROTO_SIMPLE, Some(4)),
+            (all_gather, 128 << 10, NCCL_PROTO_SIMPLE, Some(4)),
+            (all_gather, 32 << 10, NCCL_PROTO_LL, Some(4)),
+            (all_gather, 20 << 10, NCCL_PROTO_LL128, Some(4)),
+            // Where NCCL itself keeps fewer (LL: 8 KiB a channel on two ranks), its choice.
+            (all_gather, (32 << 10) - 8, NCCL_PROTO_LL, None),
+            (all_gather, 64 << 10, NCCL_PROTO_SIMPLE, None),
+            (all_gather, 8, NCCL_PROTO_LL, None),
+            (ncclFuncAllReduce, 8, NCCL_PROTO_LL, None),
         ] {
-            let mut costs = table(40.0, 60.0);
+            let mut costs = vec![-1.0; N_ALGO * N_PROTO];
+            costs[NCCL_ALGO_RING * N_PROTO + proto] = 10.0;
+            costs[0] = 900.0; // tree LL
             let before = costs.clone();
-            assert_eq!(t.choose(func, bytes, &mut costs, N_PROTO), None, "{func} {bytes}");
+            assert_eq!(
+                t.choose(func, bytes, &mut costs, N_PROTO),
+                channels,
+                "{func} {bytes} {proto}"
+            );
             assert_eq!(costs, before, "{func} {bytes}");
         }
+        // Not the ring (tree cheapest): NCCL's choice.
+        let mut costs = table(40.0, 60.0);
+        costs[0] = 10.0;
+        assert_eq!(t.choose(all_gather, 1 << 20, &mut costs, N_PROTO), None);
+        // LL's threshold grows with the ranks: on 8, 128 KiB for 4 channels.
+        let eight = Tuner::new(&Facts { n_ranks: 8, ..facts() });
+        let mut costs = table(40.0, 60.0);
+        assert_eq!(eight.choose(all_gather, (128 << 10) - 8, &mut costs, N_PROTO), None);
+        assert_eq!(eight.choose(all_gather, 128 << 10, &mut costs, N_PROTO), Some(4));
     }
 
     #[test]
@@ -256,6 +308,7 @@ mod tests {
         let mut costs = table(40.0, 60.0);
         assert_eq!(t.choose(ncclFuncAllReduce, 1 << 20, &mut costs, N_PROTO), None);
         assert_eq!(cheapest(&costs), Some(NCCL_ALGO_RING * N_PROTO + NCCL_PROTO_SIMPLE));
+        assert_eq!(t.choose(2, 4 << 20, &mut table(40.0, 60.0), N_PROTO), None);
     }
 
     #[test]

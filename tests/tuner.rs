@@ -97,12 +97,13 @@ fn the_tuner_acts_only_once_tcpxr_is_the_net_of_a_multi_node_communicator() {
     assert_eq!(v5_choice(2, 2, 1 << 20), (RING_SIMPLE, 2));
     assert_eq!(v5_choice(2, 2, 512 << 10), (RING_SIMPLE, 1));
     assert_eq!(v5_choice(2, 2, 64 << 10), (RING_SIMPLE, 1));
-    // 4 channels from 4 MiB; the band's ends: 32 KiB and just under 64 MiB.
-    assert_eq!(v5_choice(2, 2, (4 << 20) - 4), (RING_SIMPLE, 2));
-    assert_eq!(v5_choice(2, 2, 4 << 20), (RING_SIMPLE, 4));
+    // The band's ends: 32 KiB and just under 4 MiB.
     assert_eq!(v5_choice(2, 2, 32 << 10), (RING_SIMPLE, 1));
-    assert_eq!(v5_choice(2, 2, (64 << 20) - 4), (RING_SIMPLE, 4));
+    assert_eq!(v5_choice(2, 2, (4 << 20) - 4), (RING_SIMPLE, 2));
     assert_eq!(v5_choice(2, 2, 16 << 10), (RING_LL, 0));
+    // Above it and below bulk, NCCL's protocol on the 4 channels NCCL built before tcpxr's 8.
+    assert_eq!(v5_choice(2, 2, 4 << 20), (RING_LL, 4));
+    assert_eq!(v5_choice(2, 2, (64 << 20) - 4), (RING_LL, 4));
     // Latency-bound and bulk sizes, and one node: NCCL's choice.
     assert_eq!(v5_choice(2, 2, 8), (RING_LL, 0));
     assert_eq!(v5_choice(2, 2, 64 << 20), (RING_LL, 0));

@@ -13,6 +13,7 @@ pub const ncclFuncAllReduce: ncclFunc_t = 4;
 /// column per protocol, `numAlgo * numProto` floats in one block behind the `float**`.
 pub const NCCL_ALGO_RING: usize = 1;
 pub const NCCL_PROTO_LL: usize = 0;
+pub const NCCL_PROTO_LL128: usize = 1;
 pub const NCCL_PROTO_SIMPLE: usize = 2;
 /// A cost of this value marks a combination NCCL will not use (disabled by NCCL_ALGO/NCCL_PROTO,
 /// or unsupported here); any negative cost is skipped by NCCL's choice.

@@ -31,9 +31,10 @@ fn open(
             target: "tcpxr::tuner",
             "tuner: communicator {comm_id:#x} ({n_ranks} ranks, {n_nodes} nodes): mid-size all_reduce in Simple{}",
             if t.set_channels {
-                " on 1 channel for per-rank shares of 16-512 KiB, at most 2 up to 2 MiB"
+                " on 1 channel for per-rank shares of 16-512 KiB, at most 2 up to 2 MiB; below shares of \
+                 32 MiB the ring on at most 4 channels"
             } else {
-                " (channels left to NCCL_MIN/MAX_NCHANNELS)"
+                " (channels left to the user's NCCL_MIN/MAX_NCHANNELS or _CTAS)"
             }
         ),
         Some(why) => log::info!(
