@@ -14,15 +14,7 @@ fn a_message_larger_than_the_posted_receive_is_invalid_usage() {
     let pair = Pair::new(&net);
     let mut out = vec![0u8; 100];
     let mut data = pattern(1000, 1);
-    let (mut rq, mut sq) = (null(), null());
-    assert_eq!(
-        net.irecv(pair.recv, out.as_mut_ptr() as *mut c_void, 100, null(), &mut rq),
-        OK
-    );
-    assert_eq!(
-        net.isend(pair.send, data.as_mut_ptr() as *mut c_void, 1000, null(), &mut sq),
-        OK
-    );
+    let (rq, _) = pair.post(&mut out, &mut data);
     let (r, _) = wait_result(&net, rq, Duration::from_secs(5));
     assert_eq!(r, ncclResult_t::ncclInvalidUsage);
     assert!(

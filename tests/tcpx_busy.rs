@@ -3,7 +3,6 @@
 //! tcpxr's windows, so it refuses often.
 mod common;
 use common::*;
-use std::ffi::c_void;
 
 #[used]
 #[link_section = ".init_array"]
@@ -28,20 +27,12 @@ fn unable_to_allocate_requests_is_retried_and_never_reaches_nccl() {
     let n = 256 << 10;
     let mut src: Vec<Vec<u8>> = (0..6).map(|i| pattern(n, 110 + i)).collect();
     let mut dst: Vec<Vec<u8>> = (0..6).map(|_| vec![0u8; n]).collect();
-    let mut reqs = vec![];
-    for i in 0..6 {
-        let (mut rq, mut sq) = (null(), null());
-        assert_eq!(
-            net.irecv(pair.recv, dst[i].as_mut_ptr() as *mut c_void, n, null(), &mut rq),
-            OK
-        );
-        assert_eq!(
-            net.isend(pair.send, src[i].as_mut_ptr() as *mut c_void, n, null(), &mut sq),
-            OK
-        );
-        reqs.push((rq, sq));
-    }
-    for (rq, sq) in reqs {
+    let reqs: Vec<_> = dst
+        .iter_mut()
+        .zip(src.iter_mut())
+        .map(|(d, s)| pair.post(d, s))
+        .collect();
+    for (rq, sq) in reqs.into_iter() {
         wait_both(&net, rq, sq);
     }
     assert!(dst == src);

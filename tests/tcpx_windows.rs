@@ -3,7 +3,6 @@
 //! chunks it fills exactly that far. The emulator counts what was held and every request refused.
 mod common;
 use common::*;
-use std::ffi::c_void;
 
 #[used]
 #[link_section = ".init_array"]
@@ -30,19 +29,11 @@ fn windows_are_capped_at_12_sends_and_16_receives_per_tcpx_stripe_and_the_emulat
     let n = 1 << 20;
     let mut src: Vec<Vec<u8>> = (0..8).map(|i| pattern(n, 90 + i)).collect();
     let mut dst: Vec<Vec<u8>> = (0..8).map(|_| vec![0u8; n]).collect();
-    let mut reqs = vec![];
-    for i in 0..8 {
-        let (mut rq, mut sq) = (null(), null());
-        assert_eq!(
-            net.irecv(pair.recv, dst[i].as_mut_ptr() as *mut c_void, n, null(), &mut rq),
-            OK
-        );
-        assert_eq!(
-            net.isend(pair.send, src[i].as_mut_ptr() as *mut c_void, n, null(), &mut sq),
-            OK
-        );
-        reqs.push((rq, sq));
-    }
+    let reqs: Vec<_> = dst
+        .iter_mut()
+        .zip(src.iter_mut())
+        .map(|(d, s)| pair.post(d, s))
+        .collect();
     for (rq, sq) in reqs.into_iter().rev() {
         wait_both(&net, rq, sq);
     }

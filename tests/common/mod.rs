@@ -521,31 +521,26 @@ impl<'a> Pair<'a> {
         Pair { net, send: s, recv: r }
     }
 
+    /// Posts a receive into `dst`, then a send of `src` (NCCL's order); returns their requests
+    /// (receive, send), both taken.
+    pub fn post(&self, dst: &mut [u8], src: &mut [u8]) -> (*mut c_void, *mut c_void) {
+        let (mut rq, mut sq) = (null(), null());
+        let r = self
+            .net
+            .irecv(self.recv, dst.as_mut_ptr() as *mut c_void, dst.len(), null(), &mut rq);
+        assert_eq!(r, OK);
+        let r = self
+            .net
+            .isend(self.send, src.as_mut_ptr() as *mut c_void, src.len(), null(), &mut sq);
+        assert_eq!(r, OK);
+        assert!(!rq.is_null() && !sq.is_null());
+        (rq, sq)
+    }
+
     /// Sends `data` and receives it into a buffer of `capacity` bytes; returns what arrived.
     pub fn transfer(&self, data: &mut [u8], capacity: usize) -> Vec<u8> {
         let mut out = vec![0u8; capacity];
-        let (mut rq, mut sq) = (null(), null());
-        assert_eq!(
-            self.net.irecv(
-                self.recv,
-                out.as_mut_ptr() as *mut c_void,
-                capacity,
-                std::ptr::null_mut(),
-                &mut rq
-            ),
-            OK
-        );
-        assert_eq!(
-            self.net.isend(
-                self.send,
-                data.as_mut_ptr() as *mut c_void,
-                data.len(),
-                std::ptr::null_mut(),
-                &mut sq
-            ),
-            OK
-        );
-        assert!(!rq.is_null() && !sq.is_null());
+        let (rq, sq) = self.post(&mut out, data);
         let (rsize, ssize) = wait_both(self.net, rq, sq);
         assert_eq!(ssize as usize, data.len(), "send size");
         assert_eq!(rsize as usize, data.len(), "receive size reports what was sent");
