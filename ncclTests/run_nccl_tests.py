@@ -209,9 +209,19 @@ def write_settings(a, spec, flags, daemon, machine_info, base_env, more_facts=()
                           base_env=base_env, forwarded=spec["forwarded"] if a.mpirun else None)
 
 
-def expected_sizes(a):
-    """Row sizes nccl-tests prints for float data: counts are size // 4."""
-    return sorted({s // 4 * 4 for s in report.doubling(a.min_bytes, a.max_bytes)})
+# Ops whose per-rank count nccl-tests rounds down to whole 16 bytes (its <op>GetCollByteCount):
+# a row's size is then that count times the ranks.
+PER_RANK_OPS = {"all_gather", "reduce_scatter", "alltoall"}
+
+
+def expected_sizes(a, op="all_reduce"):
+    """Row sizes nccl-tests prints for float data (counts are size // 4); sizes an op cannot split
+    over the ranks print as 0 and are not expected."""
+    n = a.nranks
+    def printed(s):
+        count = s // 4
+        return ((count // n) & ~3) * n * 4 if op in PER_RANK_OPS else count * 4
+    return sorted({printed(s) for s in report.doubling(a.min_bytes, a.max_bytes)} - {0})
 
 
 def problems_of(result, rc, sizes, nranks, log_text, n_logs, config, *, allow_intra=False, timeout=None):
@@ -293,7 +303,7 @@ def run_one(a, op, config, out_dir, base_env, daemon, machine_info):
     cpu_seconds = _children_cpu_seconds() - cpu_before
     result = parse.parse_nccl_tests(_read(spec["txt"]))
     logs, log_text = read_logs(spec["log_prefix"])
-    problems, evidence = problems_of(result, rc, expected_sizes(a), a.nranks, log_text, len(logs), config,
+    problems, evidence = problems_of(result, rc, expected_sizes(a, op), a.nranks, log_text, len(logs), config,
                                      allow_intra=bool(a.hostfile), timeout=a.timeout)
     warns = [ln.strip() for ln in log_text.splitlines() if "NCCL WARN" in ln][:5]
     stats = parse.stats_summary(parse.tcpxr_stats(log_text))

@@ -363,6 +363,14 @@ class EndToEnd(unittest.TestCase):
                       "NCCL_NET_DEVICE_UNPACK net plugin version 7' line", text)
         self.assertNotIn("FAILED all_reduce tcpxr-host", text)   # host buffers: not required
 
+    def test_ops_that_split_over_the_ranks_expect_nccl_tests_own_sizes(self):
+        a = mock.Mock(min_bytes=8, max_bytes=1 << 20, nranks=2)
+        self.assertEqual(run_nccl_tests.expected_sizes(a)[:3], [8, 16, 32])
+        # 2 ranks: 16 bytes a rank at least, so 8 and 16 B print as 0 and are not expected.
+        self.assertEqual(run_nccl_tests.expected_sizes(a, "all_gather")[:3], [32, 64, 128])
+        a.nranks = 3    # 96 B: 8 floats a rank -> 8 x 3 x 4 bytes
+        self.assertEqual(run_nccl_tests.expected_sizes(a, "reduce_scatter")[:2], [48, 96])
+
     def test_missing_rows_fail(self):
         rc, text = self.run_main("ok", "--configs", "socket", "--ops", "all_reduce", "--max", "2G")
         self.assertEqual(rc, 1)
