@@ -125,7 +125,9 @@ def parse_nccl_tests(text):
     for line in text.splitlines():
         if m := _ROW.match(line):
             rest = m.group(6).split()
-            if len(rest) < 8:
+            # A size of 0 is one the op could not split over the ranks (nccl-tests prints it for
+            # all_gather, reduce_scatter and alltoall): nothing was measured.
+            if len(rest) < 8 or int(m.group(1)) == 0:
                 continue
             out["rows"].append({
                 "size": int(m.group(1)), "count": int(m.group(2)), "type": m.group(3),

@@ -26,6 +26,12 @@ class NcclTestsOutput(unittest.TestCase):
             self.assertEqual(result["rows"][0]["size"], 8)
             self.assertEqual(result["rows"][-1]["size"], 1 << 30)
 
+    def test_rows_of_size_zero_measure_nothing(self):
+        # all_gather on 2 ranks from 8 B: nccl-tests prints 8 and 16 B as size 0.
+        row = "{:>12} {:>12}     float    none      -1     0.91    0.00    0.00       0     0.66    0.00    0.00       0"
+        text = "\n".join([row.format(0, 0), row.format(0, 0), row.format(32, 8)])
+        self.assertEqual([r["size"] for r in parse.parse_nccl_tests(text)["rows"]], [32])
+
     def test_known_row(self):
         row = next(r for r in self.ar["rows"] if r["size"] == 1 << 30)
         self.assertEqual((row["count"], row["type"], row["redop"], row["root"]), (268435456, "float", "sum", -1))
