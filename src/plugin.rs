@@ -223,6 +223,27 @@ fn nccl_defaults(
     set
 }
 
+/// The NCCL settings NCCL's device unpack needs, each at one value: (name, value, why). tcpxr
+/// sets them when unset; another value turns GPU buffers off (auto) or fails init (1).
+const DEVICE_UNPACK_NEEDS: [(&str, &str, &str); 2] = [
+    (
+        "NCCL_PROTO",
+        "Simple",
+        "NCCL's device unpack places received GPU pages for its Simple protocol only; LL and LL128 would read \
+         them before they are placed",
+    ),
+    // NCCL 2.24-2.30 never set the communicator's net device type that their own check reads
+    // (tuning.cc: "PAT doesn't support net device offload"), so they run PAT over a device-unpack
+    // net; all_gather and reduce_scatter then returned wrong data on one rank per node (run 119,
+    // docs/BENCHMARKS.md section 29).
+    (
+        "NCCL_PAT_ENABLE",
+        "0",
+        "NCCL's PAT algorithm (all_gather and reduce_scatter with one rank per node) does not place received GPU \
+         pages, and NCCL 2.24+ no longer turns it off for a device-unpack net",
+    ),
+];
+
 /// Whether tcpxr offers NCCL GPU buffers, and how they are placed.
 #[derive(Debug, Default, PartialEq)]
 struct GpuBuffersChoice {
@@ -241,7 +262,8 @@ struct GpuBuffersChoice {
 /// * v7+ tables: NCCL's device unpack places received pages with NCCL's own kernel, and only its
 ///   Simple protocol reads them there (LL and LL128 read the receive buffer in place), so tcpxr
 ///   sets `NCCL_PROTO=Simple` when it is unset, as every TCPX deployment does, and offers no GPU
-///   buffers under another NCCL_PROTO. Over the socket, a send from GPU memory would need a copy
+///   buffers under another NCCL_PROTO; likewise `NCCL_PAT_ENABLE=0` (PAT does not place them
+///   either, [`DEVICE_UNPACK_NEEDS`]). Over the socket, a send from GPU memory would need a copy
 ///   of tcpxr's own on NCCL's critical path, so tcpxr sets `NCCL_NET_GDR_READ=0` (sends from host
 ///   memory) when it is unset. auto: on over tcpx, off over socket (host buffers measured faster).
 /// * v5/v6 tables have no device unpack: tcpxr's own unpack kernel would sit on NCCL's critical
@@ -289,21 +311,18 @@ fn gpu_buffers(
         summary: "yes (NCCL's device unpack)".into(),
         ..Default::default()
     };
-    match env("NCCL_PROTO") {
-        None => choice.set_env.push((
-            "NCCL_PROTO",
-            "Simple",
-            "NCCL's device unpack places received GPU pages for its Simple protocol only",
-        )),
-        Some(p) if p.trim().eq_ignore_ascii_case("simple") => {}
-        Some(p) if explicit => {
-            return Err(Error::invalid_argument(format!(
-                "NCCL_TCPXR_GPU_BUFFERS=1 with NCCL_PROTO={p}: NCCL's device unpack places received GPU pages only for \
-                 the Simple protocol; LL and LL128 would read them before they are placed. Accepted: NCCL_PROTO unset \
-                 or Simple, or NCCL_TCPXR_GPU_BUFFERS=0"
-            )))
+    for (name, value, why) in DEVICE_UNPACK_NEEDS {
+        match env(name) {
+            None => choice.set_env.push((name, value, why)),
+            Some(v) if v.trim().eq_ignore_ascii_case(value) => {}
+            Some(v) if explicit => {
+                return Err(Error::invalid_argument(format!(
+                    "NCCL_TCPXR_GPU_BUFFERS=1 with {name}={v}: {why}. Accepted: {name} unset or {value}, or \
+                     NCCL_TCPXR_GPU_BUFFERS=0"
+                )))
+            }
+            Some(v) => return no(format!("{name}={v}: {why}")),
         }
-        Some(p) => return no(format!("NCCL_PROTO={p}: NCCL's device unpack serves only Simple")),
     }
     if transport == "socket" {
         match env("NCCL_NET_GDR_READ") {
@@ -1000,10 +1019,13 @@ mod tests {
         // auto: over tcpx with device unpack and Simple; over socket none.
         let tcpx = choose(&auto, "tcpx", 12, &[]).unwrap();
         assert!(tcpx.offered && tcpx.device_unpack && tcpx.warning.is_none());
-        assert_eq!(names(&tcpx.set_env), [("NCCL_PROTO", "Simple")]);
+        assert_eq!(
+            names(&tcpx.set_env),
+            [("NCCL_PROTO", "Simple"), ("NCCL_PAT_ENABLE", "0")]
+        );
         assert!(!choose(&auto, "socket", 12, &[]).unwrap().offered);
         // Asked for over socket: sends from host memory too.
-        let socket = choose(&on, "socket", 9, &[("NCCL_PROTO", "simple")]).unwrap();
+        let socket = choose(&on, "socket", 9, &[("NCCL_PROTO", "simple"), ("NCCL_PAT_ENABLE", "0")]).unwrap();
         assert!(socket.offered && socket.device_unpack);
         assert_eq!(names(&socket.set_env), [("NCCL_NET_GDR_READ", "0")]);
         let gdr_read = choose(&on, "socket", 9, &[("NCCL_NET_GDR_READ", "1")]).unwrap();
@@ -1012,6 +1034,12 @@ mod tests {
         assert!(!choose(&auto, "tcpx", 12, &[("NCCL_PROTO", "LL128")]).unwrap().offered);
         let err = choose(&on, "tcpx", 12, &[("NCCL_PROTO", "LL128")]).unwrap_err();
         assert!(err.msg.contains("NCCL_TCPXR_GPU_BUFFERS=1") && err.msg.contains("NCCL_PROTO=LL128"));
+        // PAT allowed (1, or NCCL's own 2): the same.
+        for pat in ["1", "2"] {
+            assert!(!choose(&auto, "tcpx", 12, &[("NCCL_PAT_ENABLE", pat)]).unwrap().offered);
+            let err = choose(&on, "tcpx", 12, &[("NCCL_PAT_ENABLE", pat)]).unwrap_err();
+            assert!(err.msg.contains(&format!("NCCL_PAT_ENABLE={pat}")) && err.msg.contains("unset or 0"));
+        }
         // v5/v6: only when asked, with tcpxr's own kernel and a WARN.
         assert!(!choose(&auto, "tcpx", 6, &[]).unwrap().offered);
         let v5 = choose(&on, "tcpx", 5, &[]).unwrap();
