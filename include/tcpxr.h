@@ -74,6 +74,8 @@
  */
 #define NCCL_ALGO_RING 1
 
+#define NCCL_ALGO_PAT 6
+
 #define NCCL_PROTO_LL 0
 
 #define NCCL_PROTO_LL128 1

@@ -22,10 +22,12 @@
 //! - Below bulk: tcpxr has NCCL build 8 channels (`plugin::nccl_defaults`), which pay only from
 //!   shares of 32 MiB (runs 114-116, section 29: bulk 5-20 % faster; all_gather and
 //!   reduce_scatter of 64-256 KiB and 2-4 MiB 1.3-1.8x slower on 8). Any other collective on the
-//!   ring with a smaller share keeps the channels NCCL chose with the 4 it built before: where
-//!   NCCL would keep at least 4 of its 8, 4. Where it drops below 4 by itself (small messages)
-//!   its choice stands.
-use crate::abi::{ncclFuncAllReduce, ncclFunc_t, NCCL_ALGO_RING, NCCL_PROTO_LL, NCCL_PROTO_LL128, NCCL_PROTO_SIMPLE};
+//!   ring or in PAT (all_gather and reduce_scatter on one rank per node) with a smaller share
+//!   keeps the channels NCCL chose with the 4 it built before: where NCCL would keep at least 4
+//!   of its 8, 4. Where it drops below 4 by itself (small messages) its choice stands.
+use crate::abi::{
+    ncclFuncAllReduce, ncclFunc_t, NCCL_ALGO_PAT, NCCL_ALGO_RING, NCCL_PROTO_LL, NCCL_PROTO_LL128, NCCL_PROTO_SIMPLE,
+};
 use crate::config::{self, Switch};
 use crate::error::Result;
 
@@ -48,16 +50,21 @@ fn channels(share: usize) -> i32 {
     }
 }
 
-/// The bytes per channel below which NCCL's ring gives up a channel: NCCL 2.28 (enqueue.cc,
-/// topoGetAlgoInfo) drops channels while `nBytes < channels x threads x threshold`; here at its
-/// most threads per channel (device.h: LL and Simple 512, LL128 640) and its per-thread thresholds
-/// (comm.h: LL and LL128 8 bytes, Simple 64; tuning.cc multiplies LL's by the ranks), so that
-/// NCCL surely keeps as many channels as `nBytes` holds of these.
-fn ring_bytes_per_channel(proto: usize, n_ranks: usize) -> usize {
-    match proto {
-        NCCL_PROTO_LL => 512 * 8 * n_ranks,
-        NCCL_PROTO_LL128 => 640 * 8,
-        _ => 512 * 64,
+/// The bytes per channel below which NCCL gives up a channel of this algorithm, or None where
+/// the tuner leaves the count to NCCL. NCCL 2.28 (enqueue.cc, topoGetAlgoInfo) drops channels
+/// while `nBytes < channels x threads x threshold`. The ring's at NCCL's most threads per channel
+/// (device.h: LL and Simple 512, LL128 640) and its per-thread thresholds (comm.h: LL and LL128
+/// 8 bytes, Simple 64; tuning.cc multiplies LL's by the ranks), so that NCCL surely keeps as many
+/// channels as `nBytes` holds of these. PAT: none (NCCL sets no thread count for PAT in that
+/// formula, so it keeps all its channels and only spreads a small collective over fewer of them
+/// by its traffic, as it did over the 4 it built before).
+fn bytes_per_channel(algo: usize, proto: usize, n_ranks: usize) -> Option<usize> {
+    match (algo, proto) {
+        (NCCL_ALGO_RING, NCCL_PROTO_LL) => Some(512 * 8 * n_ranks),
+        (NCCL_ALGO_RING, NCCL_PROTO_LL128) => Some(640 * 8),
+        (NCCL_ALGO_RING, _) => Some(512 * 64),
+        (NCCL_ALGO_PAT, _) => Some(0),
+        _ => None,
     }
 }
 
@@ -146,8 +153,9 @@ impl Tuner {
         }
         let nccls = cheapest(costs)?;
         let (algo, proto) = (nccls / n_proto, nccls % n_proto);
-        let keeps_own = n_bytes >= NCCL_OWN_CHANNELS as usize * ring_bytes_per_channel(proto, self.n_ranks);
-        let fewer = self.set_channels && share < BULK_SHARE && algo == NCCL_ALGO_RING && keeps_own;
+        let keeps_own = bytes_per_channel(algo, proto, self.n_ranks)
+            .is_some_and(|per_channel| n_bytes >= NCCL_OWN_CHANNELS as usize * per_channel);
+        let fewer = self.set_channels && share < BULK_SHARE && keeps_own;
         fewer.then_some(NCCL_OWN_CHANNELS)
     }
 }
@@ -256,7 +264,17 @@ mod tests {
             );
             assert_eq!(costs, before, "{func} {bytes}");
         }
-        // Not the ring (tree cheapest): NCCL's choice.
+        // PAT (NCCL spreads it by traffic itself): 4 at any size below bulk, none from it.
+        for (bytes, channels) in [(1024, Some(4)), ((64 << 20) - 8, Some(4)), (64 << 20, None)] {
+            let mut costs = vec![-1.0; N_ALGO * N_PROTO];
+            costs[NCCL_ALGO_PAT * N_PROTO + NCCL_PROTO_SIMPLE] = 10.0;
+            assert_eq!(
+                t.choose(all_gather, bytes, &mut costs, N_PROTO),
+                channels,
+                "PAT {bytes}"
+            );
+        }
+        // Not the ring nor PAT (tree cheapest): NCCL's choice.
         let mut costs = table(40.0, 60.0);
         costs[0] = 10.0;
         assert_eq!(t.choose(all_gather, 1 << 20, &mut costs, N_PROTO), None);

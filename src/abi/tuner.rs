@@ -12,6 +12,7 @@ pub const ncclFuncAllReduce: ncclFunc_t = 4;
 /// Indices into the cost table NCCL hands `getCollInfo` (nccl_tuner.h): a row per algorithm, a
 /// column per protocol, `numAlgo * numProto` floats in one block behind the `float**`.
 pub const NCCL_ALGO_RING: usize = 1;
+pub const NCCL_ALGO_PAT: usize = 6;
 pub const NCCL_PROTO_LL: usize = 0;
 pub const NCCL_PROTO_LL128: usize = 1;
 pub const NCCL_PROTO_SIMPLE: usize = 2;
