@@ -120,7 +120,8 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
     let gpu = gpu_buffers(config, transport.name(), table, crate::gpu::available(), &mut |k| {
         std::env::var(k).ok()
     })?;
-    let set_env: Vec<_> = nccl_defaults(config.tuner, &mut |k| std::env::var(k).ok())
+    let tuner_acts = config.tuner.on_for(transport.name(), "socket");
+    let set_env: Vec<_> = nccl_defaults(tuner_acts, &mut |k| std::env::var(k).ok())
         .into_iter()
         .chain(gpu.set_env.iter().copied())
         .collect();
@@ -188,8 +189,9 @@ pub const CHANNEL_BOUNDS: [&str; 6] = [
 /// NCCL settings whose defaults do not suit tcpxr, each given tcpxr's value when the user left it
 /// unset (as aws-ofi-nccl sets NCCL defaults per platform): (name, value, why).
 ///
-/// NCCL_MIN_NCHANNELS (only when no [`CHANNEL_BOUNDS`] variable is set and tcpxr's tuner is not
-/// off, since the two make one choice of channels): NCCL builds 4 channels
+/// NCCL_MIN_NCHANNELS (only when no [`CHANNEL_BOUNDS`] variable is set and tcpxr's tuner acts on
+/// this transport, since the two make one choice of channels, measured over the socket transport):
+/// NCCL builds 4 channels
 /// for tcpxr's 400 Gb/s device. With 8, the value of Google's TCPX recipe, NCCL's kernel and proxy
 /// have twice the steps in flight, and a 128 MiB-1 GiB all_reduce took 5-13 % less time on one
 /// H200 under MPS, all_gather and reduce_scatter 10-25 % less (docs/BENCHMARKS.md section 29);
@@ -202,11 +204,11 @@ pub const CHANNEL_BOUNDS: [&str; 6] = [
 /// 512 KiB, the value of Google's TCPX recipe, sendrecv moved 12.7-15.1 GB/s at 128 MiB-1 GiB
 /// on two H200s against 4.5-5.0 at 128 KiB in the same run (docs/BENCHMARKS.md section 15).
 fn nccl_defaults(
-    tuner: config::Switch,
+    tuner_acts: bool,
     env: &mut dyn FnMut(&str) -> Option<String>,
 ) -> Vec<(&'static str, &'static str, &'static str)> {
     let mut set = Vec::new();
-    if tuner != config::Switch::Off && CHANNEL_BOUNDS.iter().all(|k| env(k).is_none()) {
+    if tuner_acts && CHANNEL_BOUNDS.iter().all(|k| env(k).is_none()) {
         set.push((
             "NCCL_MIN_NCHANNELS",
             "8",
@@ -992,18 +994,15 @@ mod tests {
     #[test]
     fn nccl_settings_are_set_only_when_the_user_left_them_unset() {
         let all = [("NCCL_MIN_NCHANNELS", "8"), ("NCCL_P2P_NET_CHUNKSIZE", "524288")];
-        let defaults = |tuner, vars: &[(&str, &str)]| names(&nccl_defaults(tuner, &mut env_of(vars)));
-        assert_eq!(defaults(Switch::Auto, &[]), all);
-        assert_eq!(
-            defaults(Switch::Auto, &[("NCCL_P2P_NET_CHUNKSIZE", "131072")]),
-            all[..1]
-        );
+        let defaults = |tuner_acts, vars: &[(&str, &str)]| names(&nccl_defaults(tuner_acts, &mut env_of(vars)));
+        assert_eq!(defaults(true, &[]), all);
+        assert_eq!(defaults(true, &[("NCCL_P2P_NET_CHUNKSIZE", "131072")]), all[..1]);
         // Any bound on the channels, the user's maximum included, keeps NCCL's channel count,
-        // and so does the tuner turned off.
+        // and so does a tuner that does not act on this transport (off, or auto over tcpx).
         for bound in CHANNEL_BOUNDS {
-            assert_eq!(defaults(Switch::On, &[(bound, "2")]), all[1..], "{bound}");
+            assert_eq!(defaults(true, &[(bound, "2")]), all[1..], "{bound}");
         }
-        assert_eq!(defaults(Switch::Off, &[]), all[1..]);
+        assert_eq!(defaults(false, &[]), all[1..]);
     }
 
     #[test]

@@ -20,7 +20,7 @@
 //!   section 26: 32 KiB 81-94 us against 110-122 on 2 channels). A share of 8 KiB stays in NCCL's
 //!   LL, which beat Simple on 1 channel there (run 75).
 //! - Below bulk: tcpxr has NCCL build 8 channels (`plugin::nccl_defaults`), which pay only from
-//!   shares of 32 MiB (runs 114-116, section 29: bulk 5-20 % faster; all_gather and
+//!   shares of 32 MiB (runs 114-121, section 29: bulk 5-25 % faster; all_gather and
 //!   reduce_scatter of 64-256 KiB and 2-4 MiB 1.3-1.8x slower on 8). Any other collective on the
 //!   ring or in PAT (all_gather and reduce_scatter on one rank per node) with a smaller share
 //!   keeps the channels NCCL chose with the 4 it built before: where NCCL would keep at least 4
