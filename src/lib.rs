@@ -2,7 +2,8 @@
 //! several inner connections (tcpxr's own TCP, or Google's GPUDirect-TCPX).
 //!
 //! Layers, top to bottom (each uses only those below it); docs/ARCHITECTURE.md has the data flow:
-//! `export` (the C tables) -> `plugin` (core API, with `devices`: physical and fused) -> `engine` (logical connections) ->
+//! `export` (the C tables) -> `plugin` (core API, with `devices`: physical and fused, and
+//! `nccl_settings`: the NCCL settings it gives) -> `engine` (logical connections) ->
 //! `transport` (inner nets) ; beside them `abi`, `config`, `log`, `error`, `capi`, and `tuner` (the
 //! NCCL tuner exported from the same library, under `export`, reading `plugin`'s state).
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -16,6 +17,7 @@ pub mod error;
 pub mod export;
 pub mod gpu;
 pub mod log;
+pub mod nccl_settings;
 pub mod plugin;
 pub mod transport;
 pub mod tuner;

@@ -19,7 +19,7 @@
 //!   KiB all_reduce 1.1-1.3x faster than on 2 channels; from 1 MiB 2 channels win; run 75,
 //!   section 26: 32 KiB 81-94 us against 110-122 on 2 channels). A share of 8 KiB stays in NCCL's
 //!   LL, which beat Simple on 1 channel there (run 75).
-//! - Below bulk: tcpxr has NCCL build 8 channels (`plugin::nccl_defaults`), which pay only from
+//! - Below bulk: tcpxr has NCCL build 8 channels (`nccl_settings::defaults`), which pay only from
 //!   shares of 32 MiB (runs 114-121, section 29: bulk 5-25 % faster; all_gather and
 //!   reduce_scatter of 64-256 KiB and 2-4 MiB 1.3-1.8x slower on 8). Any other collective on the
 //!   ring or in PAT (all_gather and reduce_scatter on one rank per node) with a smaller share
@@ -88,7 +88,7 @@ pub struct Facts<'a> {
     pub assigned: bool,
     pub n_ranks: usize,
     pub n_nodes: usize,
-    /// The user bounds NCCL's channel count (any of `plugin::CHANNEL_BOUNDS`, set by the user rather
+    /// The user bounds NCCL's channel count (any of `nccl_settings::CHANNEL_BOUNDS`, set by the user rather
     /// than by tcpxr).
     pub user_channels: bool,
 }
@@ -116,7 +116,7 @@ impl Tuner {
     pub fn open(n_ranks: usize, n_nodes: usize) -> Result<Tuner> {
         let config = config::global()?;
         let plugin = crate::plugin::get().ok();
-        // A bound tcpxr set itself (plugin::nccl_defaults) is not the user's.
+        // A bound tcpxr set itself (nccl_settings::defaults) is not the user's.
         let users = |k: &&str| {
             std::env::var_os(k).is_some_and(|v| !v.is_empty())
                 && !plugin.as_ref().is_some_and(|p| p.nccl_set.contains(k))
@@ -127,7 +127,7 @@ impl Tuner {
             assigned: crate::plugin::assigned(),
             n_ranks,
             n_nodes,
-            user_channels: crate::plugin::CHANNEL_BOUNDS.iter().any(users),
+            user_channels: crate::nccl_settings::CHANNEL_BOUNDS.iter().any(users),
         }))
     }
 

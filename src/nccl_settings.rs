@@ -1,0 +1,256 @@
+//! The NCCL settings tcpxr gives a value when the user left them unset, as aws-ofi-nccl sets
+//! NCCL's defaults per platform, and the GPU-buffer decision that rests on NCCL's own settings.
+//! NCCL reads each of these while it sets up a communicator, after its net plugins' init, so
+//! plugin's init applies them; every one is logged at INFO with why.
+use crate::config::{self, Config};
+use crate::error::{Error, Result};
+
+/// One NCCL setting tcpxr gives: (name, value, why).
+pub(crate) type Setting = (&'static str, &'static str, &'static str);
+
+/// Sets each of `settings` in the process environment and logs it; returns their names.
+pub(crate) fn apply(settings: &[Setting]) -> Vec<&'static str> {
+    for &(key, value, why) in settings {
+        std::env::set_var(key, value);
+        log::info!(target: "tcpxr::init", "{key} unset: set to {value} ({why})");
+    }
+    settings.iter().map(|&(key, _, _)| key).collect()
+}
+
+/// NCCL's settings that bound a communicator's channel count. NCCL applies a minimum after a
+/// maximum, so a minimum of tcpxr's would override the user's maximum.
+pub const CHANNEL_BOUNDS: [&str; 6] = [
+    "NCCL_MIN_NCHANNELS",
+    "NCCL_MAX_NCHANNELS",
+    "NCCL_MIN_NRINGS",
+    "NCCL_MAX_NRINGS",
+    "NCCL_MIN_CTAS",
+    "NCCL_MAX_CTAS",
+];
+
+/// NCCL settings whose defaults do not suit tcpxr, each given tcpxr's value when the user left it
+/// unset (as aws-ofi-nccl sets NCCL defaults per platform): (name, value, why).
+///
+/// NCCL_MIN_NCHANNELS (only when no [`CHANNEL_BOUNDS`] variable is set and tcpxr's tuner acts on
+/// this transport, since the two make one choice of channels, measured over the socket transport):
+/// NCCL builds 4 channels
+/// for tcpxr's 400 Gb/s device. With 8, the value of Google's TCPX recipe, NCCL's kernel and proxy
+/// have twice the steps in flight, and a 128 MiB-1 GiB all_reduce took 5-13 % less time on one
+/// H200 under MPS, all_gather and reduce_scatter 10-25 % less (docs/BENCHMARKS.md section 29);
+/// sendrecv runs on NCCL's per-peer channels and is unchanged. Smaller collectives were slower on
+/// 8, so tcpxr's tuner keeps per-rank shares under 32 MiB on at most 4 (crate::tuner). NCCL reads
+/// it when it sets up a communicator's channels, after its net plugin's init.
+///
+/// NCCL_P2P_NET_CHUNKSIZE: NCCL cuts a point-to-point transfer into network messages of this
+/// size, 128 KiB by default. tcpxr pays per message (a frame, a hand-off to the I/O pool), and at
+/// 512 KiB, the value of Google's TCPX recipe, sendrecv moved 12.7-15.1 GB/s at 128 MiB-1 GiB
+/// on two H200s against 4.5-5.0 at 128 KiB in the same run (docs/BENCHMARKS.md section 15).
+pub(crate) fn defaults(tuner_acts: bool, env: &mut dyn FnMut(&str) -> Option<String>) -> Vec<Setting> {
+    let mut set = Vec::new();
+    if tuner_acts && CHANNEL_BOUNDS.iter().all(|k| env(k).is_none()) {
+        set.push((
+            "NCCL_MIN_NCHANNELS",
+            "8",
+            "8 channels instead of the 4 NCCL builds for tcpxr, for bulk collectives; tcpxr's tuner keeps smaller ones on 4",
+        ));
+    }
+    if env("NCCL_P2P_NET_CHUNKSIZE").is_none() {
+        set.push((
+            "NCCL_P2P_NET_CHUNKSIZE",
+            "524288",
+            "point-to-point messages of 512 KiB instead of NCCL's 128 KiB: tcpxr's costs are per message",
+        ));
+    }
+    set
+}
+
+/// The NCCL settings NCCL's device unpack needs, each at one value: (name, value, why). tcpxr
+/// sets them when unset; another value turns GPU buffers off (auto) or fails init (1).
+const DEVICE_UNPACK_NEEDS: [(&str, &str, &str); 2] = [
+    (
+        "NCCL_PROTO",
+        "Simple",
+        "NCCL's device unpack places received GPU pages for its Simple protocol only; LL and LL128 would read \
+         them before they are placed",
+    ),
+    // NCCL 2.24-2.30 never set the communicator's net device type that their own check reads
+    // (tuning.cc: "PAT doesn't support net device offload"), so they run PAT over a device-unpack
+    // net; all_gather and reduce_scatter then returned wrong data on one rank per node (run 119,
+    // docs/BENCHMARKS.md section 29).
+    (
+        "NCCL_PAT_ENABLE",
+        "0",
+        "NCCL's PAT algorithm (all_gather and reduce_scatter with one rank per node) does not place received GPU \
+         pages, and NCCL 2.24+ no longer turns it off for a device-unpack net",
+    ),
+];
+
+/// Whether tcpxr offers NCCL GPU buffers, and how they are placed.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct GpuBuffersChoice {
+    pub(crate) offered: bool,
+    /// NCCL's own kernel places received GPU pages (v7+): no tcpxr GPU work on its critical path.
+    pub(crate) device_unpack: bool,
+    /// NCCL settings tcpxr gives a value because the user left them unset: (name, value, why).
+    pub(crate) set_env: Vec<Setting>,
+    pub(crate) warning: Option<String>,
+    /// For the init line: "yes (device unpack)", "no (why)".
+    pub(crate) summary: String,
+}
+
+/// The GPU-buffer decision (DESIGN.md, "No tcpxr GPU work on NCCL's critical path").
+///
+/// * v7+ tables: NCCL's device unpack places received pages with NCCL's own kernel, and only its
+///   Simple protocol reads them there (LL and LL128 read the receive buffer in place), so tcpxr
+///   sets `NCCL_PROTO=Simple` when it is unset, as every TCPX deployment does, and offers no GPU
+///   buffers under another NCCL_PROTO; likewise `NCCL_PAT_ENABLE=0` (PAT does not place them
+///   either, [`DEVICE_UNPACK_NEEDS`]). Over the socket, a send from GPU memory would need a copy
+///   of tcpxr's own on NCCL's critical path, so tcpxr sets `NCCL_NET_GDR_READ=0` (sends from host
+///   memory) when it is unset. auto: on over tcpx, off over socket (host buffers measured faster).
+/// * v5/v6 tables have no device unpack: tcpxr's own unpack kernel would sit on NCCL's critical
+///   path, so GPU buffers are offered only when NCCL_TCPXR_GPU_BUFFERS=1 asks.
+pub(crate) fn gpu_buffers(
+    config: &Config,
+    transport: &str,
+    table: u32,
+    cuda: bool,
+    env: &mut dyn FnMut(&str) -> Option<String>,
+) -> Result<GpuBuffersChoice> {
+    let setting = config.gpu_buffers;
+    let explicit = setting == config::Switch::On;
+    let no = |why: String| {
+        Ok(GpuBuffersChoice {
+            summary: format!("no ({why})"),
+            ..Default::default()
+        })
+    };
+    if !setting.on_for(transport, "tcpx") {
+        return no(format!("NCCL_TCPXR_GPU_BUFFERS={setting} over {transport}"));
+    }
+    if !cuda {
+        return no("no CUDA driver".into());
+    }
+    if table < 7 {
+        if !explicit {
+            return no(format!(
+                "NCCL's v{table} table has no device unpack; NCCL_TCPXR_GPU_BUFFERS=1 offers them with tcpxr's own unpack kernel"
+            ));
+        }
+        return Ok(GpuBuffersChoice {
+            offered: true,
+            warning: Some(format!(
+                "NCCL_TCPXR_GPU_BUFFERS=1 under NCCL's v{table} table: received GPU pages are placed by tcpxr's own kernel, \
+                 which can deadlock with NCCL's kernel when both share a hardware queue (CUDA_DEVICE_MAX_CONNECTIONS=1, MPS)"
+            )),
+            summary: "yes (tcpxr's unpack kernel)".into(),
+            ..Default::default()
+        });
+    }
+    let mut choice = GpuBuffersChoice {
+        offered: true,
+        device_unpack: true,
+        summary: "yes (NCCL's device unpack)".into(),
+        ..Default::default()
+    };
+    for (name, value, why) in DEVICE_UNPACK_NEEDS {
+        match env(name) {
+            None => choice.set_env.push((name, value, why)),
+            Some(v) if v.trim().eq_ignore_ascii_case(value) => {}
+            Some(v) if explicit => {
+                return Err(Error::invalid_argument(format!(
+                    "NCCL_TCPXR_GPU_BUFFERS=1 with {name}={v}: {why}. Accepted: {name} unset or {value}, or \
+                     NCCL_TCPXR_GPU_BUFFERS=0"
+                )))
+            }
+            Some(v) => return no(format!("{name}={v}: {why}")),
+        }
+    }
+    if transport == "socket" {
+        match env("NCCL_NET_GDR_READ") {
+            None => choice.set_env.push((
+                "NCCL_NET_GDR_READ",
+                "0",
+                "sends from GPU memory would need tcpxr's own copy on NCCL's critical path",
+            )),
+            Some(v) if v.trim() == "0" => {}
+            Some(v) => {
+                choice.warning = Some(format!(
+                    "NCCL_NET_GDR_READ={v} with GPU buffers over the socket transport: sends from GPU memory are staged by \
+                     tcpxr's own copies, which can deadlock with NCCL's kernel when both share a hardware queue \
+                     (CUDA_DEVICE_MAX_CONNECTIONS=1, MPS); leave NCCL_NET_GDR_READ unset or 0"
+                ))
+            }
+        }
+    }
+    Ok(choice)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Switch;
+
+    fn env_of<'a>(vars: &'a [(&'a str, &'a str)]) -> impl FnMut(&str) -> Option<String> + 'a {
+        move |k| vars.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+    }
+
+    fn names(set: &[(&'static str, &'static str, &'static str)]) -> Vec<(&'static str, &'static str)> {
+        set.iter().map(|(k, v, _)| (*k, *v)).collect()
+    }
+
+    #[test]
+    fn nccl_settings_are_set_only_when_the_user_left_them_unset() {
+        let all = [("NCCL_MIN_NCHANNELS", "8"), ("NCCL_P2P_NET_CHUNKSIZE", "524288")];
+        let defaults = |tuner_acts, vars: &[(&str, &str)]| names(&defaults(tuner_acts, &mut env_of(vars)));
+        assert_eq!(defaults(true, &[]), all);
+        assert_eq!(defaults(true, &[("NCCL_P2P_NET_CHUNKSIZE", "131072")]), all[..1]);
+        // Any bound on the channels, the user's maximum included, keeps NCCL's channel count,
+        // and so does a tuner that does not act on this transport (off, or auto over tcpx).
+        for bound in CHANNEL_BOUNDS {
+            assert_eq!(defaults(true, &[(bound, "2")]), all[1..], "{bound}");
+        }
+        assert_eq!(defaults(false, &[]), all[1..]);
+    }
+
+    #[test]
+    fn gpu_buffers_follow_the_table_the_transport_and_nccl_proto() {
+        let config = |g| Config {
+            gpu_buffers: g,
+            ..Config::default()
+        };
+        let (auto, on) = (config(Switch::Auto), config(Switch::On));
+        let choose = |c: &Config, transport, table, vars: &[(&str, &str)]| {
+            gpu_buffers(c, transport, table, true, &mut env_of(vars))
+        };
+        // auto: over tcpx with device unpack and Simple; over socket none.
+        let tcpx = choose(&auto, "tcpx", 12, &[]).unwrap();
+        assert!(tcpx.offered && tcpx.device_unpack && tcpx.warning.is_none());
+        assert_eq!(
+            names(&tcpx.set_env),
+            [("NCCL_PROTO", "Simple"), ("NCCL_PAT_ENABLE", "0")]
+        );
+        assert!(!choose(&auto, "socket", 12, &[]).unwrap().offered);
+        // Asked for over socket: sends from host memory too.
+        let socket = choose(&on, "socket", 9, &[("NCCL_PROTO", "simple"), ("NCCL_PAT_ENABLE", "0")]).unwrap();
+        assert!(socket.offered && socket.device_unpack);
+        assert_eq!(names(&socket.set_env), [("NCCL_NET_GDR_READ", "0")]);
+        let gdr_read = choose(&on, "socket", 9, &[("NCCL_NET_GDR_READ", "1")]).unwrap();
+        assert!(gdr_read.warning.unwrap().contains("NCCL_NET_GDR_READ=1"));
+        // Another protocol: auto gives GPU buffers up, =1 fails init naming both variables.
+        assert!(!choose(&auto, "tcpx", 12, &[("NCCL_PROTO", "LL128")]).unwrap().offered);
+        let err = choose(&on, "tcpx", 12, &[("NCCL_PROTO", "LL128")]).unwrap_err();
+        assert!(err.msg.contains("NCCL_TCPXR_GPU_BUFFERS=1") && err.msg.contains("NCCL_PROTO=LL128"));
+        // PAT allowed (1, or NCCL's own 2): the same.
+        for pat in ["1", "2"] {
+            assert!(!choose(&auto, "tcpx", 12, &[("NCCL_PAT_ENABLE", pat)]).unwrap().offered);
+            let err = choose(&on, "tcpx", 12, &[("NCCL_PAT_ENABLE", pat)]).unwrap_err();
+            assert!(err.msg.contains(&format!("NCCL_PAT_ENABLE={pat}")) && err.msg.contains("unset or 0"));
+        }
+        // v5/v6: only when asked, with tcpxr's own kernel and a WARN.
+        assert!(!choose(&auto, "tcpx", 6, &[]).unwrap().offered);
+        let v5 = choose(&on, "tcpx", 5, &[]).unwrap();
+        assert!(v5.offered && !v5.device_unpack && v5.warning.unwrap().contains("deadlock"));
+        // No CUDA driver: none.
+        assert!(!gpu_buffers(&on, "tcpx", 12, false, &mut env_of(&[])).unwrap().offered);
+    }
+}
