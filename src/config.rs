@@ -206,9 +206,10 @@ const TUNER: Param = Param {
           mid-size all_reduce on several nodes where NCCL would use LL, Simple on 1 channel for \
           per-rank shares of 16-512 KiB and at most 2 up to 2 MiB (measured faster over tcpxr's \
           socket transport, docs/BENCHMARKS.md sections 16, 24 and 26); below per-rank shares of \
-          32 MiB, any collective on the ring or in PAT on at most the 4 channels NCCL builds for tcpxr by \
-          itself (tcpxr has it build 8 for bulk, section 29). auto: over the socket transport \
-          only; 1: over every transport; 0: NCCL's own choices. Where it does not act, tcpxr sets no NCCL_MIN_NCHANNELS either.",
+          32 MiB, any collective on the ring or in PAT on at most the 4 channels NCCL builds for \
+          tcpxr by itself (tcpxr has it build 8 for bulk, section 29). auto: over the socket \
+          transport only; 1: over every transport; 0: NCCL's own choices. Where it does not act, \
+          tcpxr sets no NCCL_MIN_NCHANNELS either.",
 };
 
 const LOOPBACK_DEVICES: Param = Param {

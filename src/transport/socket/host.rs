@@ -39,7 +39,7 @@ pub fn announce() {
 /// ran NCCL all_reduce of 256 MiB - 1 GiB 1.05-1.3x faster than with 8 (16 I/O threads and 4
 /// polling ones on 16 cores), 5 and 7 in between or slower.
 pub fn auto_io_threads() -> (usize, String) {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = usable_cores();
     // A process held to part of the host (CPU affinity, a cgroup quota) was given its share.
     let held = cores < online_cores();
     let processes = if held {
@@ -84,6 +84,12 @@ fn processes(table: &str) -> usize {
     pids.sort_unstable();
     pids.dedup();
     pids.len().max(1)
+}
+
+/// The cores this process may use (its CPU affinity and cgroup quota, as the standard library
+/// reads them), at least 1.
+pub fn usable_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 fn online_cores() -> usize {

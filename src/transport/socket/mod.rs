@@ -53,7 +53,7 @@ pub struct SocketOptions {
 /// at INFO), or None for auto, which the pool sizes when it starts ([`host::auto_io_threads`]).
 pub fn io_threads(setting: Option<usize>) -> Option<usize> {
     let wanted = setting?;
-    let threads = workers::cap_to_cores(wanted);
+    let threads = wanted.min(host::usable_cores());
     if threads < wanted {
         log::info!(
             target: "tcpxr::init",
@@ -66,7 +66,7 @@ pub fn io_threads(setting: Option<usize>) -> Option<usize> {
 /// Whether the I/O pool copies stripes in parallel: the process may use at least 8 cores. Both
 /// auto settings below follow it.
 fn parallel_pool() -> bool {
-    workers::cap_to_cores(8) >= 8
+    host::usable_cores() >= 8
 }
 
 /// NCCL_TCPXR_HANDOFF_BYTES in effect: the setting, or for auto 0 (every stripe backlog to the

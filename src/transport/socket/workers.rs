@@ -141,12 +141,6 @@ pub fn pool(shape: PoolShape) -> Result<Arc<Pool>> {
     Ok(p)
 }
 
-/// The I/O threads a setting of `wanted` gives on this machine: at most the cores.
-pub fn cap_to_cores(wanted: usize) -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    wanted.min(cores)
-}
-
 impl Pool {
     fn start(shape: PoolShape) -> Result<Pool> {
         fn os(what: &'static str) -> impl Fn(std::io::Error) -> Error {
