@@ -126,6 +126,7 @@ fn the_bench_refuses_unknown_flags_and_bad_values_with_a_message_and_exit_code_2
             "/nonexistent/dir/out.csv",
         ),
         (&["latency", "--bogus"], "--bogus"),
+        (&["nccl", "--comms", "0"], "--comms"),
         (&["latency", "--iters", "0"], "--iters"),
         (&["gpu", "--mib", "lots"], "lots"),
         (&["interference", "--cycles", "-3"], "-3"),
@@ -183,4 +184,35 @@ fn the_bench_measures_each_size_for_the_seconds_asked() {
             "a point ran {t} s for {seconds} s asked:\n{err}"
         );
     }
+}
+
+/// The NCCL-shaped mode moves real data through tcpxr and then, unless told not to, the same
+/// message size over plain TCP, each row with its rate per busy core.
+#[test]
+fn the_nccl_mode_reports_tcpxr_beside_plain_tcp_unless_told_not_to() {
+    let rows = |extra: &[&str]| {
+        let mut args = vec!["nccl", "--comms", "1", "--sizes", "64K", "--seconds", "0.1"];
+        args.extend_from_slice(extra);
+        let out = bench(&args);
+        let (stdout, err) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(out.status.success(), "{stdout}{err}");
+        stdout
+            .lines()
+            .filter(|l| l.trim_start().starts_with("64 KiB"))
+            .map(|l| l.split_whitespace().skip(2).map(str::to_owned).collect::<Vec<_>>())
+            .collect::<Vec<_>>()
+    };
+    let both = rows(&[]);
+    assert_eq!(both.len(), 2, "a tcpxr row and a plain TCP row: {both:?}");
+    assert_eq!(both[0][0], "tcpxr");
+    assert!(both[1][0].starts_with("tcp-x"), "{both:?}");
+    for row in &both {
+        let gbps: f64 = row[1].parse().unwrap();
+        let per_core: f64 = row[3].parse().unwrap();
+        assert!(gbps > 0.0 && per_core > 0.0, "nothing moved: {row:?}");
+    }
+    assert_eq!(rows(&["--no-baseline"]).len(), 1, "--no-baseline leaves plain TCP out");
 }

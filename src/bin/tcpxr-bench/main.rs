@@ -79,9 +79,10 @@ const HELP: &str = "tcpxr-bench: two endpoints over loopback through tcpxr's NCC
       point runs about S seconds (default 0.3, at most 3600; a point is never fewer messages than
       are kept in flight) after a warm-up; every received message of the first round is checked
       byte for byte.
-  tcpxr-bench nccl [--comms 4] [--sizes 128K,512K] [--inflight 8] [--seconds 1]
+  tcpxr-bench nccl [--comms 4] [--sizes 128K,512K] [--inflight 8] [--seconds 1] [--no-baseline]
       traffic shaped as NCCL drives a plugin: several connections, 8 messages in flight on each,
-      one polling thread per side; aggregate rate, CPU cores busy, threads of the process
+      one polling thread per side; aggregate rate, CPU cores busy, threads of the process; beside
+      it plain TCP with as many copying threads as tcpxr's pool (GB/s per busy core compares them)
   tcpxr-bench latency [--size 8] [--iters 20000]
       small-message ping-pong between two threads: one-way latency, median and p99
   tcpxr-bench gpu [--mib 64]
@@ -163,9 +164,8 @@ fn sweep(args: &[String]) -> i32 {
         let rows = sizes
             .iter()
             .map(|&n| {
-                let (cpu0, t0) = (cpu_seconds(), Instant::now());
-                let gbps = baseline(n, secs);
-                (n, gbps, (cpu_seconds() - cpu0) / t0.elapsed().as_secs_f64())
+                let (gbps, cores) = baseline(n, secs, 1);
+                (n, gbps, cores)
             })
             .collect();
         columns.push(("tcp x1".into(), rows));
@@ -444,33 +444,46 @@ fn worker(args: &[String]) -> i32 {
     0
 }
 
-/// Plain TCP, one connection, one thread per side: the baseline tcpxr is compared against.
-fn baseline(n: usize, seconds: f64) -> f64 {
+/// Plain TCP over `connections` loopback connections, one blocking thread per end of each, for
+/// `seconds`: the baseline tcpxr is compared against. Returns GB/s (what arrived) and the CPU
+/// cores the process kept busy meanwhile.
+pub(crate) fn baseline(n: usize, seconds: f64, connections: usize) -> (f64, f64) {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
-    let rx = std::thread::spawn(move || {
-        let (mut s, _) = listener.accept().unwrap();
-        let mut buf = vec![0u8; n];
-        let mut total = 0u64;
-        loop {
-            match s.read(&mut buf) {
-                Ok(0) | Err(_) => return total,
-                Ok(k) => total += k as u64,
-            }
-        }
-    });
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
-    s.set_nodelay(true).unwrap();
-    let buf = pattern(n, 1);
-    let start = Instant::now();
-    let mut sent = 0u64;
-    while start.elapsed() < Duration::from_secs_f64(seconds) {
-        s.write_all(&buf).unwrap();
-        sent += n as u64;
-    }
-    drop(s);
-    let got = rx.join().unwrap();
-    got.min(sent) as f64 / start.elapsed().as_secs_f64() / 1e9
+    let (cpu0, start) = (cpu_seconds(), Instant::now());
+    let ends: Vec<_> = (0..connections)
+        .map(|_| {
+            let tx = std::net::TcpStream::connect(addr).unwrap();
+            let (mut rx, _) = listener.accept().unwrap();
+            tx.set_nodelay(true).unwrap();
+            let receiver = std::thread::spawn(move || {
+                let mut buf = vec![0u8; n];
+                let mut total = 0u64;
+                loop {
+                    match rx.read(&mut buf) {
+                        Ok(0) | Err(_) => return total,
+                        Ok(k) => total += k as u64,
+                    }
+                }
+            });
+            let sender = std::thread::spawn(move || {
+                let (mut tx, buf) = (tx, pattern(n, 1));
+                while start.elapsed() < Duration::from_secs_f64(seconds) {
+                    tx.write_all(&buf).unwrap();
+                }
+            });
+            (sender, receiver)
+        })
+        .collect();
+    let got: u64 = ends
+        .into_iter()
+        .map(|(sender, receiver)| {
+            sender.join().unwrap();
+            receiver.join().unwrap()
+        })
+        .sum();
+    let secs = start.elapsed().as_secs_f64();
+    (got as f64 / secs / 1e9, (cpu_seconds() - cpu0) / secs)
 }
 
 /// A long-running peer for the fault tests: it is killed while a transfer is under way.

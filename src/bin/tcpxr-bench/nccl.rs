@@ -5,12 +5,16 @@
 //! thread that serves every connection of that side in a tight loop, posting and testing the
 //! oldest request of each in turn, as NCCL's proxy thread does. Reports the aggregate rate, the CPU
 //! cores the process kept busy, and how many threads the process had (tcpxr's own among them).
+//! Beside each size, the ceiling: plain TCP with one connection per two of tcpxr's threads, one
+//! blocking thread per end, so that as many threads copy as tcpxr's pool has; GB/s per busy core
+//! is the figure to compare (tcpxr's includes its two polling threads; docs/BENCHMARKS.md section
+//! 30 has the GPU host's).
 //!
-//!   tcpxr-bench nccl [--comms 4] [--sizes 128K,512K] [--inflight 8] [--seconds 1]
+//!   tcpxr-bench nccl [--comms 4] [--sizes 128K,512K] [--inflight 8] [--seconds 1] [--no-baseline]
 //!
 //! The stripe count and every other tcpxr setting come from the environment (NCCL_TCPXR_*).
 use super::{
-    check, cli, connect_pair, cpu_seconds, human, init, parse_or_exit, pattern, post, read_or_exit, Slot, NET,
+    baseline, check, cli, connect_pair, cpu_seconds, human, init, parse_or_exit, pattern, post, read_or_exit, Slot, NET,
 };
 use std::ffi::c_void;
 use std::time::Instant;
@@ -21,6 +25,7 @@ pub fn run(args: &[String]) -> i32 {
         cli::value("--inflight"),
         cli::value("--seconds"),
         cli::value("--sizes"),
+        cli::switch("--no-baseline"),
     ];
     let a = parse_or_exit!("nccl", args, &known);
     let comms = read_or_exit!(a, "--comms", "4", |s| cli::int_in(s, 1, 256)) as usize;
@@ -44,9 +49,16 @@ pub fn run(args: &[String]) -> i32 {
          NCCL_TCPXR_STRIPES={stripes}"
     );
     println!(
-        "{:>10} {:>8} {:>8} {:>10} {:>10}",
-        "size", "GB/s", "cores", "threads", "tcpxr thr"
+        "{:>10} {:>8} {:>8} {:>8} {:>10} {:>10} {:>10}",
+        "size", "path", "GB/s", "cores", "GB/s/core", "threads", "tcpxr thr"
     );
+    let row = |n: usize, path: &str, gbps: f64, cores: f64, threads: usize, ours: usize| {
+        println!(
+            "{:>10} {path:>8} {gbps:>8.2} {cores:>8.2} {:>10.2} {threads:>10} {ours:>10}",
+            human(n),
+            gbps / cores.max(1e-9)
+        )
+    };
     for &n in &sizes {
         // Per connection, `inflight` buffers on each side; the sender's carry distinct patterns.
         let mut sbufs: Vec<Vec<Vec<u8>>> = (0..comms)
@@ -82,7 +94,12 @@ pub fn run(args: &[String]) -> i32 {
         let (secs, (threads, ours)) = both(iters);
         let cores = (cpu_seconds() - cpu0) / secs;
         let gbps = (n * iters * comms) as f64 / secs / 1e9;
-        println!("{:>10} {gbps:>8.2} {cores:>8.2} {threads:>10} {ours:>10}", human(n));
+        row(n, "tcpxr", gbps, cores, threads, ours);
+        if !a.has("--no-baseline") {
+            let connections = (ours / 2).max(1);
+            let (gbps, cores) = baseline(n, seconds, connections);
+            row(n, &format!("tcp-x{connections}"), gbps, cores, 2 * connections, 0);
+        }
     }
     for (s, r) in pairs {
         // SAFETY: comms from connect_pair with nothing outstanding.
