@@ -69,9 +69,11 @@ const INLINE_IDLE_BYTES: Param = Param {
           message is in flight on the connection and NCCL's thread has no other such message out on \
           any connection: one socket write from NCCL's thread instead of a hand-off to the stripes, \
           which is what small collectives wait on. A receiver that offers \
-          GPU buffers accepts only NCCL_TCPXR_INLINE_BYTES. auto: 65536 with at least 8 cores, where \
+          GPU buffers accepts only NCCL_TCPXR_INLINE_BYTES. auto: 32768 with at least 8 cores, where \
           the stripes copy in parallel on the I/O pool (NCCL all_reduce of 2-8 MiB measured \
-          1.6-3.9x faster than with 524288), else 524288.",
+          1.6-3.9x faster than with 524288; all_gather and reduce_scatter of 256 KiB-1 MiB, whose \
+          64 KiB messages NCCL's thread had copied one at a time, 1.1-1.2x faster than with 65536, \
+          docs/BENCHMARKS.md section 31), else 524288.",
 };
 const INLINE_IDLE_P2P_BYTES: Param = Param {
     name: "NCCL_TCPXR_INLINE_IDLE_P2P_BYTES",
@@ -204,8 +206,8 @@ const TUNER: Param = Param {
     accepted: "auto, 0 or 1",
     doc: "The NCCL tuner exported from tcpxr's library (used when NCCL_TUNER_PLUGIN is unset): for a \
           mid-size all_reduce on several nodes where NCCL would use LL, Simple on 1 channel for \
-          per-rank shares of 16-512 KiB and at most 2 up to 2 MiB (measured faster over tcpxr's \
-          socket transport, docs/BENCHMARKS.md sections 16, 24 and 26); below per-rank shares of \
+          per-rank shares of 16-256 KiB and at most 2 up to 2 MiB (measured faster over tcpxr's \
+          socket transport, docs/BENCHMARKS.md sections 16, 24, 26 and 31); below per-rank shares of \
           32 MiB, any collective on the ring or in PAT on at most the 4 channels NCCL builds for \
           tcpxr by itself (tcpxr has it build 8 for bulk, section 29). auto: over the socket \
           transport only; 1: over every transport; 0: NCCL's own choices. Where it does not act, \

@@ -12,13 +12,15 @@
 //! the size of each ring step's message, whatever the ranks):
 //!
 //! - The all_reduce band: a share of 16 KiB to 2 MiB where NCCL's own cheapest choice is the ring
-//!   in LL or in Simple runs the ring in Simple, on 1 channel for shares of 16-512 KiB and on at
-//!   most 2 above. Each of NCCL's messages is small there (a 512 KiB all_reduce on 2 channels is
-//!   64 KiB messages, 4 per channel) and NCCL's one proxy thread moves them all: one channel
-//!   halves the connections it serves and doubles the messages' size (run 66, section 24: 64-512
-//!   KiB all_reduce 1.1-1.3x faster than on 2 channels; from 1 MiB 2 channels win; run 75,
-//!   section 26: 32 KiB 81-94 us against 110-122 on 2 channels). A share of 8 KiB stays in NCCL's
-//!   LL, which beat Simple on 1 channel there (run 75).
+//!   in LL or in Simple runs the ring in Simple, on 1 channel for shares of 16-256 KiB and on at
+//!   most 2 above. Each of NCCL's messages is small there (a 256 KiB all_reduce on 2 channels is
+//!   32 KiB messages, 4 per channel) and NCCL's one proxy thread moves them all: one channel
+//!   halves the connections it serves and doubles the messages' size (run 66, section 24: 64-256
+//!   KiB all_reduce 1.1-1.3x faster than on 2 channels; run 75, section 26: 32 KiB 81-94 us
+//!   against 110-122 on 2 channels). From a 256 KiB share (all_reduce of 512 KiB on two ranks) 2
+//!   channels win once their 64 KiB messages go to the I/O pool rather than inline (runs 132-135,
+//!   section 31). A share of 8 KiB stays in NCCL's LL, which beat Simple on 1 channel there (run
+//!   75).
 //! - Below bulk: tcpxr has NCCL build 8 channels (`nccl_settings::defaults`), which pay only from
 //!   shares of 32 MiB (runs 114-121, section 29: bulk 5-25 % faster; all_gather and
 //!   reduce_scatter of 64-256 KiB and 2-4 MiB 1.3-1.8x slower on 8). Any other collective on the
@@ -35,7 +37,7 @@ use crate::error::Result;
 /// LL, and beat more channels, over tcpxr's socket transport.
 const MID_SHARE: std::ops::Range<usize> = (16 << 10)..(2 << 20);
 /// The part of [`MID_SHARE`] where 1 channel beat 2.
-const ONE_CHANNEL_SHARE: std::ops::Range<usize> = (16 << 10)..(512 << 10);
+const ONE_CHANNEL_SHARE: std::ops::Range<usize> = (16 << 10)..(256 << 10);
 /// Per-rank shares from which NCCL's 8 channels beat 4.
 const BULK_SHARE: usize = 32 << 20;
 /// The channels NCCL builds for tcpxr's device by itself, kept below [`BULK_SHARE`].
@@ -209,13 +211,13 @@ mod tests {
     }
 
     #[test]
-    fn the_band_is_32_kib_to_4_mib_on_two_ranks_with_one_channel_up_to_1_mib() {
+    fn the_band_is_32_kib_to_4_mib_on_two_ranks_with_one_channel_below_512_kib() {
         let t = Tuner::new(&facts());
         for (bytes, channels) in [
             (32 << 10, 1),
             (64 << 10, 1),
-            (512 << 10, 1),
-            ((1 << 20) - 8, 1),
+            ((512 << 10) - 8, 1),
+            (512 << 10, 2),
             (1 << 20, 2),
             ((4 << 20) - 8, 2),
         ] {

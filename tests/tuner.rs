@@ -93,9 +93,10 @@ fn the_tuner_acts_only_once_tcpxr_is_the_net_of_a_multi_node_communicator() {
     // tuner; connections come at the first collective.
     let (r, _, _) = net.speed_and_ptr(0);
     assert_eq!(r, OK);
-    // Mid size on two nodes: Simple on 2 channels from 1 MiB, on 1 channel from 32 KiB to 1 MiB.
+    // Mid size on two nodes: Simple on 2 channels from 512 KiB, on 1 channel from 32 KiB below it.
     assert_eq!(v5_choice(2, 2, 1 << 20), (RING_SIMPLE, 2));
-    assert_eq!(v5_choice(2, 2, 512 << 10), (RING_SIMPLE, 1));
+    assert_eq!(v5_choice(2, 2, 512 << 10), (RING_SIMPLE, 2));
+    assert_eq!(v5_choice(2, 2, 256 << 10), (RING_SIMPLE, 1));
     assert_eq!(v5_choice(2, 2, 64 << 10), (RING_SIMPLE, 1));
     // The band's ends: 32 KiB and just under 4 MiB.
     assert_eq!(v5_choice(2, 2, 32 << 10), (RING_SIMPLE, 1));

@@ -31,7 +31,7 @@ fn open(
             target: "tcpxr::tuner",
             "tuner: communicator {comm_id:#x} ({n_ranks} ranks, {n_nodes} nodes): mid-size all_reduce in Simple{}",
             if t.set_channels {
-                " on 1 channel for per-rank shares of 16-512 KiB, at most 2 up to 2 MiB; below shares of \
+                " on 1 channel for per-rank shares of 16-256 KiB, at most 2 up to 2 MiB; below shares of \
                  32 MiB the ring and PAT on at most 4 channels"
             } else {
                 " (channels left to the user's NCCL_MIN/MAX_NCHANNELS or _CTAS)"

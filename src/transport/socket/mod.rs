@@ -77,12 +77,14 @@ pub fn handoff_bytes(setting: Option<usize>) -> usize {
     setting.unwrap_or(if parallel_pool() { 0 } else { 512 << 10 })
 }
 
-/// NCCL_TCPXR_INLINE_IDLE_BYTES in effect: the setting, or for auto 64 KiB with a parallel pool
+/// NCCL_TCPXR_INLINE_IDLE_BYTES in effect: the setting, or for auto 32 KiB with a parallel pool
 /// and 512 KiB below. A message sent inline is copied by NCCL's proxy thread alone on one socket;
 /// on 32 cores NCCL all_reduce of 2-8 MiB (512 KiB messages, one or two in flight) ran at
-/// 2.5-3.0 GB/s with 512 KiB and 4.0-11.7 with 64 KiB (docs/BENCHMARKS.md section 15).
+/// 2.5-3.0 GB/s with 512 KiB and 4.0-11.7 with 64 KiB (docs/BENCHMARKS.md section 15), and an
+/// all_reduce of 512 KiB on 2 channels (64 KiB messages) waited on the proxy thread's inline copy
+/// of one channel's message while the pool moved the other's (section 31).
 pub fn inline_idle_bytes(setting: Option<usize>) -> usize {
-    setting.unwrap_or(if parallel_pool() { 64 << 10 } else { 512 << 10 })
+    setting.unwrap_or(if parallel_pool() { 32 << 10 } else { 512 << 10 })
 }
 
 /// NCCL_TCPXR_INLINE_IDLE_P2P_BYTES in effect: the setting, or for auto the larger of 128 KiB and
