@@ -9,7 +9,8 @@
 //! 40 % at bulk, so the choice is made per collective here instead.
 //!
 //! Two rules, on a communicator of two or more nodes, by each rank's share (`nBytes / nRanks`;
-//! the size of each ring step's message, whatever the ranks):
+//! the size of each ring step's message, whatever the ranks; NCCL gives a tuner an all_gather's
+//! and a reduce_scatter's whole buffer, so their share is one rank's piece):
 //!
 //! - The all_reduce band: a share of 16 KiB to 2 MiB where NCCL's own cheapest choice is the ring
 //!   in LL or in Simple runs the ring in Simple, on 1 channel for shares of 16-256 KiB and on at
@@ -20,7 +21,10 @@
 //!   against 110-122 on 2 channels). From a 256 KiB share (all_reduce of 512 KiB on two ranks) 2
 //!   channels win once their 64 KiB messages go to the I/O pool rather than inline (runs 132-135,
 //!   section 31). A share of 8 KiB stays in NCCL's LL, which beat Simple on 1 channel there (run
-//!   75).
+//!   75). An all_gather or reduce_scatter with a share of 64 KiB to 1 MiB, where NCCL runs the
+//!   ring in LL or PAT on 4 channels, gets the same (runs 137-138, section 31: nccl-tests sizes
+//!   512 KiB - 1 MiB 1.5-1.8x faster on 2 channels than on NCCL's choice, 128-256 KiB 1.1-1.4x
+//!   on 1; from a 1 MiB share 4 channels are as fast or faster).
 //! - Below bulk: tcpxr has NCCL build 8 channels (`nccl_settings::defaults`), which pay only from
 //!   shares of 32 MiB (runs 114-121, section 29: bulk 5-25 % faster; all_gather and
 //!   reduce_scatter of 64-256 KiB and 2-4 MiB 1.3-1.8x slower on 8). Any other collective on the
@@ -28,7 +32,8 @@
 //!   keeps the channels NCCL chose with the 4 it built before: where NCCL would keep at least 4
 //!   of its 8, 4. Where it drops below 4 by itself (small messages) its choice stands.
 use crate::abi::{
-    ncclFuncAllReduce, ncclFunc_t, NCCL_ALGO_PAT, NCCL_ALGO_RING, NCCL_PROTO_LL, NCCL_PROTO_LL128, NCCL_PROTO_SIMPLE,
+    ncclFuncAllGather, ncclFuncAllReduce, ncclFuncReduceScatter, ncclFunc_t, NCCL_ALGO_PAT, NCCL_ALGO_RING,
+    NCCL_PROTO_LL, NCCL_PROTO_LL128, NCCL_PROTO_SIMPLE,
 };
 use crate::config::{self, Switch};
 use crate::error::Result;
@@ -36,14 +41,29 @@ use crate::error::Result;
 /// Per-rank shares of an all_reduce (bytes) where the ring in Simple on at most 2 channels beat
 /// LL, and beat more channels, over tcpxr's socket transport.
 const MID_SHARE: std::ops::Range<usize> = (16 << 10)..(2 << 20);
-/// The part of [`MID_SHARE`] where 1 channel beat 2.
+/// Per-rank shares of an all_gather or reduce_scatter (bytes) where the ring in Simple on at most 2
+/// channels beat NCCL's ring LL or PAT on 4.
+const GATHER_MID_SHARE: std::ops::Range<usize> = (64 << 10)..(1 << 20);
+/// The part of the band where 1 channel beat 2.
 const ONE_CHANNEL_SHARE: std::ops::Range<usize> = (16 << 10)..(256 << 10);
 /// Per-rank shares from which NCCL's 8 channels beat 4.
 const BULK_SHARE: usize = 32 << 20;
 /// The channels NCCL builds for tcpxr's device by itself, kept below [`BULK_SHARE`].
 const NCCL_OWN_CHANNELS: i32 = 4;
 
-/// Channels for an all_reduce of this per-rank share in the band.
+/// Whether a collective of this per-rank share is in the band, where the ring runs in Simple on
+/// [`channels`].
+fn in_band(func: ncclFunc_t, share: usize) -> bool {
+    if func == ncclFuncAllReduce {
+        MID_SHARE.contains(&share)
+    } else if func == ncclFuncAllGather || func == ncclFuncReduceScatter {
+        GATHER_MID_SHARE.contains(&share)
+    } else {
+        false
+    }
+}
+
+/// Channels for a collective of this per-rank share in the band.
 fn channels(share: usize) -> i32 {
     if ONE_CHANNEL_SHARE.contains(&share) {
         1
@@ -139,14 +159,15 @@ impl Tuner {
         if self.idle_because.is_some() || n_proto <= NCCL_PROTO_SIMPLE {
             return None;
         }
-        let at = |algo: usize, proto: usize| algo * n_proto + proto;
-        let (ring_ll, ring_simple) = (at(NCCL_ALGO_RING, NCCL_PROTO_LL), at(NCCL_ALGO_RING, NCCL_PROTO_SIMPLE));
+        let ring_simple = NCCL_ALGO_RING * n_proto + NCCL_PROTO_SIMPLE;
         if ring_simple >= costs.len() {
             return None;
         }
         let share = n_bytes / self.n_ranks;
-        if func == ncclFuncAllReduce && MID_SHARE.contains(&share) {
-            if cheapest(costs) == Some(ring_ll) && costs[ring_simple] >= 0.0 {
+        if in_band(func, share) {
+            let nccls = cheapest(costs);
+            let ring_or_pat = nccls.is_some_and(|c| matches!(c / n_proto, NCCL_ALGO_RING | NCCL_ALGO_PAT));
+            if ring_or_pat && nccls != Some(ring_simple) && costs[ring_simple] >= 0.0 {
                 // Below every other usable cost, so NCCL's own choice (the cheapest) lands on it.
                 costs[ring_simple] = 0.0;
             }
@@ -232,6 +253,39 @@ mod tests {
     }
 
     #[test]
+    fn all_gather_and_reduce_scatter_of_64_kib_to_1_mib_shares_run_the_ring_in_simple_on_one_or_two_channels() {
+        let t = Tuner::new(&facts());
+        let (broadcast, ll, simple) = (0, NCCL_PROTO_LL, NCCL_PROTO_SIMPLE);
+        // (collective, bytes over two ranks, NCCL's cheapest (algorithm, protocol), channels).
+        for (func, bytes, (algo, proto), channels) in [
+            (ncclFuncAllGather, 128 << 10, (NCCL_ALGO_RING, ll), Some(1)),
+            (ncclFuncReduceScatter, (512 << 10) - 8, (NCCL_ALGO_RING, ll), Some(1)),
+            (ncclFuncAllGather, 512 << 10, (NCCL_ALGO_PAT, simple), Some(2)),
+            (ncclFuncReduceScatter, (2 << 20) - 8, (NCCL_ALGO_RING, simple), Some(2)),
+        ] {
+            let mut costs = vec![-1.0; N_ALGO * N_PROTO];
+            costs[algo * N_PROTO + proto] = 10.0;
+            costs[NCCL_ALGO_RING * N_PROTO + simple] = 30.0;
+            assert_eq!(t.choose(func, bytes, &mut costs, N_PROTO), channels, "{func} {bytes}");
+            assert_eq!(
+                cheapest(&costs),
+                Some(NCCL_ALGO_RING * N_PROTO + simple),
+                "{func} {bytes}"
+            );
+        }
+        // Outside the band (shares of 32 KiB and 1 MiB), and a broadcast: NCCL's protocol stays.
+        for (func, bytes) in [
+            (ncclFuncAllGather, (128 << 10) - 8),
+            (ncclFuncReduceScatter, 2 << 20),
+            (broadcast, 512 << 10),
+        ] {
+            let mut costs = table(10.0, 30.0);
+            t.choose(func, bytes, &mut costs, N_PROTO);
+            assert_eq!(cheapest(&costs), Some(NCCL_ALGO_RING * N_PROTO + ll), "{func} {bytes}");
+        }
+    }
+
+    #[test]
     fn below_bulk_the_ring_keeps_the_channels_nccl_chose_from_four() {
         let t = Tuner::new(&facts());
         let all_gather = 2;
@@ -246,7 +300,7 @@ mod tests {
             (all_gather, 64 << 20, NCCL_PROTO_SIMPLE, None),
             // Other collectives at any smaller size where NCCL would keep 4 or more.
             (all_gather, (64 << 20) - 8, NCCL_PROTO_SIMPLE, Some(4)),
-            (all_gather, 128 << 10, NCCL_PROTO_SIMPLE, Some(4)),
+            (all_gather, 2 << 20, NCCL_PROTO_SIMPLE, Some(4)),
             (all_gather, 32 << 10, NCCL_PROTO_LL, Some(4)),
             (all_gather, 20 << 10, NCCL_PROTO_LL128, Some(4)),
             // Where NCCL itself keeps fewer (LL: 8 KiB a channel on two ranks), its choice.
