@@ -939,6 +939,10 @@ typedef struct {
  */
 #define NCCL_NET_DEVICE_UNPACK 1
 
+#define ncclFuncBroadcast 0
+
+#define ncclFuncReduce 1
+
 #define ncclFuncAllGather 2
 
 #define ncclFuncReduceScatter 3

@@ -207,7 +207,8 @@ const TUNER: Param = Param {
     doc: "The NCCL tuner exported from tcpxr's library (used when NCCL_TUNER_PLUGIN is unset): for a \
           mid-size all_reduce on several nodes where NCCL would use LL, Simple on 1 channel for \
           per-rank shares of 16-256 KiB and at most 2 up to 2 MiB, and all_gather and reduce_scatter \
-          the same way for per-rank shares of 64 KiB-1 MiB (measured faster over tcpxr's socket \
+          the same way for per-rank shares of 64 KiB-1 MiB, broadcast and reduce of 64-512 KiB in \
+          Simple (measured faster over tcpxr's socket \
           transport, docs/BENCHMARKS.md sections 16, 24, 26 and 31); below per-rank shares of \
           32 MiB, any collective on the ring or in PAT on at most the 4 channels NCCL builds for \
           tcpxr by itself (tcpxr has it build 8 for bulk, section 29). auto: over the socket \

@@ -8,7 +8,7 @@
 //! H200 under MPS, two ranks). Reporting a lower speed gives 2 channels for every size and costs
 //! 40 % at bulk, so the choice is made per collective here instead.
 //!
-//! Two rules, on a communicator of two or more nodes, by each rank's share (`nBytes / nRanks`;
+//! Three rules, on a communicator of two or more nodes, by each rank's share (`nBytes / nRanks`;
 //! the size of each ring step's message, whatever the ranks; NCCL gives a tuner an all_gather's
 //! and a reduce_scatter's whole buffer, so their share is one rank's piece):
 //!
@@ -25,6 +25,9 @@
 //!   ring in LL or PAT on 4 channels, gets the same (runs 137-138, section 31: nccl-tests sizes
 //!   512 KiB - 1 MiB 1.5-1.8x faster on 2 channels than on NCCL's choice, 128-256 KiB 1.1-1.4x
 //!   on 1; from a 1 MiB share 4 channels are as fast or faster).
+//! - A broadcast or reduce of 64-512 KiB, where NCCL runs the ring in LL, runs it in Simple on the
+//!   channels of the next rule (run 140, section 31: 1.2-2.8x faster, on a par with Socket's
+//!   best; from 512 KiB NCCL chooses Simple itself).
 //! - Below bulk: tcpxr has NCCL build 8 channels (`nccl_settings::defaults`), which pay only from
 //!   shares of 32 MiB (runs 114-121, section 29: bulk 5-25 % faster; all_gather and
 //!   reduce_scatter of 64-256 KiB and 2-4 MiB 1.3-1.8x slower on 8). Any other collective on the
@@ -32,8 +35,8 @@
 //!   keeps the channels NCCL chose with the 4 it built before: where NCCL would keep at least 4
 //!   of its 8, 4. Where it drops below 4 by itself (small messages) its choice stands.
 use crate::abi::{
-    ncclFuncAllGather, ncclFuncAllReduce, ncclFuncReduceScatter, ncclFunc_t, NCCL_ALGO_PAT, NCCL_ALGO_RING,
-    NCCL_PROTO_LL, NCCL_PROTO_LL128, NCCL_PROTO_SIMPLE,
+    ncclFuncAllGather, ncclFuncAllReduce, ncclFuncBroadcast, ncclFuncReduce, ncclFuncReduceScatter, ncclFunc_t,
+    NCCL_ALGO_PAT, NCCL_ALGO_RING, NCCL_PROTO_LL, NCCL_PROTO_LL128, NCCL_PROTO_SIMPLE,
 };
 use crate::config::{self, Switch};
 use crate::error::Result;
@@ -44,6 +47,9 @@ const MID_SHARE: std::ops::Range<usize> = (16 << 10)..(2 << 20);
 /// Per-rank shares of an all_gather or reduce_scatter (bytes) where the ring in Simple on at most 2
 /// channels beat NCCL's ring LL or PAT on 4.
 const GATHER_MID_SHARE: std::ops::Range<usize> = (64 << 10)..(1 << 20);
+/// Sizes of a broadcast or reduce (bytes, the whole buffer) where the ring in Simple beat NCCL's
+/// ring LL, both on NCCL's 4 channels.
+const ROOTED_SIMPLE_BYTES: std::ops::Range<usize> = (64 << 10)..(512 << 10);
 /// The part of the band where 1 channel beat 2.
 const ONE_CHANNEL_SHARE: std::ops::Range<usize> = (16 << 10)..(256 << 10);
 /// Per-rank shares from which NCCL's 8 channels beat 4.
@@ -165,14 +171,13 @@ impl Tuner {
         }
         let share = n_bytes / self.n_ranks;
         if in_band(func, share) {
-            let nccls = cheapest(costs);
-            let ring_or_pat = nccls.is_some_and(|c| matches!(c / n_proto, NCCL_ALGO_RING | NCCL_ALGO_PAT));
-            if ring_or_pat && nccls != Some(ring_simple) && costs[ring_simple] >= 0.0 {
-                // Below every other usable cost, so NCCL's own choice (the cheapest) lands on it.
-                costs[ring_simple] = 0.0;
-            }
+            prefer_ring_simple(costs, n_proto);
             let few = self.set_channels && cheapest(costs) == Some(ring_simple);
             return few.then_some(channels(share));
+        }
+        let rooted = func == ncclFuncBroadcast || func == ncclFuncReduce;
+        if rooted && ROOTED_SIMPLE_BYTES.contains(&n_bytes) {
+            prefer_ring_simple(costs, n_proto);
         }
         let nccls = cheapest(costs)?;
         let (algo, proto) = (nccls / n_proto, nccls % n_proto);
@@ -180,6 +185,18 @@ impl Tuner {
             .is_some_and(|per_channel| n_bytes >= NCCL_OWN_CHANNELS as usize * per_channel);
         let fewer = self.set_channels && share < BULK_SHARE && keeps_own;
         fewer.then_some(NCCL_OWN_CHANNELS)
+    }
+}
+
+/// Makes the ring in Simple NCCL's choice where NCCL's own is another protocol on the ring or PAT
+/// and Simple is usable (not disabled by NCCL_PROTO or unsupported).
+fn prefer_ring_simple(costs: &mut [f32], n_proto: usize) {
+    let ring_simple = NCCL_ALGO_RING * n_proto + NCCL_PROTO_SIMPLE;
+    let nccls = cheapest(costs);
+    let ring_or_pat = nccls.is_some_and(|c| matches!(c / n_proto, NCCL_ALGO_RING | NCCL_ALGO_PAT));
+    if ring_or_pat && nccls != Some(ring_simple) && costs[ring_simple] >= 0.0 {
+        // Below every other usable cost, so NCCL's own choice (the cheapest) lands on it.
+        costs[ring_simple] = 0.0;
     }
 }
 
@@ -282,6 +299,30 @@ mod tests {
             let mut costs = table(10.0, 30.0);
             t.choose(func, bytes, &mut costs, N_PROTO);
             assert_eq!(cheapest(&costs), Some(NCCL_ALGO_RING * N_PROTO + ll), "{func} {bytes}");
+        }
+    }
+
+    #[test]
+    fn broadcast_and_reduce_of_64_to_512_kib_run_the_ring_in_simple_on_nccls_four_channels() {
+        let t = Tuner::new(&facts());
+        let (broadcast, reduce) = (ncclFuncBroadcast, ncclFuncReduce);
+        let ring = |proto| NCCL_ALGO_RING * N_PROTO + proto;
+        // (collective, bytes, channels): Simple made the cheapest, then the below-bulk rule (4
+        // where NCCL's Simple keeps 4: from 4 x 32 KiB; below, NCCL's own count).
+        for (func, bytes, channels) in [
+            (broadcast, 64 << 10, None),
+            (reduce, 128 << 10, Some(4)),
+            (broadcast, (512 << 10) - 8, Some(4)),
+        ] {
+            let mut costs = table(10.0, 30.0);
+            assert_eq!(t.choose(func, bytes, &mut costs, N_PROTO), channels, "{func} {bytes}");
+            assert_eq!(cheapest(&costs), Some(ring(NCCL_PROTO_SIMPLE)), "{func} {bytes}");
+        }
+        // Outside: NCCL's protocol.
+        for (func, bytes) in [(broadcast, (64 << 10) - 8), (reduce, 512 << 10)] {
+            let mut costs = table(10.0, 30.0);
+            t.choose(func, bytes, &mut costs, N_PROTO);
+            assert_eq!(cheapest(&costs), Some(ring(NCCL_PROTO_LL)), "{func} {bytes}");
         }
     }
 

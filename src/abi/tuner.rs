@@ -7,6 +7,8 @@ use std::ffi::{c_char, c_int, c_void};
 
 /// `ncclFunc_t` (nccl_common.h): the collective NCCL asks about.
 pub type ncclFunc_t = c_int;
+pub const ncclFuncBroadcast: ncclFunc_t = 0;
+pub const ncclFuncReduce: ncclFunc_t = 1;
 pub const ncclFuncAllGather: ncclFunc_t = 2;
 pub const ncclFuncReduceScatter: ncclFunc_t = 3;
 pub const ncclFuncAllReduce: ncclFunc_t = 4;

@@ -29,7 +29,7 @@ fn open(
     match &t.idle_because {
         None => log::info!(
             target: "tcpxr::tuner",
-            "tuner: communicator {comm_id:#x} ({n_ranks} ranks, {n_nodes} nodes): mid-size all_reduce, all_gather and reduce_scatter in Simple{}",
+            "tuner: communicator {comm_id:#x} ({n_ranks} ranks, {n_nodes} nodes): mid-size all_reduce, all_gather, reduce_scatter, broadcast and reduce in Simple{}",
             if t.set_channels {
                 " on 1 channel for per-rank shares below 256 KiB, at most 2 up to 2 MiB (1 MiB for \
                  all_gather and reduce_scatter); below shares of \
