@@ -165,7 +165,7 @@ impl Tuner {
         if self.idle_because.is_some() || n_proto <= NCCL_PROTO_SIMPLE {
             return None;
         }
-        let ring_simple = NCCL_ALGO_RING * n_proto + NCCL_PROTO_SIMPLE;
+        let ring_simple = ring_simple_at(n_proto);
         if ring_simple >= costs.len() {
             return None;
         }
@@ -188,10 +188,15 @@ impl Tuner {
     }
 }
 
+/// The ring's Simple entry in NCCL's cost table of `n_proto` columns per algorithm.
+fn ring_simple_at(n_proto: usize) -> usize {
+    NCCL_ALGO_RING * n_proto + NCCL_PROTO_SIMPLE
+}
+
 /// Makes the ring in Simple NCCL's choice where NCCL's own is another protocol on the ring or PAT
 /// and Simple is usable (not disabled by NCCL_PROTO or unsupported).
 fn prefer_ring_simple(costs: &mut [f32], n_proto: usize) {
-    let ring_simple = NCCL_ALGO_RING * n_proto + NCCL_PROTO_SIMPLE;
+    let ring_simple = ring_simple_at(n_proto);
     let nccls = cheapest(costs);
     let ring_or_pat = nccls.is_some_and(|c| matches!(c / n_proto, NCCL_ALGO_RING | NCCL_ALGO_PAT));
     if ring_or_pat && nccls != Some(ring_simple) && costs[ring_simple] >= 0.0 {
@@ -272,7 +277,7 @@ mod tests {
     #[test]
     fn all_gather_and_reduce_scatter_of_64_kib_to_1_mib_shares_run_the_ring_in_simple_on_one_or_two_channels() {
         let t = Tuner::new(&facts());
-        let (broadcast, ll, simple) = (0, NCCL_PROTO_LL, NCCL_PROTO_SIMPLE);
+        let (broadcast, ll, simple) = (ncclFuncBroadcast, NCCL_PROTO_LL, NCCL_PROTO_SIMPLE);
         // (collective, bytes over two ranks, NCCL's cheapest (algorithm, protocol), channels).
         for (func, bytes, (algo, proto), channels) in [
             (ncclFuncAllGather, 128 << 10, (NCCL_ALGO_RING, ll), Some(1)),
@@ -329,7 +334,7 @@ mod tests {
     #[test]
     fn below_bulk_the_ring_keeps_the_channels_nccl_chose_from_four() {
         let t = Tuner::new(&facts());
-        let all_gather = 2;
+        let all_gather = ncclFuncAllGather;
         // (collective, bytes, NCCL's cheapest protocol on the ring, channels), two ranks.
         for (func, bytes, proto, channels) in [
             // all_reduce above the band, in NCCL's own protocol (its costs untouched).
@@ -423,7 +428,10 @@ mod tests {
         let mut costs = table(40.0, 60.0);
         assert_eq!(t.choose(ncclFuncAllReduce, 1 << 20, &mut costs, N_PROTO), None);
         assert_eq!(cheapest(&costs), Some(NCCL_ALGO_RING * N_PROTO + NCCL_PROTO_SIMPLE));
-        assert_eq!(t.choose(2, 4 << 20, &mut table(40.0, 60.0), N_PROTO), None);
+        assert_eq!(
+            t.choose(ncclFuncAllGather, 4 << 20, &mut table(40.0, 60.0), N_PROTO),
+            None
+        );
     }
 
     #[test]
