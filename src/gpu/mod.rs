@@ -486,6 +486,68 @@ fn compile_unpack(dev: sys::CUdevice) -> Result<sys::CUfunction> {
     Ok(function)
 }
 
+/// Host memory of the caller's (page-aligned, mapped by the caller) pinned and mapped into every
+/// GPU of the process at its own address, so that one base serves memory registered in pieces.
+/// Unregistered on drop, in `gpu`'s context.
+pub struct HostRegistration {
+    gpu: Arc<Gpu>,
+    host: *mut u8,
+}
+
+// SAFETY: a registration handle; the driver call on drop may run on any thread.
+unsafe impl Send for HostRegistration {}
+
+impl HostRegistration {
+    /// Registers `len` bytes at `host` with `gpu`'s driver. Fails, registering nothing, where the
+    /// GPU would see the memory at another address (no unified addressing for registered memory).
+    ///
+    /// # Safety
+    /// `host .. host + len` must be mapped, page aligned, and stay mapped until the registration
+    /// is dropped.
+    pub unsafe fn new(gpu: &Arc<Gpu>, host: *mut u8, len: usize) -> Result<HostRegistration> {
+        let _current = gpu.enter()?;
+        let flags = sys::CU_MEMHOSTREGISTER_DEVICEMAP | sys::CU_MEMHOSTREGISTER_PORTABLE;
+        check(
+            // SAFETY: the caller vouches for the range; PORTABLE pins it for every context.
+            unsafe { sys::cuMemHostRegister_v2(host as *mut c_void, len, flags) },
+            "cuMemHostRegister",
+        )?;
+        let reg = HostRegistration { gpu: gpu.clone(), host };
+        let mut dev: sys::CUdeviceptr = 0;
+        check(
+            // SAFETY: valid out-pointer; host was registered with DEVICEMAP just above.
+            unsafe { sys::cuMemHostGetDevicePointer_v2(&mut dev, host as *mut c_void, 0) },
+            "cuMemHostGetDevicePointer",
+        )?;
+        if dev != host as u64 {
+            return Err(Error::new(
+                ncclResult_t::ncclUnhandledCudaError,
+                format!(
+                    "GPU {} maps registered host memory at {dev:#x}, not at its host address {host:p}; \
+                     tcpxr's device unpack over the socket needs unified addressing for registered memory",
+                    gpu.ordinal
+                ),
+            ));
+        }
+        Ok(reg)
+    }
+}
+
+impl Drop for HostRegistration {
+    fn drop(&mut self) {
+        let r = self.gpu.enter().and_then(|_current| {
+            // SAFETY: host was registered by new and is unregistered once, in the GPU's context.
+            check(
+                unsafe { sys::cuMemHostUnregister(self.host as *mut c_void) },
+                "cuMemHostUnregister",
+            )
+        });
+        if let Err(e) = r {
+            log::warn!("releasing bounce memory at {:p}: {}", self.host, e.msg);
+        }
+    }
+}
+
 /// Pinned host memory mapped into the device: the CPU and the GPU see the same bytes.
 pub struct Mapped {
     pub host: *mut u8,
