@@ -150,6 +150,11 @@ class TorchBenchPlan(unittest.TestCase):
         algbw, busbw = torch_bench.bandwidths("all_reduce", 10 ** 9, 1.0, 8)
         self.assertAlmostEqual(busbw, algbw * 14 / 8)
         self.assertEqual(torch_bench.bandwidths("sendrecv", 10 ** 9, 0.5, 2), (2.0, 2.0))
+        # nccl-tests' factors at 3 ranks: all_reduce 2(n-1)/n, all_gather/reduce_scatter/alltoall (n-1)/n
+        self.assertAlmostEqual(torch_bench.bus_factor("all_reduce", 3), 4 / 3)
+        for op in ("all_gather", "reduce_scatter", "all_to_all"):
+            self.assertAlmostEqual(torch_bench.bus_factor(op, 3), 2 / 3)
+        self.assertEqual([torch_bench.bus_factor(op, 4) for op in ("broadcast", "sendrecv")], [1.0, 1.0])
 
     def test_schedule(self):
         self.assertEqual(torch_bench.schedule(8), (5, 20))
@@ -177,8 +182,10 @@ class TorchBenchPlan(unittest.TestCase):
 
     def test_one_gpu(self):
         """--one-gpu: every rank its own NCCL host name, so NCCL's duplicate-GPU check passes."""
-        names = {torch_bench.one_gpu_env(r)["NCCL_HOSTID"] for r in range(torch_bench.WORLD)}
-        self.assertEqual(len(names), torch_bench.WORLD)
+        for n in (2, 3, 4):
+            names = {torch_bench.one_gpu_env(r)["NCCL_HOSTID"] for r in range(n)}
+            self.assertEqual(len(names), n)
+            self.assertEqual(len({torch_bench.rank_env(r, False)["NCCL_HOSTID"] for r in range(n)} | names), 2 * n)
         self.assertTrue(torch_bench.parse_args(["--plugin-dir", "p", "--one-gpu"]).one_gpu)
         self.assertFalse(torch_bench.parse_args(["--plugin-dir", "p"]).one_gpu)
 
