@@ -150,7 +150,7 @@ def machine_of(run_dir):
             cores = line.strip()
         elif re.match(r"^[0-9a-f]{7,40} ", line):
             commits.append(line.split()[0][:7])
-        elif line.strip() == "(uncommitted changes)" and commits:
+        elif line.strip().startswith("(uncommitted") and commits:
             commits[-1] += "+"  # built from that commit with changes not yet committed
     machine = f"{gpus}x{model}" if gpus else "cpu"
     return machine + (f"/{cores}c" if cores else ""), commits
