@@ -4,6 +4,7 @@
     python3 docs/bench/compact.py [pack]          # pack new raw files, rewrite the tables
     python3 docs/bench/compact.py check           # rebuild the tables from the archives, compare
     python3 docs/bench/compact.py show 136 table  # one run's figures side by side
+    python3 docs/bench/compact.py refs README.md docs/BENCHMARKS.md  # cited runs have records
 
 What stays in git, per day (docs/bench/<date>/): every run's script.sh and the other small sources
 a figure was made with (*.sh, *.py, *.c, *.cu, *.cpp, *.h, *.patch, README.md); `raw.tar.xz`, everything
@@ -377,6 +378,42 @@ def show(bench, run, part, op):
     return 0
 
 
+def cited_runs(text):
+    """Run ids a document cites: 'run 136', 'runs 114, 115 and 117', 'run 33a'; of a range
+    ('runs 89-136') its two ends, since not every number between names a run."""
+    run_id = r"\d{1,3}[a-z]?(?![\w.])"
+    runs = set()
+    for m in re.finditer(rf"\bruns? ({run_id}(?:(?:-|, | and | or ){run_id})*)", text):
+        for part in re.split(r", | and | or ", m.group(1)):
+            runs.update(part.split("-"))
+    return runs
+
+
+def refs(bench, docs):
+    """Every run the documents cite, checked for a script (runs 37 on) and archived raw output."""
+    days = sorted(d for d in os.listdir(bench) if DAY.match(d))
+    archived, scripts = {}, set()
+    for day in days:
+        with tarfile.open(os.path.join(bench, day, ARCHIVE), "r:xz") as t:
+            for name in t.getnames():
+                run, _ = run_of(name)
+                if run:
+                    archived.setdefault(run, day)
+        for entry in os.listdir(os.path.join(bench, day)):
+            if os.path.exists(os.path.join(bench, day, entry, "script.sh")):
+                scripts.add(run_of(entry)[0])
+    missing = 0
+    for doc in docs:
+        for run in sorted(cited_runs(read(doc)), key=run_key):
+            lacks = [what for what, ok in (("raw output", run in archived),
+                                           ("script.sh", run in scripts or run_key(run)[0] < 37)) if not ok]
+            if lacks:
+                missing += 1
+                print(f"{doc}: run {run} has no {' or '.join(lacks)}")
+    print(f"{len(docs)} documents checked; {missing} cited runs lack a record")
+    return 1 if missing else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bench", default=HERE, help="the docs/bench folder")
@@ -387,7 +424,11 @@ def main():
     sh.add_argument("run", help="run id, e.g. 136")
     sh.add_argument("part", nargs="?", help="the run's sub-folder, e.g. table ('' for none)")
     sh.add_argument("--op", help="all_reduce, sendrecv, ...")
+    rf = sub.add_parser("refs", help="check that every run the documents cite has its record")
+    rf.add_argument("docs", nargs="+", help="e.g. README.md docs/BENCHMARKS.md")
     args = ap.parse_args()
+    if args.cmd == "refs":
+        return refs(args.bench, args.docs)
     if args.cmd == "show":
         return show(args.bench, args.run, args.part, args.op)
     return build(args.bench, args.cmd == "check")
