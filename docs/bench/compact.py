@@ -7,7 +7,8 @@
     python3 docs/bench/compact.py refs README.md docs/BENCHMARKS.md  # cited runs have records
 
 What stays in git, per day (docs/bench/<date>/): every run's script.sh and the other small sources
-a figure was made with (*.sh, *.py, *.c, *.cu, *.cpp, *.h, *.patch, README.md); `raw.tar.xz`, everything
+a figure was made with (*.sh, *.py, *.c, *.cu, *.cpp, *.h, *.patch, README.md), and the raw files
+code in the repository reads (`KEEP_FILES`); `raw.tar.xz`, everything
 else the runs wrote (nccl-tests output, settings, run.json, logs, CSVs, figures), paths relative to
 the day's folder (`run136/table/all_reduce.tcpxr-host.txt`). Archives nested in a run's output
 (`logs.tar.xz`) are unpacked into the day's archive in place (`run136/table/logs/...`). Built
@@ -59,10 +60,17 @@ ROW = re.compile(
 )
 
 
-def keep(rel):
+# Raw files that code in the repository reads, kept in git as well as in the archive.
+KEEP_FILES = {
+    "2026-11-23/run57/topo-dump.xml",  # ncclTests/test_fuse_topology.py's fixture
+}
+
+
+def keep(day, rel):
     """Whether a file of a day's folder stays in git beside the archive."""
     name = os.path.basename(rel)
-    return name.endswith(KEEP_EXT) or name == "README.md" or rel == ARCHIVE
+    return (name.endswith(KEEP_EXT) or name == "README.md" or rel == ARCHIVE
+            or f"{day}/{rel}" in KEEP_FILES)
 
 
 def run_of(rel):
@@ -92,7 +100,7 @@ def unpack(day_dir, tree):
             rel = os.path.relpath(full, day_dir)
             if rel == ARCHIVE:
                 continue
-            if not keep(rel):
+            if not keep(os.path.basename(day_dir), rel):
                 loose.append(full)
             if f.endswith(DROP_EXT):
                 print(f"  dropped {rel} (a built binary)")
