@@ -23,11 +23,11 @@ use crate::nccl_settings;
 use crate::transport::socket::{SocketOptions, SocketTransport};
 use crate::transport::tcpx::{TcpxOptions, TcpxTransport};
 use crate::transport::{MemKind, Transport};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub const PLUGIN_NAME: &str = "tcpxr";
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -364,7 +364,9 @@ pub fn context_opened() -> usize {
     CONTEXTS.fetch_add(1, Ordering::AcqRel) + 1
 }
 
+/// A communicator's finalize: also drops connects NCCL abandoned (see [`CONNECTING`]).
 pub fn context_closed() -> usize {
+    sweep_connects();
     CONTEXTS.fetch_sub(1, Ordering::AcqRel).saturating_sub(1)
 }
 
@@ -444,9 +446,50 @@ pub fn listen(dev: c_int, handle: &mut [u8; HANDLE_BYTES]) -> Result<*mut c_void
 /// connect again with the same buffer until a comm comes back), each with the handle it started
 /// from: a handle that carries another connect's ticket (the bytes came from the peer) does not
 /// take that connect over.
-static CONNECTING: Mutex<Option<HashMap<u64, InProgress>>> = Mutex::new(None);
-/// The handle a connect started from (ticket zeroed), and its state.
-type InProgress = ([u8; HANDLE_BYTES], Connecting);
+///
+/// The lock is held only to take an entry out, put it back or drop expired ones, never across a
+/// connect's own steps (`Connecting::start`, `poll`), so connects of different communicators do
+/// not wait for each other. An entry NCCL has not polled for longer than the handshake timeout
+/// (a connect abandoned mid-way, as NCCL's abort leaves it) is dropped with its sockets by the
+/// next connect or close of any comm.
+static CONNECTING: Mutex<BTreeMap<u64, InProgress>> = Mutex::new(BTreeMap::new());
+
+struct InProgress {
+    /// The handle the connect started from (ticket zeroed).
+    started_from: [u8; HANDLE_BYTES],
+    state: Connecting,
+    /// When NCCL last called connect for it.
+    polled: Instant,
+}
+
+fn connecting() -> std::sync::MutexGuard<'static, BTreeMap<u64, InProgress>> {
+    CONNECTING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Takes out of `table` the connects not polled for longer than `timeout`; the caller drops them
+/// (closing their sockets) after letting go of the lock.
+fn expired(table: &mut BTreeMap<u64, InProgress>, timeout: Duration, now: Instant) -> Vec<InProgress> {
+    let old: Vec<u64> = table
+        .iter()
+        .filter(|(_, c)| now.saturating_duration_since(c.polled) > timeout)
+        .map(|(&t, _)| t)
+        .collect();
+    old.iter().filter_map(|t| table.remove(t)).collect()
+}
+
+/// Drops the abandoned connects (see [`CONNECTING`]); called at every connect and close.
+fn sweep_connects() {
+    let Ok(p) = get() else { return };
+    let timeout = Duration::from_millis(p.config.handshake_timeout_ms);
+    let gone = expired(&mut connecting(), timeout, Instant::now());
+    if !gone.is_empty() {
+        log::info!(
+            "dropped {} connect(s) NCCL abandoned more than {} ms ago",
+            gone.len(),
+            timeout.as_millis()
+        );
+    }
+}
 
 /// Connects to the peer whose handle NCCL passes in `bytes` (NCCL's NCCL_NET_HANDLE_MAXSIZE-byte
 /// buffer, the same on every call of one connect). Returns NULL while the connection is still
@@ -474,25 +517,36 @@ pub fn connect(
     );
     let mut fresh = *bytes;
     fresh[HANDLE_TICKET_OFFSET..HANDLE_TICKET_OFFSET + 8].fill(0);
-    let mut table = CONNECTING.lock().unwrap();
-    let table = table.get_or_insert_with(HashMap::new);
-    let (ticket, mut state) = match table.remove(&ticket) {
-        Some((started_from, s)) if started_from == fresh => (ticket, s),
-        other => {
-            // The handle travelled from the peer with a zero ticket; a ticket we do not know, or
-            // one of a connect that started from another handle, is stale or foreign, and
-            // starting afresh is right in every case (the other connect keeps its state).
-            if let Some(theirs) = other {
-                table.insert(ticket, theirs);
-            }
-            let ticket = loop {
-                let t = crate::transport::socket::nonce();
-                if t != 0 && !table.contains_key(&t) {
-                    break t;
+    // Under the lock: drop abandoned connects, and take this one out if it is under way.
+    let (ticket, resumed, gone) = {
+        let mut table = connecting();
+        let gone = expired(&mut table, t.handshake_timeout, Instant::now());
+        match table.remove(&ticket) {
+            Some(c) if c.started_from == fresh => (ticket, Some(c.state), gone),
+            other => {
+                // The handle travelled from the peer with a zero ticket; a ticket we do not know,
+                // or one of a connect that started from another handle, is stale or foreign, and
+                // starting afresh is right in every case (the other connect keeps its state). A
+                // new ticket is one of 2^64 - 1 random values; it is checked against the connects
+                // in the table, not against those being polled right now (out of it).
+                if let Some(theirs) = other {
+                    table.insert(ticket, theirs);
                 }
-            };
-            (ticket, Connecting::start(p.transport.clone(), nics, &fresh, &t)?)
+                let ticket = loop {
+                    let t = crate::transport::socket::nonce();
+                    if t != 0 && !table.contains_key(&t) {
+                        break t;
+                    }
+                };
+                (ticket, None, gone)
+            }
         }
+    };
+    drop(gone);
+    // The connect's own steps, with no lock held.
+    let mut state = match resumed {
+        Some(s) => s,
+        None => Connecting::start(p.transport.clone(), nics, &fresh, &t)?,
     };
     match state.poll(&t)? {
         Some(comm) => {
@@ -500,7 +554,14 @@ pub fn connect(
             Ok(hand_out(Box::into_raw(comm) as *mut c_void, Handed::Send))
         }
         None => {
-            table.insert(ticket, (fresh, state));
+            connecting().insert(
+                ticket,
+                InProgress {
+                    started_from: fresh,
+                    state,
+                    polled: Instant::now(),
+                },
+            );
             bytes[HANDLE_TICKET_OFFSET..HANDLE_TICKET_OFFSET + 8].copy_from_slice(&ticket.to_le_bytes());
             Ok(std::ptr::null_mut())
         }
@@ -823,6 +884,7 @@ pub unsafe fn irecv_consumed(comm: *mut c_void, request: *mut c_void) -> Result<
 /// so a second close, or a pointer tcpxr never handed out, is an error. A live send comm is freed:
 /// no other call may use it now or later.
 pub unsafe fn close_send(comm: *mut c_void) -> Result<()> {
+    sweep_connects();
     take_back(comm, Handed::Send, "closeSend")?;
     // SAFETY: the registry held `comm` as a live Box<SendComm> from connect, now taken out of it,
     // and the caller hands it over.
@@ -833,6 +895,7 @@ pub unsafe fn close_send(comm: *mut c_void) -> Result<()> {
 /// # Safety
 /// As for [`close_send`]: a live receive comm is freed.
 pub unsafe fn close_recv(comm: *mut c_void) -> Result<()> {
+    sweep_connects();
     take_back(comm, Handed::Recv, "closeRecv")?;
     // SAFETY: the registry held `comm` as a live Box<RecvComm> from accept, now taken out of it,
     // and the caller hands it over.
@@ -843,6 +906,7 @@ pub unsafe fn close_recv(comm: *mut c_void) -> Result<()> {
 /// # Safety
 /// As for [`close_send`]: a live listen comm is freed.
 pub unsafe fn close_listen(comm: *mut c_void) -> Result<()> {
+    sweep_connects();
     take_back(comm, Handed::Listen, "closeListen")?;
     // SAFETY: the registry held `comm` as a live Box<ListenComm> from listen, now taken out of
     // it, and the caller hands it over.

@@ -8,6 +8,7 @@
 mod common;
 use common::*;
 use nccl_net_tcpxr::abi::*;
+use nccl_net_tcpxr::engine::wire::ListenHandle;
 use std::ffi::{c_int, c_void};
 use std::io::Write;
 use std::process::Command;
@@ -32,6 +33,19 @@ extern "C" fn child() {
     // Leave at once: the comms the scenario leaves open are not the point.
     // SAFETY: _exit ends the process without running anything else.
     unsafe { libc::_exit(0) };
+}
+
+/// Reads what tcpxr sent on `stream` (its hello) until tcpxr closes it: true, or false when the
+/// stream stays open for the read timeout.
+fn read_to_eof(stream: &mut std::net::TcpStream) -> bool {
+    let mut buf = [0u8; 64];
+    loop {
+        match std::io::Read::read(stream, &mut buf) {
+            Ok(0) => return true,
+            Ok(_) => continue,
+            Err(_) => return false,
+        }
+    }
 }
 
 /// Prints one call's result for the parent to check.
@@ -171,6 +185,49 @@ fn play(net: &dyn Net, name: &str) {
                 report("finalize-again", t.0.finalize.unwrap()(ctx));
             }
         }
+        "abandoned-connect" => {
+            // Run with NCCL_TCPXR_HANDSHAKE_TIMEOUT_MS=200. This process plays the listening peer
+            // with a plain socket that never welcomes, so every connect stays under way.
+            assert_eq!(net.init(), OK);
+            let peer = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let mut abandoned = Vec::new();
+            let mut connect_once = |nonce| {
+                let mut h = [0u8; 128];
+                let handle = ListenHandle {
+                    ctrl: peer.local_addr().unwrap(),
+                    stripes: 1,
+                    chunk_bytes: 1 << 20,
+                    inline_bytes: 0,
+                    nonce,
+                };
+                handle.write(&mut h);
+                let mut s = null();
+                assert_eq!(net.connect(0, &mut h, &mut s), OK);
+                assert!(s.is_null(), "no welcome, no comm");
+                let (stream, _) = peer.accept().unwrap();
+                stream.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+                abandoned.push(stream);
+            };
+            // Two connects NCCL abandons after their first call (an abort mid-connect) ...
+            connect_once(1);
+            connect_once(2);
+            std::thread::sleep(Duration::from_millis(500));
+            // ... are dropped, with their sockets, by the next connect (itself abandoned) ...
+            connect_once(3);
+            std::thread::sleep(Duration::from_millis(500));
+            // ... and that one by the next close of any comm.
+            let mut handle = [0u8; 128];
+            let mut l = null();
+            assert_eq!(net.listen(0, &mut handle, &mut l), OK);
+            assert_eq!(net.close_listen(l), OK);
+            for (i, stream) in abandoned.iter_mut().enumerate() {
+                let closed = read_to_eof(stream);
+                report(
+                    &format!("abandoned-{i}-closed"),
+                    if closed { OK } else { ncclResult_t::ncclSystemError },
+                );
+            }
+        }
         other => panic!("unknown scenario {other}"),
     }
 }
@@ -181,14 +238,15 @@ fn play(net: &dyn Net, name: &str) {
 /// bytes. Returns each call's result (the same both times), after checking that the child ran to
 /// its end and exited normally (no signal, no panic) within 30 s.
 fn run(table: &str, scenario: &str) -> Vec<(String, c_int)> {
-    let usual = run_once(table, scenario, None);
-    let unmapped = run_once(table, scenario, Some("glibc.malloc.mmap_threshold=0"));
+    let usual = run_once(table, scenario, None, &[]);
+    let unmapped = run_once(table, scenario, Some("glibc.malloc.mmap_threshold=0"), &[]);
     assert_eq!(usual, unmapped);
     usual
 }
 
-fn run_once(table: &str, scenario: &str, tunables: Option<&str>) -> Vec<(String, c_int)> {
+fn run_once(table: &str, scenario: &str, tunables: Option<&str>, env: &[(&str, &str)]) -> Vec<(String, c_int)> {
     let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.envs(env.iter().copied());
     if let Some(t) = tunables {
         cmd.env("GLIBC_TUNABLES", t);
     }
@@ -319,4 +377,21 @@ fn a_second_finalize_of_a_context_is_an_error() {
             ("finalize-again".to_string(), ncclResult_t::ncclInvalidArgument.0)
         ]
     );
+}
+
+#[test]
+fn a_connect_nccl_abandons_is_dropped_with_its_sockets_after_the_handshake_timeout() {
+    for table in ["v5", "v12"] {
+        let results = run_once(
+            table,
+            "abandoned-connect",
+            None,
+            &[("NCCL_TCPXR_HANDSHAKE_TIMEOUT_MS", "200")],
+        );
+        expect(
+            &results,
+            &["abandoned-0-closed", "abandoned-1-closed", "abandoned-2-closed"],
+            &[],
+        );
+    }
 }
