@@ -292,24 +292,31 @@ fn open_transport(
         config::Transport::Tcpx => {
             let t = tcpx().map_err(|e| e.context("NCCL_TCPXR_TRANSPORT=tcpx"))?;
             if t.devices().is_empty() {
+                let path = t.library().0.to_string();
+                t.not_used();
                 return Err(Error::system(format!(
-                    "NCCL_TCPXR_TRANSPORT=tcpx: the TCPX library {} reports no devices",
-                    t.library().0
+                    "NCCL_TCPXR_TRANSPORT=tcpx: the TCPX library {path} reports no devices"
                 )));
             }
             Ok(chosen(t, "NCCL_TCPXR_TRANSPORT=tcpx"))
         }
         config::Transport::Auto => match (tcpx(), config.tcpx_lib.as_deref()) {
             (Ok(t), _) if !t.devices().is_empty() => Ok(chosen(t, "auto, TCPX loaded with devices")),
+            // No device: TCPX is not used, and takes back the settings it was given.
             (Ok(t), Some(lib)) => {
+                let path = t.library().0.to_string();
+                t.not_used();
                 log::warn!(
                     target: "tcpxr::init",
-                    "NCCL_TCPXR_TCPX_LIB={lib}: the TCPX library {} loads but reports no devices; NCCL_TCPXR_TRANSPORT=auto uses the socket transport",
-                    t.library().0
+                    "NCCL_TCPXR_TCPX_LIB={lib}: the TCPX library {path} loads but reports no devices; NCCL_TCPXR_TRANSPORT=auto uses the socket transport"
                 );
-                socket(&format!("auto: TCPX {} reports no devices", t.library().0))
+                socket(&format!("auto: TCPX {path} reports no devices"))
             }
-            (Ok(t), None) => socket(&format!("auto: TCPX {} reports no devices", t.library().0)),
+            (Ok(t), None) => {
+                let path = t.library().0.to_string();
+                t.not_used();
+                socket(&format!("auto: TCPX {path} reports no devices"))
+            }
             // A library the user named is never silently replaced by the socket transport (a typo
             // would quietly lose GPUDirect): init fails, and the guard's WARN says why.
             (Err(e), Some(lib)) => {

@@ -98,6 +98,49 @@ fn the_readme_documents_every_configuration_variable() {
     }
 }
 
+/// The library writes the process environment in one place, src/env.rs, whose rules say when that
+/// is safe (first init, unset variables only); no other module of the library may call
+/// `set_var`, `remove_var` or libc's `setenv`/`unsetenv`/`putenv`. tcpxr-bench (src/bin) is a
+/// program of its own and sets its variables before it starts tcpxr.
+#[test]
+fn the_library_writes_the_environment_only_through_src_env_rs() {
+    fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                rust_files(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    let src = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src"));
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let writers = ["set_var(", "remove_var(", "setenv(", "unsetenv(", "putenv("];
+    let mut found = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(src).unwrap();
+        if rel.starts_with("bin") || rel == std::path::Path::new("env.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(f).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap();
+            if writers.iter().any(|w| code.contains(w)) {
+                found.push(format!("src/{}:{}: {}", rel.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "environment written outside src/env.rs:\n{}",
+        found.join("\n")
+    );
+    let env = std::fs::read_to_string(src.join("env.rs")).unwrap();
+    assert!(env.contains("std::env::set_var(") && env.contains("std::env::remove_var("));
+}
+
 fn bench(args: &[&str]) -> std::process::Output {
     common::bench_command()
         .args(args)
