@@ -3,15 +3,15 @@
 //! reading the freed comm. Each scenario drives the exported table exactly as the driver
 //! did (listen, connect, accept, one message through, a second left in flight, deregMr both, then
 //! the misuse) in a child process, so that a crash fails its test instead of the whole run: the
-//! test binary re-executes itself with TCPXR_LIFETIME_SCENARIO set, and a constructor that runs
-//! before the test harness plays the scenario, prints each call's result and exits.
+//! test binary re-executes itself with TCPXR_LIFETIME_SCENARIO set, and its constructor plays the
+//! scenario before the test harness starts, prints each call's result and exits
+//! (common::run_child_case).
 mod common;
 use common::*;
 use nccl_net_tcpxr::abi::*;
 use nccl_net_tcpxr::engine::wire::ListenHandle;
 use std::ffi::{c_int, c_void};
 use std::io::Write;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 const SCENARIO_VAR: &str = "TCPXR_LIFETIME_SCENARIO";
@@ -21,18 +21,15 @@ const SCENARIO_VAR: &str = "TCPXR_LIFETIME_SCENARIO";
 #[link_section = ".init_array"]
 static CHILD: extern "C" fn() = child;
 extern "C" fn child() {
-    let Ok(spec) = std::env::var(SCENARIO_VAR) else { return };
-    let (table, name) = spec.split_once(':').expect("TABLE:SCENARIO");
-    match table {
-        "v5" => play(&v5(), name),
-        "v12" => play(&v12(), name),
-        other => panic!("unknown table {other}"),
-    }
-    println!("END");
-    let _ = std::io::stdout().flush();
-    // Leave at once: the comms the scenario leaves open are not the point.
-    // SAFETY: _exit ends the process without running anything else.
-    unsafe { libc::_exit(0) };
+    run_child_case(SCENARIO_VAR, |spec| {
+        let (table, name) = spec.split_once(':').expect("TABLE:SCENARIO");
+        match table {
+            "v5" => play(&v5(), name),
+            "v12" => play(&v12(), name),
+            other => panic!("unknown table {other}"),
+        }
+        println!("END");
+    });
 }
 
 /// Reads what tcpxr sent on `stream` (its hello) until tcpxr closes it: true, or false when the
@@ -245,13 +242,12 @@ fn run(table: &str, scenario: &str) -> Vec<(String, c_int)> {
 }
 
 fn run_once(table: &str, scenario: &str, tunables: Option<&str>, env: &[(&str, &str)]) -> Vec<(String, c_int)> {
-    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    let mut cmd = child_case(SCENARIO_VAR, &format!("{table}:{scenario}"));
     cmd.envs(env.iter().copied());
     if let Some(t) = tunables {
         cmd.env("GLIBC_TUNABLES", t);
     }
     let mut child = cmd
-        .env(SCENARIO_VAR, format!("{table}:{scenario}"))
         .env("TCPXR_LOG", "warn")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

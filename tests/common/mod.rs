@@ -59,6 +59,33 @@ pub fn bench_command() -> std::process::Command {
     )
 }
 
+// --- cases run in a child process of the test binary ----------------------------------------
+
+/// For a test binary whose cases run in child processes of itself (a crash, a signal or a
+/// process-wide setting must not reach the harness's process). Its `.init_array` constructor calls
+/// this first: in a child, whose environment sets `var`, `case` runs with that value before the
+/// test harness starts, and the process exits, 0 when `case` returns (a panic aborts it: a failure
+/// status). In the test process `var` is unset and this returns at once, so no test of the binary
+/// is a stand-in that passes by doing nothing. [`child_case`] starts such a child.
+pub fn run_child_case(var: &str, case: impl FnOnce(&str)) {
+    let Ok(value) = std::env::var(var) else { return };
+    case(&value);
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    // Nothing else runs: the harness, and destructors racing the threads a case leaves.
+    // SAFETY: _exit only ends the process.
+    unsafe { libc::_exit(0) };
+}
+
+/// A command that runs this test binary as a child playing case `value` of `var` (see
+/// [`run_child_case`]).
+pub fn child_case(var: &str, value: &str) -> std::process::Command {
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.env(var, value);
+    cmd
+}
+
 // --- the TCPX-ABI emulator --------------------------------------------------------------------
 
 /// target/<profile>, where Cargo puts the workspace's libraries.
