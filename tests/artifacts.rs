@@ -49,6 +49,47 @@ fn the_library_is_named_as_nccl_looks_for_it_and_is_never_unloaded() {
     assert!(!text.contains("libcuda"), "CUDA is loaded at run time, never linked");
 }
 
+/// NCCL calls every slot of the table it takes and treats a NULL one as "not supported": each
+/// exported net table, read as the words NCCL reads, has its name and a function in every slot
+/// except regMrDmaBuf (v6+), which tcpxr leaves NULL (it registers no dma-buf).
+#[test]
+fn every_slot_of_every_exported_net_table_is_a_function_except_reg_mr_dma_buf() {
+    use nccl_net_tcpxr::abi::*;
+    use std::mem::{offset_of, size_of};
+    /// The indices of the table's NULL words (word 0 is the name).
+    fn null_slots<T: 'static>(symbol: &str) -> Vec<usize> {
+        let t: &T = common::table(symbol);
+        // SAFETY: the table is a repr(C) struct of pointer-sized fields (a name and function
+        // slots), readable for its whole size.
+        let words = unsafe { std::slice::from_raw_parts(t as *const T as *const usize, size_of::<T>() / 8) };
+        words
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| **w == 0)
+            .map(|(i, _)| i)
+            .collect()
+    }
+    assert_eq!(null_slots::<ncclNet_v5_t>("ncclNetPlugin_v5"), Vec::<usize>::new());
+    macro_rules! only_dma_buf_is_null {
+        ($($t:ty, $symbol:literal);*) => {$(
+            assert_eq!(
+                null_slots::<$t>($symbol),
+                [offset_of!($t, regMrDmaBuf) / 8],
+                "{}", $symbol
+            );
+        )*};
+    }
+    only_dma_buf_is_null!(
+        ncclNet_v6_t, "ncclNetPlugin_v6";
+        ncclNet_v7_t, "ncclNetPlugin_v7";
+        ncclNet_v8_t, "ncclNetPlugin_v8";
+        ncclNet_v9_t, "ncclNetPlugin_v9";
+        ncclNet_v10_t, "ncclNetPlugin_v10";
+        ncclNet_v11_t, "ncclNetPlugin_v11";
+        ncclNet_v12_t, "ncclNetPlugin_v12"
+    );
+}
+
 fn compile_header(compiler: &str, args: &[&str]) {
     let dir = std::env::temp_dir().join(format!("tcpxr-header-{}-{compiler}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -193,35 +234,64 @@ fn the_bench_refuses_unknown_flags_and_bad_values_with_a_message_and_exit_code_2
 /// `--seconds` is each point's measured time, small messages included: before, the message count
 /// was estimated once from a probe of a few messages (dominated by thread wake-ups and the inline
 /// path of an idle comm) and capped at 200000, so small sizes ran several times shorter or longer.
+/// The bench's own figure is checked against time that passed (it cannot report time it did not
+/// spend), and the seconds reported are those asked, give or take what a loaded host adds.
 #[test]
 fn the_bench_measures_each_size_for_the_seconds_asked() {
+    use std::io::BufRead;
     let seconds = 0.2;
-    let out = bench(&[
-        "--sizes",
-        "1K:64K",
-        "--stripes",
-        "1",
-        "--seconds",
-        &seconds.to_string(),
-        "--no-baseline",
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
-    let times: Vec<f64> = err
+    let started = std::time::Instant::now();
+    let mut child = common::bench_command()
+        .args([
+            "--sizes",
+            "1K:64K",
+            "--stripes",
+            "1",
+            "--seconds",
+            &seconds.to_string(),
+            "--no-baseline",
+        ])
+        .env("TCPXR_LOG", "warn")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run tcpxr-bench");
+    // Each line with the moment it arrived.
+    let lines: Vec<(std::time::Instant, String)> = std::io::BufReader::new(child.stderr.take().unwrap())
         .lines()
-        .filter_map(|l| {
-            l.split_once(" messages in ")?
+        .map(|l| (std::time::Instant::now(), l.unwrap()))
+        .collect();
+    let status = child.wait().unwrap();
+    let err: String = lines.iter().map(|(_, l)| format!("{l}\n")).collect();
+    assert!(status.success(), "{err}");
+    let points: Vec<(std::time::Instant, f64)> = lines
+        .iter()
+        .filter_map(|(at, l)| {
+            let secs = l
+                .split_once(" messages in ")?
                 .1
                 .split_once(" s ")?
                 .0
                 .trim()
                 .parse()
-                .ok()
+                .ok()?;
+            Some((*at, secs))
         })
         .collect();
-    assert_eq!(times.len(), 7, "one point per size 1K..64K:\n{err}");
-    for t in times {
-        // At least what was asked, by construction; the upper bound leaves room for a loaded host.
+    assert_eq!(points.len(), 7, "one point per size 1K..64K:\n{err}");
+    // The points run one after the other, each measuring inside its own stretch of time: by the
+    // arrival of point i, at least the sum of the seconds reported so far has passed (each
+    // printed to the millisecond).
+    let mut reported = 0.0;
+    for (i, (at, t)) in points.into_iter().enumerate() {
+        reported += t;
+        let wall = at.duration_since(started).as_secs_f64();
+        assert!(
+            wall >= reported - 0.001 * (i + 1) as f64,
+            "points 0-{i} report {reported:.3} s measured but only {wall:.3} s passed:\n{err}"
+        );
+        // The upper bound leaves room for a loaded host.
         assert!(
             (seconds * 0.99..=seconds * 3.0).contains(&t),
             "a point ran {t} s for {seconds} s asked:\n{err}"

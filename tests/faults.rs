@@ -28,8 +28,14 @@ fn bench() -> Command {
     bench_command()
 }
 
+/// How soon a killed peer is an error. Its kernel closes its connections as the process dies, so
+/// the next progress pass sees EOF or a reset (measured: microseconds to 6 ms on loopback); the
+/// peer timeout (NCCL_TCPXR_PEER_TIMEOUT_MS, 5 s) is only for a peer that vanishes without a word,
+/// and a test allowing that long could not tell the two apart.
+const KILLED_PEER_DETECTED: Duration = Duration::from_millis(250);
+
 #[test]
-fn a_killed_receiver_process_makes_the_sender_fail_with_remote_error_within_5_s() {
+fn a_killed_receiver_process_makes_the_sender_fail_with_remote_error_at_its_next_calls() {
     let net = v12();
     assert_eq!(net.init(), OK);
     let (mut child, _out, s) = recv_peer(&net, "4M");
@@ -55,12 +61,12 @@ fn a_killed_receiver_process_makes_the_sender_fail_with_remote_error_within_5_s(
         }
     }
     assert_eq!(result, ncclResult_t::ncclRemoteError);
-    assert!(killed.elapsed() < Duration::from_secs(5), "took {:?}", killed.elapsed());
+    assert!(killed.elapsed() < KILLED_PEER_DETECTED, "took {:?}", killed.elapsed());
     assert_eq!(net.close_send(s), OK);
 }
 
 #[test]
-fn a_killed_sender_process_makes_the_receiver_fail_with_remote_error_within_5_s() {
+fn a_killed_sender_process_makes_the_receiver_fail_with_remote_error_at_its_next_calls() {
     let net = v12();
     assert_eq!(net.init(), OK);
     let mut handle = [0u8; 128];
@@ -99,7 +105,7 @@ fn a_killed_sender_process_makes_the_receiver_fail_with_remote_error_within_5_s(
         }
     }
     assert_eq!(result, ncclResult_t::ncclRemoteError);
-    assert!(killed.elapsed() < Duration::from_secs(5), "took {:?}", killed.elapsed());
+    assert!(killed.elapsed() < KILLED_PEER_DETECTED, "took {:?}", killed.elapsed());
     assert_eq!(net.close_recv(r), OK);
     assert_eq!(net.close_listen(l), OK);
 }
