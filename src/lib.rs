@@ -4,9 +4,10 @@
 //! Layers, top to bottom (each uses only those below it); docs/ARCHITECTURE.md has the data flow:
 //! `export` (the C tables) -> `plugin` (core API, with `devices`: physical and fused, and
 //! `nccl_settings`: the NCCL settings it gives) -> `engine` (logical connections) ->
-//! `transport` (inner nets) ; beside them `abi`, `config`, `env` (the one place the process
-//! environment is written), `log`, `error`, `capi`, and `tuner` (the
-//! NCCL tuner exported from the same library, under `export`, reading `plugin`'s state).
+//! `transport` (inner nets) -> `net` (TCP helpers the engine and both transports share); beside
+//! them `abi`, `config`, `env` (the one place the process environment is written), `log`, `error`,
+//! `capi`, and `tuner` (the NCCL tuner exported from the same library, under `export`, reading
+//! `plugin`'s state).
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod abi;
@@ -20,6 +21,7 @@ pub mod export;
 pub mod gpu;
 pub mod log;
 pub mod nccl_settings;
+pub mod net;
 pub mod plugin;
 pub mod transport;
 pub mod tuner;

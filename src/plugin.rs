@@ -540,7 +540,7 @@ pub fn connect(
                     table.insert(ticket, theirs);
                 }
                 let ticket = loop {
-                    let t = crate::transport::socket::nonce();
+                    let t = crate::net::nonce();
                     if t != 0 && !table.contains_key(&t) {
                         break t;
                     }

@@ -14,8 +14,9 @@ use nccl_net_tcpxr::engine::wire::{
     self, ListenHandle, MsgHeader, HANDLE_BYTES, HELLO_BYTES, MAX_CHUNK_BYTES, MAX_INLINE_BYTES, MAX_STRIPES,
     MAX_WELCOME_BYTES, MSG_HEADER_BYTES, WELCOME_HEAD_BYTES,
 };
-use nccl_net_tcpxr::transport::socket::acceptor::{Acceptor, Verdict, MAX_PENDING};
-use nccl_net_tcpxr::transport::socket::{self as socket, addr};
+use nccl_net_tcpxr::net::acceptor::{Acceptor, Verdict, MAX_PENDING};
+use nccl_net_tcpxr::net::addr;
+use nccl_net_tcpxr::transport::socket;
 use nccl_net_tcpxr::transport::INNER_HANDLE_BYTES;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;

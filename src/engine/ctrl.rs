@@ -66,7 +66,7 @@ impl Ctrl {
             .set_nonblocking(true)
             .map_err(|e| Error::os("set_nonblocking", e))?;
         stream.set_nodelay(true).map_err(|e| Error::os("TCP_NODELAY", e))?;
-        crate::transport::socket::sys::set_peer_timeout(&stream, peer_timeout_ms)
+        crate::net::sys::set_peer_timeout(&stream, peer_timeout_ms)
             .map_err(|e| Error::os("control connection peer timeout", e))?;
         Ok(Ctrl {
             stream,

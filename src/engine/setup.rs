@@ -13,8 +13,8 @@ use super::nics::Nics;
 use super::wire::{self, ListenHandle, HANDLE_BYTES, WELCOME_HEAD_BYTES};
 use super::{CommTag, RecvComm, SendComm, Tuning};
 use crate::error::{Error, Result};
-use crate::transport::socket::acceptor::{Acceptor, Verdict};
-use crate::transport::socket::{nonce, sys};
+use crate::net::acceptor::{Acceptor, Verdict};
+use crate::net::{nonce, sys};
 use crate::transport::{
     InnerConnector, InnerHandle, InnerListener, InnerRecv, InnerSend, Transport, INNER_HANDLE_BYTES,
 };

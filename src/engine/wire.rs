@@ -16,7 +16,7 @@
 //! allocation beyond [`MAX_WELCOME_BYTES`]. tests/fuzz_decoders.rs drives them with millions of
 //! hostile inputs.
 use crate::error::{Error, Result};
-use crate::transport::socket::addr;
+use crate::net::addr;
 use crate::transport::{InnerHandle, INNER_HANDLE_BYTES};
 use std::net::SocketAddr;
 

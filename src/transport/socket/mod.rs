@@ -6,23 +6,20 @@
 //! Both byte formats arrive from the peer (the handle inside its welcome, the hello on a stripe
 //! listener) and are decoded by [`decode_stripe_handle`] and [`check_stripe_hello`], which take
 //! any bytes without panicking and allocate nothing sized by them.
-pub mod acceptor;
-pub mod addr;
 mod epoll;
 mod frame;
 mod host;
-pub mod ifaces;
 mod mover;
 pub mod stripe;
-pub mod sys;
 mod workers;
 pub use workers::PoolShape;
 
 use crate::error::{Error, Result};
+use crate::net::acceptor::{Acceptor, Verdict};
+use crate::net::{addr, ifaces, sys};
 use crate::transport::{
     DeviceInfo, InnerConnector, InnerHandle, InnerListener, InnerRecv, InnerSend, Transport, INNER_HANDLE_BYTES,
 };
-use acceptor::{Acceptor, Verdict};
 use std::io::{ErrorKind, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
@@ -179,18 +176,6 @@ impl SocketTransport {
     }
 }
 
-fn random_u64() -> u64 {
-    let mut v = [0u8; 8];
-    // SAFETY: getrandom writes at most v.len() bytes into v.
-    let n = unsafe { libc::getrandom(v.as_mut_ptr() as *mut libc::c_void, v.len(), 0) };
-    if n != 8 {
-        // getrandom cannot fail for 8 bytes on Linux >= 3.17; still never hand out a fixed value.
-        let t = Instant::now().elapsed().as_nanos() as u64 ^ std::process::id() as u64;
-        return t.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (&v as *const _ as u64);
-    }
-    u64::from_ne_bytes(v)
-}
-
 /// A stripe listener's inner handle: magic u32, version u32, token u64, then its address
 /// ([`addr`], 20 bytes); the rest is zero.
 pub fn encode_stripe_handle(token: u64, at: &SocketAddr) -> InnerHandle {
@@ -251,11 +236,6 @@ pub fn check_stripe_hello(hello: &[u8], token: u64) -> Verdict {
     }
 }
 
-/// A fresh random 64-bit value, for nonces and tokens.
-pub fn nonce() -> u64 {
-    random_u64()
-}
-
 fn configure(stream: &TcpStream, opts: &SocketOptions) -> Result<()> {
     stream.set_nodelay(true).map_err(|e| Error::os("TCP_NODELAY", e))?;
     sys::set_buffers(stream, opts.sndbuf, opts.rcvbuf).map_err(|e| Error::os("socket buffer sizes", e))?;
@@ -274,7 +254,7 @@ impl Transport for SocketTransport {
     fn listen(&self, dev: usize) -> Result<(InnerHandle, Box<dyn InnerListener>)> {
         let ip = self.device(dev)?.ctrl_addr;
         let acceptor = Acceptor::bind(ip, HELLO_BYTES, self.opts.handshake_timeout, "tcpxr stripe listener")?;
-        let token = random_u64();
+        let token = crate::net::nonce();
         let handle = encode_stripe_handle(token, &acceptor.local_addr()?);
         Ok((
             handle,

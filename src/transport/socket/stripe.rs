@@ -29,9 +29,9 @@
 //! Then the socket leaves the pool's sets. The socket itself closes with the last reference to
 //! the shared state, which a worker may hold for a moment longer; nothing blocks, so nothing hangs.
 use super::mover::{Frame, Mover, Outcome, Wire};
-use super::sys;
 use super::workers::{self, Lease, Pool, PoolShape, Registration, Work};
 use crate::error::{Error, Result};
+use crate::net::sys;
 use crate::transport::{InnerMr, InnerRecv, InnerSend, InnerStripe, StripeProgress};
 use std::collections::VecDeque;
 use std::io::ErrorKind;

@@ -25,7 +25,7 @@ pub mod unpack;
 use crate::abi::NCCL_PTR_CUDA;
 use crate::abi::{ncclDebugLogger_t, NCCL_NET_DEVICE_UNPACK_MAX_QUEUE_DEPTH, NET_UNPACK_MAX_SLICE_SIZE};
 use crate::error::{Error, Result};
-use crate::transport::socket::ifaces;
+use crate::net::ifaces;
 use crate::transport::{
     DeviceInfo, DeviceJob, InnerConnector, InnerHandle, InnerListener, InnerMr, InnerRecv, InnerSend, InnerStripe,
     Limits, MemKind, Transport,
