@@ -5,7 +5,7 @@
 //! a message header and its inline payload (the whole of a small message) cost one recv instead of
 //! two.
 use crate::error::{Error, Result};
-use crate::transport::socket::stripe::{stripe_error, Direction};
+use crate::net::conn::{self, Direction};
 use std::collections::VecDeque;
 use std::io::{ErrorKind, IoSlice, Read, Write};
 use std::net::TcpStream;
@@ -238,9 +238,7 @@ impl Ctrl {
 }
 
 fn control_error(dir: Direction, e: std::io::Error) -> Error {
-    let mut err = stripe_error(dir, e);
-    err.msg = err.msg.replacen("stripe", "control connection", 1);
-    err
+    conn::error("control connection", dir, e)
 }
 
 #[cfg(test)]

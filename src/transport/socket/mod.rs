@@ -10,12 +10,13 @@ mod epoll;
 mod frame;
 mod host;
 mod mover;
-pub mod stripe;
+mod stripe;
 mod workers;
 pub use workers::PoolShape;
 
 use crate::error::{Error, Result};
 use crate::net::acceptor::{Acceptor, Verdict};
+use crate::net::conn::{self, Direction};
 use crate::net::{addr, ifaces, sys};
 use crate::transport::{
     DeviceInfo, InnerConnector, InnerHandle, InnerListener, InnerRecv, InnerSend, Transport, INNER_HANDLE_BYTES,
@@ -23,7 +24,7 @@ use crate::transport::{
 use std::io::{ErrorKind, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
-use stripe::{Direction, Stripe};
+use stripe::Stripe;
 
 const STRIPE_MAGIC: u32 = 0x4452_5854; // "TXRD" little-endian
 /// A stripe's hello: magic u32, version u32, token u64.
@@ -344,7 +345,7 @@ impl InnerConnector for SocketConnector {
                 Ok(n) => self.sent += n,
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(None),
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) => return Err(stripe::stripe_error(Direction::Send, e)),
+                Err(e) => return Err(conn::error("stripe", Direction::Send, e)),
             }
         }
         let stream = self.stream.take().unwrap();

@@ -7,8 +7,8 @@
 //! one `recvmsg` scatters into them the same way, so a chunk that fits the socket costs one
 //! syscall on either side. A receive checks each header as soon as it is complete.
 use super::frame::{self, HEADER_BYTES, MAX_PAYLOAD};
-use super::stripe::{stripe_error, Direction};
 use crate::error::{Error, Result};
+use crate::net::conn::{self, Direction};
 use std::collections::VecDeque;
 use std::io::{self, ErrorKind};
 
@@ -189,7 +189,7 @@ impl Mover {
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(Outcome::Blocked),
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) => return Err(stripe_error(self.dir, e)),
+                Err(e) => return Err(conn::error("stripe", self.dir, e)),
             }
         }
     }

@@ -31,21 +31,15 @@
 use super::mover::{Frame, Mover, Outcome, Wire};
 use super::workers::{self, Lease, Pool, PoolShape, Registration, Work};
 use crate::error::{Error, Result};
+use crate::net::conn::Direction;
 use crate::net::sys;
 use crate::transport::{InnerMr, InnerRecv, InnerSend, InnerStripe, StripeProgress};
 use std::collections::VecDeque;
-use std::io::ErrorKind;
 use std::net::TcpStream;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Instant;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Direction {
-    Send,
-    Recv,
-}
 
 /// Chunks posted and not yet taken over by the driver, and who may drive.
 struct Queue {
@@ -488,27 +482,6 @@ impl InnerRecv for Stripe {
 
     fn consumed(&mut self) -> Result<()> {
         Ok(())
-    }
-}
-
-/// A peer that closed, reset or timed out is the peer's problem (ncclRemoteError); anything else
-/// is a local system error.
-pub fn stripe_error(dir: Direction, e: std::io::Error) -> Error {
-    let what = if dir == Direction::Send { "send" } else { "receive" };
-    let remote = matches!(
-        e.kind(),
-        ErrorKind::UnexpectedEof
-            | ErrorKind::ConnectionReset
-            | ErrorKind::ConnectionAborted
-            | ErrorKind::BrokenPipe
-            | ErrorKind::TimedOut
-            | ErrorKind::NotConnected
-    ) || e.raw_os_error() == Some(libc::EHOSTUNREACH)
-        || e.raw_os_error() == Some(libc::ENETUNREACH);
-    if remote {
-        Error::remote(format!("stripe {what} failed, peer gone: {e}"))
-    } else {
-        Error::system(format!("stripe {what} failed: {e}"))
     }
 }
 
