@@ -20,6 +20,7 @@ pub mod error;
 pub mod export;
 pub mod gpu;
 pub mod log;
+pub mod name;
 pub mod nccl_settings;
 pub mod net;
 pub mod plugin;

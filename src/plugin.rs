@@ -29,7 +29,6 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-pub const PLUGIN_NAME: &str = "tcpxr";
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 pub struct Plugin {

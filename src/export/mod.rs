@@ -16,9 +16,6 @@ use context::Context;
 use guard::{ffi_fn, non_null};
 use std::ffi::{c_char, c_int, c_void};
 
-/// NCCL matches NCCL_NET against this name.
-pub const NAME: &std::ffi::CStr = c"tcpxr";
-
 // --- init / finalize --------------------------------------------------------------------------
 
 ffi_fn! { "init" fn init_v5(logFunction: ncclDebugLogger_t) { plugin::init(logFunction, V) } }
@@ -562,8 +559,9 @@ ffi_fn! {
 
 // --- the tables -------------------------------------------------------------------------------
 
+/// NCCL matches NCCL_NET against this name.
 const fn name() -> *const c_char {
-    NAME.as_ptr()
+    crate::name::NAME_C.as_ptr()
 }
 
 #[no_mangle]

@@ -10,7 +10,7 @@ use crate::tuner::Tuner;
 use std::ffi::{c_int, c_void};
 
 /// NCCL logs "TUNER/Plugin: Using tcpxr (vN)".
-const NAME: &std::ffi::CStr = c"tcpxr";
+const NAME: &std::ffi::CStr = crate::name::NAME_C;
 
 /// Makes the per-communicator context NCCL keeps for us (a boxed [`Tuner`]) and writes it to
 /// NCCL's `context` slot, which is written (NULL) on failure too.

@@ -146,7 +146,7 @@ impl Lib {
             // SAFETY: `name` is the plugin's static NUL-terminated name.
             unsafe { CStr::from_ptr(table.name) }.to_string_lossy().into_owned()
         };
-        if name == crate::plugin::PLUGIN_NAME {
+        if name == crate::name::NAME {
             return Err(Skip::Refused("it is tcpxr itself".into()));
         }
         if want_tcpx_name && !name.starts_with("GPUDirectTCPX") {
