@@ -59,6 +59,9 @@ const RECV_WINDOW: Param = Param {
     accepted: "1-64",
     doc: "Chunks in flight per stripe on the receiving side.",
 };
+/// Largest inline payload: the upper bound of NCCL_TCPXR_INLINE_BYTES and of the two idle limits,
+/// and the most a peer's handle may announce (`engine::wire` refuses more).
+pub const MAX_INLINE_BYTES: u32 = 1 << 20;
 const INLINE_BYTES: Param = Param {
     name: "NCCL_TCPXR_INLINE_BYTES",
     default: "16384",
@@ -683,23 +686,14 @@ impl Config {
             ifname,
             send_window: r.usize(&SEND_WINDOW, range(1, 64))?,
             recv_window: r.usize(&RECV_WINDOW, range(1, 64))?,
-            inline_bytes: r.usize(
-                &INLINE_BYTES,
-                byte_range(0, crate::engine::wire::MAX_INLINE_BYTES as u64),
-            )?,
+            inline_bytes: r.usize(&INLINE_BYTES, byte_range(0, MAX_INLINE_BYTES as u64))?,
             inline_idle_bytes: match r.value(&INLINE_IDLE_BYTES).unwrap_or_default() {
                 v if v.eq_ignore_ascii_case("auto") => None,
-                _ => Some(r.usize(
-                    &INLINE_IDLE_BYTES,
-                    byte_range(0, crate::engine::wire::MAX_INLINE_BYTES as u64),
-                )?),
+                _ => Some(r.usize(&INLINE_IDLE_BYTES, byte_range(0, MAX_INLINE_BYTES as u64))?),
             },
             inline_idle_p2p_bytes: match r.value(&INLINE_IDLE_P2P_BYTES).unwrap_or_default() {
                 v if v.eq_ignore_ascii_case("auto") => None,
-                _ => Some(r.usize(
-                    &INLINE_IDLE_P2P_BYTES,
-                    byte_range(0, crate::engine::wire::MAX_INLINE_BYTES as u64),
-                )?),
+                _ => Some(r.usize(&INLINE_IDLE_P2P_BYTES, byte_range(0, MAX_INLINE_BYTES as u64))?),
             },
             sndbuf: r.usize(&SOCKET_SNDBUF, bufsize)?,
             rcvbuf: r.usize(&SOCKET_RCVBUF, bufsize)?,

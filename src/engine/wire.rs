@@ -24,8 +24,9 @@ pub const MAGIC: u32 = 0x5258_4354; // "TCXR" little-endian
 /// 2: the handle carries the receiver's inline limit (bytes 12..16).
 pub const VERSION: u16 = 2;
 pub const HANDLE_BYTES: usize = 128;
-/// Largest inline payload either side may announce (NCCL_TCPXR_INLINE_BYTES's upper bound).
-pub const MAX_INLINE_BYTES: u32 = 1 << 20;
+/// Largest inline payload either side may announce (NCCL_TCPXR_INLINE_BYTES's upper bound), defined
+/// with the settings it bounds.
+pub use crate::config::MAX_INLINE_BYTES;
 /// Most stripes a handle may ask for (NCCL_TCPXR_STRIPES accepts 1-16; the margin is for peers of
 /// other versions). It bounds the inner handles the connecting side allocates for and reads.
 pub const MAX_STRIPES: u16 = 64;
