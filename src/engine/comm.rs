@@ -111,10 +111,6 @@ impl<S: Side> Comm<S> {
         comm
     }
 
-    pub fn tag(&self) -> CommTag {
-        self.tag
-    }
-
     pub(crate) fn lock(&self) -> MutexGuard<'_, S> {
         self.state.lock().unwrap()
     }
@@ -124,10 +120,6 @@ impl<S: Side> Comm<S> {
         let mut st = self.lock();
         let b = st.base_mut();
         b.registry.remove(&mut b.striper, reg)
-    }
-
-    pub fn stripe_count(&self) -> usize {
-        self.lock().base().striper.stripe_count()
     }
 }
 

@@ -95,10 +95,6 @@ impl ListenComm {
         }))
     }
 
-    pub fn tag(&self) -> CommTag {
-        self.tag
-    }
-
     /// Ok(None) until the peer has connected its control connection and every stripe.
     pub fn accept(&self, tuning: &Tuning) -> Result<Option<Box<RecvComm>>> {
         let mut guard = self.state.lock().unwrap();

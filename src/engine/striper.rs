@@ -138,10 +138,6 @@ impl<L: Lane> Striper<L> {
         }
     }
 
-    pub fn stripe_count(&self) -> usize {
-        self.stripes.len()
-    }
-
     /// Every stripe's lane, in stripe order.
     pub fn lanes_mut(&mut self) -> impl Iterator<Item = &mut L> {
         self.stripes.iter_mut().map(|s| &mut s.lane)
