@@ -441,9 +441,10 @@ impl Switch {
             .find(|g| s.eq_ignore_ascii_case(g.as_str()))
     }
 
-    /// Whether the setting is on over the inner transport named `transport`, `auto` being on
-    /// over `auto_on` only.
-    pub fn on_for(self, transport: &str, auto_on: &str) -> bool {
+    /// Whether the setting is on over the inner transport `transport` (a
+    /// [`crate::transport::TransportKind`]), `auto` being on over `auto_on` only. Generic so that
+    /// the settings table depends on no layer above it.
+    pub fn on_for<T: PartialEq>(self, transport: T, auto_on: T) -> bool {
         match self {
             Switch::Auto => transport == auto_on,
             Switch::Off => false,
@@ -1202,8 +1203,12 @@ mod tests {
             rejected(n, "2", "auto, 0 or 1");
             rejected(n, "yes", "auto, 0 or 1");
         }
-        assert!(Switch::Auto.on_for("tcpx", "tcpx") && !Switch::Auto.on_for("socket", "tcpx"));
-        assert!(Switch::On.on_for("socket", "tcpx") && !Switch::Off.on_for("tcpx", "tcpx"));
+        let (socket, tcpx) = (
+            crate::transport::TransportKind::Socket,
+            crate::transport::TransportKind::Tcpx,
+        );
+        assert!(Switch::Auto.on_for(tcpx, tcpx) && !Switch::Auto.on_for(socket, tcpx));
+        assert!(Switch::On.on_for(socket, tcpx) && !Switch::Off.on_for(tcpx, tcpx));
     }
 
     #[test]

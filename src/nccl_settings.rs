@@ -5,6 +5,7 @@
 //! is logged at INFO with why.
 use crate::config::{self, Config};
 use crate::error::{Error, Result};
+use crate::transport::TransportKind;
 
 /// One NCCL setting tcpxr gives: (name, value, why).
 pub(crate) type Setting = (&'static str, &'static str, &'static str);
@@ -113,7 +114,7 @@ pub(crate) struct GpuBuffersChoice {
 ///   path, so GPU buffers are offered only when NCCL_TCPXR_GPU_BUFFERS=1 asks.
 pub(crate) fn gpu_buffers(
     config: &Config,
-    transport: &str,
+    transport: TransportKind,
     table: u32,
     cuda: bool,
     env: &mut dyn FnMut(&str) -> Option<String>,
@@ -126,7 +127,7 @@ pub(crate) fn gpu_buffers(
             ..Default::default()
         })
     };
-    if !setting.on_for(transport, "tcpx") {
+    if !setting.on_for(transport, TransportKind::Tcpx) {
         return no(format!("NCCL_TCPXR_GPU_BUFFERS={setting} over {transport}"));
     }
     if !cuda {
@@ -167,7 +168,7 @@ pub(crate) fn gpu_buffers(
             Some(v) => return no(format!("{name}={v}: {why}")),
         }
     }
-    if transport == "socket" {
+    if transport == TransportKind::Socket {
         match env("NCCL_NET_GDR_READ") {
             None => choice.set_env.push((
                 "NCCL_NET_GDR_READ",
@@ -225,34 +226,52 @@ mod tests {
             gpu_buffers(c, transport, table, true, &mut env_of(vars))
         };
         // auto: over tcpx with device unpack and Simple; over socket none.
-        let tcpx = choose(&auto, "tcpx", 12, &[]).unwrap();
+        let tcpx = choose(&auto, TransportKind::Tcpx, 12, &[]).unwrap();
         assert!(tcpx.offered && tcpx.device_unpack && tcpx.warning.is_none());
         assert_eq!(
             names(&tcpx.set_env),
             [("NCCL_PROTO", "Simple"), ("NCCL_PAT_ENABLE", "0")]
         );
-        assert!(!choose(&auto, "socket", 12, &[]).unwrap().offered);
+        assert!(!choose(&auto, TransportKind::Socket, 12, &[]).unwrap().offered);
         // Asked for over socket: sends from host memory too.
-        let socket = choose(&on, "socket", 9, &[("NCCL_PROTO", "simple"), ("NCCL_PAT_ENABLE", "0")]).unwrap();
+        let socket = choose(
+            &on,
+            TransportKind::Socket,
+            9,
+            &[("NCCL_PROTO", "simple"), ("NCCL_PAT_ENABLE", "0")],
+        )
+        .unwrap();
         assert!(socket.offered && socket.device_unpack);
         assert_eq!(names(&socket.set_env), [("NCCL_NET_GDR_READ", "0")]);
-        let gdr_read = choose(&on, "socket", 9, &[("NCCL_NET_GDR_READ", "1")]).unwrap();
+        let gdr_read = choose(&on, TransportKind::Socket, 9, &[("NCCL_NET_GDR_READ", "1")]).unwrap();
         assert!(gdr_read.warning.unwrap().contains("NCCL_NET_GDR_READ=1"));
         // Another protocol: auto gives GPU buffers up, =1 fails init naming both variables.
-        assert!(!choose(&auto, "tcpx", 12, &[("NCCL_PROTO", "LL128")]).unwrap().offered);
-        let err = choose(&on, "tcpx", 12, &[("NCCL_PROTO", "LL128")]).unwrap_err();
+        assert!(
+            !choose(&auto, TransportKind::Tcpx, 12, &[("NCCL_PROTO", "LL128")])
+                .unwrap()
+                .offered
+        );
+        let err = choose(&on, TransportKind::Tcpx, 12, &[("NCCL_PROTO", "LL128")]).unwrap_err();
         assert!(err.msg.contains("NCCL_TCPXR_GPU_BUFFERS=1") && err.msg.contains("NCCL_PROTO=LL128"));
         // PAT allowed (1, or NCCL's own 2): the same.
         for pat in ["1", "2"] {
-            assert!(!choose(&auto, "tcpx", 12, &[("NCCL_PAT_ENABLE", pat)]).unwrap().offered);
-            let err = choose(&on, "tcpx", 12, &[("NCCL_PAT_ENABLE", pat)]).unwrap_err();
+            assert!(
+                !choose(&auto, TransportKind::Tcpx, 12, &[("NCCL_PAT_ENABLE", pat)])
+                    .unwrap()
+                    .offered
+            );
+            let err = choose(&on, TransportKind::Tcpx, 12, &[("NCCL_PAT_ENABLE", pat)]).unwrap_err();
             assert!(err.msg.contains(&format!("NCCL_PAT_ENABLE={pat}")) && err.msg.contains("unset or 0"));
         }
         // v5/v6: only when asked, with tcpxr's own kernel and a WARN.
-        assert!(!choose(&auto, "tcpx", 6, &[]).unwrap().offered);
-        let v5 = choose(&on, "tcpx", 5, &[]).unwrap();
+        assert!(!choose(&auto, TransportKind::Tcpx, 6, &[]).unwrap().offered);
+        let v5 = choose(&on, TransportKind::Tcpx, 5, &[]).unwrap();
         assert!(v5.offered && !v5.device_unpack && v5.warning.unwrap().contains("deadlock"));
         // No CUDA driver: none.
-        assert!(!gpu_buffers(&on, "tcpx", 12, false, &mut env_of(&[])).unwrap().offered);
+        assert!(
+            !gpu_buffers(&on, TransportKind::Tcpx, 12, false, &mut env_of(&[]))
+                .unwrap()
+                .offered
+        );
     }
 }

@@ -22,7 +22,7 @@ use crate::gpu::Gpu;
 use crate::nccl_settings;
 use crate::transport::socket::{SocketOptions, SocketTransport};
 use crate::transport::tcpx::{TcpxOptions, TcpxTransport};
-use crate::transport::{MemKind, Transport};
+use crate::transport::{MemKind, Transport, TransportKind};
 use std::collections::BTreeMap;
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -177,23 +177,23 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
         "NCCL_TCPXR_CHUNK_BYTES",
         config.chunk_bytes,
         limits.max_chunk_bytes,
-        transport.name(),
+        transport.kind(),
     );
     let send_window = capped(
         "NCCL_TCPXR_SEND_WINDOW",
         config.send_window,
         limits.send_slots,
-        transport.name(),
+        transport.kind(),
     );
     let recv_window = capped(
         "NCCL_TCPXR_RECV_WINDOW",
         config.recv_window,
         limits.recv_slots,
-        transport.name(),
+        transport.kind(),
     );
     let env = &mut |k: &str| std::env::var(k).ok();
-    let gpu = nccl_settings::gpu_buffers(config, transport.name(), table, crate::gpu::available(), env)?;
-    let tuner_acts = config.tuner.on_for(transport.name(), "socket");
+    let gpu = nccl_settings::gpu_buffers(config, transport.kind(), table, crate::gpu::available(), env)?;
+    let tuner_acts = config.tuner.on_for(transport.kind(), TransportKind::Socket);
     let mut settings = nccl_settings::defaults(tuner_acts, env);
     settings.extend(gpu.set_env.iter().copied());
     let nccl_set = nccl_settings::apply(&settings);
@@ -219,7 +219,7 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
     log::info!(
         target: "tcpxr::init",
         "tcpxr {VERSION}: transport {}, {} stripes x {} B chunks, windows {} sends / {} receives per stripe, GPU buffers {}, devices {}",
-        transport.name(),
+        transport.kind(),
         config.stripes,
         chunk_bytes,
         send_window,
@@ -334,7 +334,7 @@ fn open_transport(
 }
 
 /// `value` capped to the transport's `limit`, saying so when it was.
-fn capped(name: &str, value: usize, limit: usize, transport: &str) -> usize {
+fn capped(name: &str, value: usize, limit: usize, transport: TransportKind) -> usize {
     if value > limit {
         log::info!(
             target: "tcpxr::init",
@@ -418,8 +418,8 @@ fn tuning(p: &Plugin, max_requests: usize, p2p: bool) -> Tuning {
         // a receiver that offers GPU buffers keeps them at the always-inline size. With NCCL's
         // device unpack over tcpx every payload goes through TCPX's pool, the one base NCCL's
         // kernel reads from, so nothing travels inline.
-        inline_accept: match (GPU_BUFFERS.load(Ordering::Acquire), p.device_unpack, p.transport.name()) {
-            (_, true, "tcpx") => 0,
+        inline_accept: match (GPU_BUFFERS.load(Ordering::Acquire), p.device_unpack, p.transport.kind()) {
+            (_, true, TransportKind::Tcpx) => 0,
             (true, _, _) => config.inline_bytes,
             // Either kind of sender may connect to this listen: take the larger idle limit.
             (false, _, _) => config

@@ -40,6 +40,7 @@ use crate::abi::{
 };
 use crate::config::{self, Switch};
 use crate::error::Result;
+use crate::transport::TransportKind;
 
 /// Per-rank shares of an all_reduce (bytes) where the ring in Simple on at most 2 channels beat
 /// LL, and beat more channels, over tcpxr's socket transport.
@@ -107,10 +108,10 @@ pub struct Tuner {
 }
 
 /// What tcpxr's process state says about a new communicator.
-pub struct Facts<'a> {
+pub struct Facts {
     pub setting: Switch,
-    /// The inner transport tcpxr runs ("socket", "tcpx"), None before tcpxr's net init.
-    pub transport: Option<&'a str>,
+    /// The inner transport tcpxr runs, None before tcpxr's net init.
+    pub transport: Option<TransportKind>,
     /// NCCL has assigned tcpxr's net to a communicator of this process (it asked for a device's
     /// properties); otherwise NCCL runs another net and only loaded tcpxr's library.
     pub assigned: bool,
@@ -126,7 +127,7 @@ impl Tuner {
         let idle_because = match f.transport {
             _ if f.setting == Switch::Off => Some("NCCL_TCPXR_TUNER=0".to_string()),
             None => Some("tcpxr's net is not initialised".to_string()),
-            Some(t) if !f.setting.on_for(t, "socket") => Some(format!(
+            Some(t) if !f.setting.on_for(t, TransportKind::Socket) => Some(format!(
                 "NCCL_TCPXR_TUNER=auto acts over the socket transport only (this is {t}); 1 acts over every transport"
             )),
             Some(_) if !f.assigned => Some("NCCL runs another net in this process".to_string()),
@@ -151,7 +152,7 @@ impl Tuner {
         };
         Ok(Tuner::new(&Facts {
             setting: config.tuner,
-            transport: plugin.as_ref().map(|p| p.transport.name()),
+            transport: plugin.as_ref().map(|p| p.transport.kind()),
             assigned: crate::plugin::assigned(),
             n_ranks,
             n_nodes,
@@ -223,10 +224,10 @@ mod tests {
     const N_ALGO: usize = 7;
     const N_PROTO: usize = 3;
 
-    fn facts() -> Facts<'static> {
+    fn facts() -> Facts {
         Facts {
             setting: Switch::Auto,
-            transport: Some("socket"),
+            transport: Some(TransportKind::Socket),
             assigned: true,
             n_ranks: 2,
             n_nodes: 2,
@@ -449,14 +450,14 @@ mod tests {
         })
         .is_some());
         assert!(idle(Facts {
-            transport: Some("tcpx"),
+            transport: Some(TransportKind::Tcpx),
             ..facts()
         })
         .unwrap()
         .contains("socket transport only"));
         assert_eq!(
             idle(Facts {
-                transport: Some("tcpx"),
+                transport: Some(TransportKind::Tcpx),
                 setting: Switch::On,
                 ..facts()
             }),

@@ -135,7 +135,7 @@ impl ListenComm {
         let stripes = st.accepted.iter_mut().map(|s| s.take().unwrap()).collect();
         log::debug!(
             "accepted a connection over {} with {} stripes of {} B chunks",
-            st.transport.name(),
+            st.transport.kind(),
             st.handle.stripes,
             st.handle.chunk_bytes
         );

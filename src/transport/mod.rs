@@ -15,10 +15,34 @@
 //!   a backlog, by a small process-wide pool of I/O threads.
 //! * `tcpx`: Google's GPUDirect-TCPX plugin (or anything with its ABI), loaded at run time.
 use crate::error::Result;
+use std::fmt;
 use std::net::IpAddr;
 
 pub mod socket;
 pub mod tcpx;
+
+/// Which inner transport runs: what plugin, nccl_settings, the tuner and config's `auto` settings
+/// decide by. Displayed as its name in logs and settings ("socket", "tcpx").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TransportKind {
+    Socket,
+    Tcpx,
+}
+
+impl TransportKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TransportKind::Socket => "socket",
+            TransportKind::Tcpx => "tcpx",
+        }
+    }
+}
+
+impl fmt::Display for TransportKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// Size of an inner connection handle carried over tcpxr's control connection (TCPX uses 128).
 pub const INNER_HANDLE_BYTES: usize = 128;
@@ -102,7 +126,7 @@ pub struct StripeProgress {
 }
 
 pub trait Transport: Send + Sync {
-    fn name(&self) -> &'static str;
+    fn kind(&self) -> TransportKind;
     fn devices(&self) -> &[DeviceInfo];
     /// Limits the engine must stay inside (chunk size, requests per stripe).
     fn limits(&self) -> Limits {

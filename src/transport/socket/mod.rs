@@ -19,7 +19,8 @@ use crate::net::acceptor::{Acceptor, Verdict};
 use crate::net::conn::{self, Direction};
 use crate::net::{addr, ifaces, sys};
 use crate::transport::{
-    DeviceInfo, InnerConnector, InnerHandle, InnerListener, InnerRecv, InnerSend, Transport, INNER_HANDLE_BYTES,
+    DeviceInfo, InnerConnector, InnerHandle, InnerListener, InnerRecv, InnerSend, Transport, TransportKind,
+    INNER_HANDLE_BYTES,
 };
 use std::io::{ErrorKind, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -244,8 +245,8 @@ fn configure(stream: &TcpStream, opts: &SocketOptions) -> Result<()> {
 }
 
 impl Transport for SocketTransport {
-    fn name(&self) -> &'static str {
-        "socket"
+    fn kind(&self) -> TransportKind {
+        TransportKind::Socket
     }
 
     fn devices(&self) -> &[DeviceInfo] {

@@ -229,8 +229,8 @@ fn ctrl_addr(name: &str, all: &[ifaces::Interface], setting: Option<(&str, &str)
 }
 
 impl Transport for TcpxTransport {
-    fn name(&self) -> &'static str {
-        "tcpx"
+    fn kind(&self) -> crate::transport::TransportKind {
+        crate::transport::TransportKind::Tcpx
     }
 
     fn devices(&self) -> &[DeviceInfo] {
