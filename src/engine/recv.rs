@@ -5,11 +5,18 @@
 //! payload follows inline on the control connection or comes over the stripes, chunked exactly as
 //! the sender cut it.
 //!
-//! A comm NCCL receives on with device unpack (v7+, see ring.rs) lands bytes bound for GPU
-//! memory in bounce memory, publishes their records when the receive completes, and keeps the
-//! bounce memory (and TCPX's slots) until NCCL's `irecvConsumed`; the whole of such a receive's
-//! life is followed here and in ring.rs. Other comms place GPU-bound bytes with tcpxr's own unpack
-//! kernel (lanes.rs).
+//! A comm is in one of three modes ([`RecvMode`]), and every call branches on it once:
+//! * `Host`: bytes land in place (host memory; every comm starts here);
+//! * `OwnUnpack`: tcpxr's own unpack kernel places bytes bound for GPU memory (a comm without
+//!   NCCL's device unpack switches to it at the first regMr of GPU memory, or the first receive
+//!   into GPU memory NCCL never registered; lanes.rs, stage.rs);
+//! * `DeviceUnpack`: NCCL asked for its device unpack at accept (v7+, see ring.rs): bytes bound
+//!   for GPU memory land in bounce memory, their records are published when the receive
+//!   completes, and the bounce memory (and TCPX's slots) are kept until NCCL's `irecvConsumed`;
+//!   the whole of such a receive's life is followed here and in ring.rs.
+//!
+//! Each message knows where its bytes land ([`Land`]): in place, or in the comm's bounce memory
+//! (device unpack into GPU memory over the socket).
 use super::comm::{Base, Comm, Side};
 use super::ctrl::Ctrl;
 use super::lanes::{RecvCtx, RecvLane};
@@ -28,15 +35,59 @@ use crate::transport::{InnerRecv, MemKind};
 use std::ffi::c_void;
 use std::sync::Arc;
 
+/// How a receive comm places what it receives: decided at accept (device unpack) or at the first
+/// GPU memory it sees (its own unpack stage), and never changed after.
+enum RecvMode {
+    /// Bytes land in place; no GPU memory has been registered or received into.
+    Host,
+    /// GPU placement of received chunks and inline payloads by tcpxr's unpack kernel (comms
+    /// without device unpack), made at the first regMr of GPU memory (or receive into it); lent
+    /// to the lanes on each post and test.
+    OwnUnpack(RecvStage),
+    /// NCCL's device unpack, asked for at accept: NCCL's kernel places GPU-bound bytes.
+    DeviceUnpack(DeviceRing),
+}
+
+impl RecvMode {
+    /// The stage the lanes borrow on each post and test: only tcpxr's own unpack has one.
+    fn stage(&mut self) -> Option<&mut RecvStage> {
+        match self {
+            RecvMode::OwnUnpack(stage) => Some(stage),
+            RecvMode::Host | RecvMode::DeviceUnpack(_) => None,
+        }
+    }
+
+    /// Whether the inline payload with placement `ticket` (tcpxr's own unpack) is in place.
+    fn placed(&mut self, ticket: Option<u64>) -> Result<bool> {
+        match (self, ticket) {
+            (RecvMode::OwnUnpack(stage), Some(t)) => stage.placed(t),
+            _ => Ok(true),
+        }
+    }
+}
+
+/// Where one receive's bytes land.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Land {
+    /// In the buffer NCCL posted.
+    InPlace,
+    /// In this comm's bounce memory (device unpack into GPU memory over the socket): `None` until
+    /// earlier receives have left room and it is taken.
+    Bounce(Option<Bounced>),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Bounced {
+    /// The host address of the bounce memory taken.
+    host: usize,
+    /// Its offset from the records' base (what NCCL's kernel reads).
+    at: usize,
+}
+
 pub struct Msg {
     /// The buffer NCCL posted.
     ptr: usize,
-    /// Where the bytes are received: `ptr`, or this comm's bounce memory (device unpack into GPU
-    /// memory over the socket; set once the bounce memory is taken).
-    land: usize,
-    /// Device unpack over the socket into GPU memory: the message lands in bounce memory, at this
-    /// offset once taken.
-    bounce: Option<Option<usize>>,
+    land: Land,
     capacity: usize,
     /// Known once the header has arrived.
     size: Option<usize>,
@@ -54,11 +105,10 @@ pub struct Msg {
 }
 
 impl Msg {
-    fn new(ptr: usize, capacity: usize, mem: RecvCtx, parent: Option<Parent>) -> Msg {
+    fn new(ptr: usize, land: Land, capacity: usize, mem: RecvCtx, parent: Option<Parent>) -> Msg {
         Msg {
             ptr,
-            land: ptr,
-            bounce: None,
+            land,
             capacity,
             size: None,
             inline: false,
@@ -75,16 +125,20 @@ impl Msg {
         let Some(size) = self.size else { return false };
         ctrl_done && (self.inline || self.cut.issued == size) && self.cut.pending == 0
     }
+
+    /// The address the bytes are received at: the posted buffer, or the bounce memory taken.
+    fn dst(&self) -> Result<usize> {
+        match self.land {
+            Land::InPlace => Ok(self.ptr),
+            Land::Bounce(Some(b)) => Ok(b.host),
+            Land::Bounce(None) => Err(Error::internal("a receive landing in bounce memory not yet taken")),
+        }
+    }
 }
 
 pub struct RecvState {
     b: Base<Msg, RecvLane>,
-    /// NCCL's device unpack, when NCCL asked for it at accept.
-    ring: Option<DeviceRing>,
-    /// GPU placement of received chunks and inline payloads by tcpxr's unpack kernel (comms
-    /// without device unpack), made at the first regMr of GPU memory (or receive into it); lent
-    /// to the lanes on each post and test.
-    stage: Option<RecvStage>,
+    mode: RecvMode,
     /// Largest inline payload this side accepts (announced in the listen handle).
     inline_limit: usize,
     /// First message whose header or inline payload has not fully arrived.
@@ -107,8 +161,7 @@ impl RecvComm {
         let striper = Striper::new(lanes, t.recv_window, chunk_bytes, Op::Recv);
         Comm::boxed(RecvState {
             b: Base::new(ctrl, striper, Kind::Recv, t),
-            ring: None,
-            stage: None,
+            mode: RecvMode::Host,
             inline_limit: t.inline_accept,
             ctrl_seq: 0,
             issue_seq: 0,
@@ -123,7 +176,7 @@ impl RecvComm {
     pub fn reg_mr(&self, ptr: usize, len: usize, kind: MemKind, gpu: Option<&Arc<Gpu>>) -> Result<Arc<Registration>> {
         let mut guard = self.lock();
         let st = &mut *guard;
-        if let (Some(g), None) = (gpu, &st.ring) {
+        if let Some(g) = gpu {
             st.gpu_stage(g)?;
         }
         st.b.registry.add(&mut st.b.striper, ptr, len, kind)
@@ -131,7 +184,7 @@ impl RecvComm {
 
     /// Whether NCCL places this comm's received GPU pages (device unpack).
     pub fn device_unpack(&self) -> bool {
-        self.lock().ring.is_some()
+        matches!(self.lock().mode, RecvMode::DeviceUnpack(_))
     }
 
     /// Switches this comm to NCCL's device unpack (NCCL asked for it at accept, before any
@@ -140,7 +193,7 @@ impl RecvComm {
     pub fn enable_device_unpack(&self, gpu: Option<&Arc<Gpu>>) -> Result<*mut c_void> {
         let mut guard = self.lock();
         let st = &mut *guard;
-        if st.b.posted.next_seq() > 0 || st.ring.is_some() {
+        if st.b.posted.next_seq() > 0 || !matches!(st.mode, RecvMode::Host) {
             return Err(Error::internal("device unpack asked for after the comm was in use"));
         }
         let bases: Vec<Option<u64>> = st.b.striper.lanes_mut().map(|l| l.bounce_base()).collect();
@@ -156,7 +209,7 @@ impl RecvComm {
         let ring = DeviceRing::new(gpu, bounce)?;
         st.b.striper.lanes_mut().for_each(|l| l.keep_records());
         let handle = ring.device_handle();
-        st.ring = Some(ring);
+        st.mode = RecvMode::DeviceUnpack(ring);
         Ok(handle)
     }
 
@@ -166,9 +219,9 @@ impl RecvComm {
     pub fn consumed(&self, slot: u32) -> Result<()> {
         let mut guard = self.lock();
         let st = &mut *guard;
-        if st.ring.is_none() {
+        let RecvMode::DeviceUnpack(ring) = &mut st.mode else {
             return Ok(());
-        }
+        };
         let seq = st.b.posted.held_seq_of(slot)?;
         if st.b.posted.oldest_held() != Some(seq) {
             return Err(Error::internal(format!(
@@ -177,7 +230,7 @@ impl RecvComm {
             )));
         }
         st.b.striper.release_message(seq)?;
-        st.ring.as_mut().unwrap().consume(seq)?;
+        ring.consume(seq)?;
         st.b.posted.release(seq);
         st.progress()
     }
@@ -209,43 +262,35 @@ impl RecvComm {
         let st = &mut *guard;
         st.b.failed()?;
         let reg = st.b.registry.check(reg, data as usize, capacity)?;
-        if let Some(ring) = &st.ring {
-            // One ring slot per receive until NCCL consumes it.
-            if st.b.posted.unretired() >= RING_SLOTS {
-                st.progress()?;
-                return Ok(None);
-            }
-            // Over the socket a receive into GPU memory lands in bounce memory, which needs no
-            // registration; TCPX lands it in its own pool from the posted buffer.
-            let bounce = ring.bounces(gpu.is_some());
-            let mut msg = Msg::new(
-                data as usize,
-                capacity,
-                RecvCtx {
-                    gpu: false,
-                    reg: if bounce { None } else { reg },
-                },
-                parent,
-            );
-            msg.bounce = bounce.then_some(None);
-            let Some(request) = st.b.posted.post(msg) else {
-                st.progress()?;
-                return Ok(None);
-            };
-            st.started(capacity, parent);
-            st.progress()?;
-            return Ok(Some(request));
-        }
-        // The GPU stage comes first, so that an error there loses no request slot. It exists since
-        // regMr, except for memory NCCL never registered.
+        // tcpxr's own GPU stage comes first, so that an error there loses no request slot. It
+        // exists since regMr, except for memory NCCL never registered.
         if let Some(g) = &gpu {
             st.gpu_stage(g)?;
         }
-        let mem = RecvCtx {
-            gpu: gpu.is_some(),
-            reg,
+        let (land, mem) = match &st.mode {
+            RecvMode::Host | RecvMode::OwnUnpack(_) => (
+                Land::InPlace,
+                RecvCtx {
+                    gpu: gpu.is_some(),
+                    reg,
+                },
+            ),
+            RecvMode::DeviceUnpack(ring) => {
+                // One ring slot per receive until NCCL consumes it.
+                if st.b.posted.unretired() >= RING_SLOTS {
+                    st.progress()?;
+                    return Ok(None);
+                }
+                // Over the socket a receive into GPU memory lands in bounce memory, which needs
+                // no registration; TCPX lands it in its own pool from the posted buffer. Either
+                // way NCCL's kernel places it: tcpxr's lanes see host memory.
+                match ring.bounces(gpu.is_some()) {
+                    true => (Land::Bounce(None), RecvCtx { gpu: false, reg: None }),
+                    false => (Land::InPlace, RecvCtx { gpu: false, reg }),
+                }
+            }
         };
-        let Some(request) = st.b.posted.post(Msg::new(data as usize, capacity, mem, parent)) else {
+        let Some(request) = st.b.posted.post(Msg::new(data as usize, land, capacity, mem, parent)) else {
             st.progress()?;
             return Ok(None);
         };
@@ -262,32 +307,28 @@ impl RecvComm {
         let seq = st.b.posted.seq_of(slot)?;
         let ctrl_done = seq < st.ctrl_seq;
         let msg = st.b.posted.get_mut(seq);
-        let placed = match (msg.inline_ticket, &mut st.stage) {
-            (Some(t), Some(stage)) => stage.placed(t)?,
-            _ => true,
-        };
-        if placed && msg.done(ctrl_done) {
-            let (size, inline, bounce) = (msg.size.unwrap_or(0), msg.inline, msg.bounce);
-            profile::stop(msg.event.take());
-            if let Some(stats) = &mut st.b.stats {
-                stats.count(size, inline);
-            }
-            match &mut st.ring {
-                Some(ring) => {
-                    // NCCL's kernel reads the records once test says done, and the pages until
-                    // irecvConsumed.
-                    if let Some(Some(at)) = bounce {
-                        ring.add_contiguous(seq, at, size)?;
-                    }
-                    ring.publish(seq);
-                    st.b.posted.hold(seq);
-                }
-                None => st.b.posted.complete(seq),
-            }
-            return Ok(Some(size));
+        if !msg.done(ctrl_done) || !st.mode.placed(msg.inline_ticket)? {
+            progress?;
+            return Ok(None);
         }
-        progress?;
-        Ok(None)
+        let (size, land) = (msg.size.unwrap_or(0), msg.land);
+        profile::stop(msg.event.take());
+        if let Some(stats) = &mut st.b.stats {
+            stats.count(size, msg.inline);
+        }
+        match &mut st.mode {
+            RecvMode::Host | RecvMode::OwnUnpack(_) => st.b.posted.complete(seq),
+            RecvMode::DeviceUnpack(ring) => {
+                // NCCL's kernel reads the records once test says done, and the pages until
+                // irecvConsumed.
+                if let Land::Bounce(Some(b)) = land {
+                    ring.add_contiguous(seq, b.at, size)?;
+                }
+                ring.publish(seq);
+                st.b.posted.hold(seq);
+            }
+        }
+        Ok(Some(size))
     }
 }
 
@@ -309,16 +350,16 @@ impl Side for RecvState {
         let (_, read) = self.b.ctrl.queued_and_read();
         let ages: Vec<String> = self.b.posted.waiting().iter().map(|d| stall::human(*d)).collect();
         let waiting_header = self.ctrl_seq < self.b.posted.next_seq();
-        let gpu = match (&self.ring, &self.stage) {
-            (Some(_), _) => format!(
-                "; NCCL's device unpack: {} receives done and not yet consumed by NCCL",
-                self.b.posted.unretired() - self.b.posted.live()
-            ),
-            (None, Some(stage)) => {
+        let gpu = match &self.mode {
+            RecvMode::Host => String::new(),
+            RecvMode::OwnUnpack(stage) => {
                 let (added, placed) = stage.counts();
                 format!("; unpack kernel: {placed} of {added} chunks placed")
             }
-            (None, None) => String::new(),
+            RecvMode::DeviceUnpack(_) => format!(
+                "; NCCL's device unpack: {} receives done and not yet consumed by NCCL",
+                self.b.posted.unretired() - self.b.posted.live()
+            ),
         };
         format!(
             "{} receives outstanding (posted {} ago){}; control connection {read} bytes read; stripes: {}{gpu}",
@@ -335,38 +376,47 @@ impl Side for RecvState {
 
     fn pass(&mut self) -> Result<()> {
         self.read_control()?;
-        let (posted, ring) = (&mut self.b.posted, &mut self.ring);
-        self.b.striper.poll(&mut self.stage, |c| {
-            posted.get_mut(c.seq).cut.pending -= 1;
-            // Device unpack: the chunk's records join its receive's slot, and the pages they
-            // point at stay until NCCL consumes the receive.
-            match (ring.as_mut(), c.landed) {
-                (Some(ring), Some(landed)) => {
-                    ring.add_chunk(c.seq, c.offset, c.len, &landed)?;
-                    Ok(Then::Hold)
-                }
-                _ => Ok(Then::Release),
+        let (posted, striper) = (&mut self.b.posted, &mut self.b.striper);
+        match &mut self.mode {
+            RecvMode::Host => striper.poll(&mut None, |c| {
+                posted.get_mut(c.seq).cut.pending -= 1;
+                Ok(Then::Release)
+            })?,
+            RecvMode::OwnUnpack(stage) => {
+                striper.poll(&mut Some(&mut *stage), |c| {
+                    posted.get_mut(c.seq).cut.pending -= 1;
+                    Ok(Then::Release)
+                })?;
+                // Every GPU chunk that arrived in this pass, on any stripe, is placed by one launch.
+                stage.launch()?;
             }
-        })?;
-        // Every GPU chunk that arrived in this pass, on any stripe, is placed by one launch.
-        if let Some(stage) = &mut self.stage {
-            stage.launch()?;
+            RecvMode::DeviceUnpack(ring) => striper.poll(&mut None, |c| {
+                posted.get_mut(c.seq).cut.pending -= 1;
+                // A chunk that landed in the inner transport's pool (TCPX): its records join its
+                // receive's slot, and the pages they point at stay until NCCL consumes the receive.
+                match c.landed {
+                    Some(landed) => {
+                        ring.add_chunk(c.seq, c.offset, c.len, &landed)?;
+                        Ok(Then::Hold)
+                    }
+                    None => Ok(Then::Release),
+                }
+            })?,
         }
         while self.issue_seq < self.ctrl_seq {
             let seq = self.issue_seq;
             let m = self.b.posted.get_mut(seq);
             let size = m.size.unwrap_or(0);
-            if !m.inline
-                && !self.b.striper.issue(
-                    seq,
-                    m.land..m.land + size,
-                    &m.mem,
-                    &mut m.cut,
-                    m.parent,
-                    &mut self.stage,
-                )?
-            {
-                break;
+            if !m.inline {
+                let at = m.dst()?;
+                let (mem, cut, parent) = (&m.mem, &mut m.cut, m.parent);
+                if !self
+                    .b
+                    .striper
+                    .issue(seq, at..at + size, mem, cut, parent, &mut self.mode.stage())?
+                {
+                    break;
+                }
             }
             self.issue_seq += 1;
         }
@@ -375,7 +425,7 @@ impl Side for RecvState {
 
     /// Lets every unpack launch finish before the bounce memory it reads is freed.
     fn closing(&mut self) {
-        if let Some(stage) = &mut self.stage {
+        if let RecvMode::OwnUnpack(stage) = &mut self.mode {
             stage.quiesce();
         }
     }
@@ -391,12 +441,19 @@ impl RecvState {
     }
 
     /// Makes the unpack stage of receives into `g`'s memory, with every stripe's bounce slots, on
-    /// first use (regMr); checks that later receives go to the same GPU.
+    /// first use (regMr), switching the comm to tcpxr's own unpack; checks that later receives go
+    /// to the same GPU. Nothing to make under NCCL's device unpack.
     fn gpu_stage(&mut self, g: &Arc<Gpu>) -> Result<()> {
-        if self.stage.is_none() {
-            self.stage = Some(RecvStage::new(g.clone(), self.b.posted.capacity(), self.inline_limit)?);
-        }
-        let ordinal = self.stage.as_ref().expect("made above").gpu().ordinal;
+        let ordinal = match &self.mode {
+            RecvMode::DeviceUnpack(_) => return Ok(()),
+            RecvMode::OwnUnpack(stage) => stage.gpu().ordinal,
+            RecvMode::Host => {
+                let stage = RecvStage::new(g.clone(), self.b.posted.capacity(), self.inline_limit)?;
+                let ordinal = stage.gpu().ordinal;
+                self.mode = RecvMode::OwnUnpack(stage);
+                ordinal
+            }
+        };
         if ordinal != g.ordinal {
             return Err(Error::invalid_usage(format!(
                 "GPU {} memory on a connection that receives into GPU {ordinal}",
@@ -443,20 +500,25 @@ impl RecvState {
                 m.inline = h.inline;
             }
             let size = m.size.unwrap_or(0);
-            if m.bounce == Some(None) {
+            if m.land == Land::Bounce(None) {
                 // Device unpack into GPU memory over the socket: the bytes land in bounce memory,
                 // once earlier receives have left room.
-                let ring = self.ring.as_mut().expect("bounce without a ring");
+                let RecvMode::DeviceUnpack(ring) = &mut self.mode else {
+                    return Err(Error::internal(
+                        "a receive landing in bounce memory without device unpack",
+                    ));
+                };
                 let Some((host, at)) = ring.take_bounce(seq, size)? else {
                     return Ok(());
                 };
-                m.land = host as usize;
-                m.bounce = Some(Some(at));
+                m.land = Land::Bounce(Some(Bounced {
+                    host: host as usize,
+                    at,
+                }));
             }
             if m.inline && size > 0 {
-                match (m.mem.gpu, &mut self.stage) {
-                    (true, None) => return Err(Error::internal("a receive into GPU memory without its unpack stage")),
-                    (true, Some(stage)) => {
+                match (m.mem.gpu, &mut self.mode) {
+                    (true, RecvMode::OwnUnpack(stage)) => {
                         // Bound for GPU memory (the peer sent from host memory): the payload lands
                         // in this request's pinned slot and the unpack kernel places it.
                         if !self
@@ -468,10 +530,12 @@ impl RecvState {
                         }
                         m.inline_ticket = Some(stage.place_inline(slot, size, m.ptr as u64)?);
                     }
+                    (true, _) => return Err(Error::internal("a receive into GPU memory without its unpack stage")),
                     (false, _) => {
-                        // SAFETY: `land` is irecv's buffer (its caller guarantees ptr..ptr+capacity
+                        let dst = m.dst()?;
+                        // SAFETY: `dst` is irecv's buffer (its caller guarantees ptr..ptr+capacity
                         // is writable, and size <= capacity) or bounce memory taken for `size` bytes.
-                        let dst = unsafe { std::slice::from_raw_parts_mut(m.land as *mut u8, size) };
+                        let dst = unsafe { std::slice::from_raw_parts_mut(dst as *mut u8, size) };
                         if !self.b.ctrl.read_into(dst, &mut m.inline_got)? {
                             return Ok(());
                         }

@@ -1,6 +1,6 @@
 //! A receive comm's GPU placement by tcpxr's own unpack kernel (comms without NCCL's device
-//! unpack: the v5/v6 tables, the C API). The receive comm owns one `RecvStage` per GPU it receives
-//! into and lends it to its lanes on each call: chunks that landed in bounce memory, and inline
+//! unpack: the v5/v6 tables, the C API). The receive comm owns one `RecvStage` (its mode
+//! `RecvMode::OwnUnpack`, for the one GPU it receives into) and lends it to its lanes on each call: chunks that landed in bounce memory, and inline
 //! payloads that landed in the stage's own slots, are added as jobs, every job added in one
 //! progress pass is placed by one launch, and a chunk is done once its launch's event is.
 use crate::abi::loadMeta;

@@ -11,15 +11,15 @@ use std::ops::Range;
 /// What the striper needs of one stripe: its inner connection (register, counters), post, test
 /// the oldest, release the oldest. `Ctx` is what a post needs to know about the message's memory
 /// (see lanes.rs); `Shared` is state of the comm that all its lanes use, which the comm owns and
-/// lends to each post and test.
+/// lends to each post and test (a borrow, hence its lifetime).
 pub trait Lane {
     type Ctx;
-    type Shared;
+    type Shared<'s>;
     /// The stripe's inner connection.
     fn stripe(&self) -> &dyn InnerStripe;
     fn stripe_mut(&mut self) -> &mut dyn InnerStripe;
-    fn post(&mut self, ptr: usize, len: usize, ctx: &Self::Ctx, shared: &mut Self::Shared) -> Result<bool>;
-    fn test_oldest(&mut self, shared: &mut Self::Shared) -> Result<bool>;
+    fn post(&mut self, ptr: usize, len: usize, ctx: &Self::Ctx, shared: &mut Self::Shared<'_>) -> Result<bool>;
+    fn test_oldest(&mut self, shared: &mut Self::Shared<'_>) -> Result<bool>;
     /// For NCCL's device unpack: the records of the chunk `test_oldest` just reported landed,
     /// when it landed in a bounce pool rather than in place.
     fn landed(&self) -> Option<Landed<'_>> {
@@ -182,7 +182,7 @@ impl<L: Lane> Striper<L> {
         ctx: &L::Ctx,
         cut: &mut Cut,
         parent: Option<Parent>,
-        shared: &mut L::Shared,
+        shared: &mut L::Shared<'_>,
     ) -> Result<bool> {
         let (base, size) = (bytes.start, bytes.len());
         while cut.issued < size {
@@ -215,7 +215,7 @@ impl<L: Lane> Striper<L> {
 
     /// Retires every chunk that has landed, oldest first on each stripe, reporting each to
     /// `landed`, which says whether its inner slot is released now or held for its message.
-    pub fn poll(&mut self, shared: &mut L::Shared, mut landed: impl FnMut(Landing) -> Result<Then>) -> Result<()> {
+    pub fn poll(&mut self, shared: &mut L::Shared<'_>, mut landed: impl FnMut(Landing) -> Result<Then>) -> Result<()> {
         for s in &mut self.stripes {
             while let Some(&c) = s.in_flight.front() {
                 if !s.lane.test_oldest(shared)? {
@@ -334,7 +334,7 @@ mod tests {
 
     impl Lane for FakeLane {
         type Ctx = ();
-        type Shared = ();
+        type Shared<'s> = ();
         fn stripe(&self) -> &dyn InnerStripe {
             self
         }

@@ -49,9 +49,9 @@ pub struct RecvLane {
 }
 
 /// The stage a GPU chunk needs: the receive comm makes it before posting any.
-fn lent(stage: &mut Option<RecvStage>) -> Result<&mut RecvStage> {
+fn lent<'a>(stage: &'a mut Option<&mut RecvStage>) -> Result<&'a mut RecvStage> {
     stage
-        .as_mut()
+        .as_deref_mut()
         .ok_or_else(|| Error::internal("a GPU chunk on a comm without its unpack stage"))
 }
 
@@ -94,8 +94,9 @@ impl RecvLane {
 
 impl Lane for RecvLane {
     type Ctx = RecvCtx;
-    /// The comm's unpack stage, once it receives into GPU memory.
-    type Shared = Option<RecvStage>;
+    /// The comm's unpack stage, lent while the comm places GPU-bound bytes with tcpxr's own
+    /// kernel (`RecvMode::OwnUnpack` in recv.rs); None otherwise.
+    type Shared<'s> = Option<&'s mut RecvStage>;
 
     fn stripe(&self) -> &dyn InnerStripe {
         &*self.inner
@@ -105,7 +106,7 @@ impl Lane for RecvLane {
         &mut *self.inner
     }
 
-    fn post(&mut self, ptr: usize, len: usize, ctx: &RecvCtx, stage: &mut Option<RecvStage>) -> Result<bool> {
+    fn post(&mut self, ptr: usize, len: usize, ctx: &RecvCtx, stage: &mut Option<&mut RecvStage>) -> Result<bool> {
         if !ctx.gpu || self.inner.gpu_direct() {
             if !self.inner.post(ptr as *mut u8, len, stripe_mr(&ctx.reg, self.index))? {
                 return Ok(false);
@@ -136,7 +137,7 @@ impl Lane for RecvLane {
         Ok(true)
     }
 
-    fn test_oldest(&mut self, stage: &mut Option<RecvStage>) -> Result<bool> {
+    fn test_oldest(&mut self, stage: &mut Option<&mut RecvStage>) -> Result<bool> {
         let per_slot = self.records_per_slot();
         let placed = match self.fifo.front_mut() {
             None => return Ok(false),

@@ -142,7 +142,7 @@ impl Drop for SendLane {
 impl Lane for SendLane {
     type Ctx = SendCtx;
     /// Send lanes share nothing.
-    type Shared = ();
+    type Shared<'s> = ();
 
     fn stripe(&self) -> &dyn InnerStripe {
         &*self.inner
