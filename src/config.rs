@@ -843,7 +843,7 @@ impl Default for Config {
 }
 
 /// A variable's value, `None` when unset or empty.
-fn env_value(name: &str) -> Option<String> {
+pub(crate) fn env_value(name: &str) -> Option<String> {
     std::env::var_os(name)
         .map(|v| v.to_string_lossy().into_owned())
         .filter(|v| !v.trim().is_empty())

@@ -31,6 +31,7 @@ use crate::devices::{Device, Devices};
 use crate::engine::Tuning;
 use crate::error::{Error, Result};
 use crate::nccl_settings;
+use crate::settings::{self, Source};
 use crate::transport::socket::{SocketOptions, SocketTransport};
 use crate::transport::tcpx::{TcpxOptions, TcpxTransport};
 use crate::transport::{Transport, TransportKind};
@@ -56,6 +57,8 @@ pub struct Plugin {
     /// NCCL_TCPXR_INLINE_IDLE_P2P_BYTES in effect: for connections NCCL's hints say are
     /// point-to-point.
     pub inline_idle_p2p_bytes: usize,
+    /// The largest inline payload a receive comm accepts ([`settings::inline_accept`]).
+    pub inline_accept: usize,
     /// GPU buffers are offered and NCCL places received GPU pages itself (`NCCL_NET_DEVICE_UNPACK`,
     /// v7+ tables): receive comms give NCCL a device handle at accept.
     pub device_unpack: bool,
@@ -88,58 +91,50 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
         return Ok(());
     }
     let config = config::global()?;
+    let early = settings::early(config, settings::host());
     let opts = SocketOptions {
         sndbuf: config.sndbuf,
         rcvbuf: config.rcvbuf,
         handshake_timeout: Duration::from_millis(config.handshake_timeout_ms),
         peer_timeout_ms: config.peer_timeout_ms,
         pool: crate::transport::socket::PoolShape {
-            threads: crate::transport::socket::io_threads(config.io_threads),
-            spin: crate::transport::socket::io_spin(config.io_spin_us),
+            threads: early.io_threads.value,
+            spin: early.io_spin.value,
             spinners: config.io_spin_threads,
         },
-        handoff_bytes: crate::transport::socket::handoff_bytes(config.handoff_bytes),
+        handoff_bytes: early.handoff_bytes.value,
     };
-    let inline_idle_bytes = crate::transport::socket::inline_idle_bytes(config.inline_idle_bytes);
-    let inline_idle_p2p_bytes =
-        crate::transport::socket::inline_idle_p2p_bytes(config.inline_idle_p2p_bytes, inline_idle_bytes);
+    let inline_idle_bytes = early.inline_idle_bytes.value;
+    let inline_idle_p2p_bytes = early.inline_idle_p2p_bytes.value;
     log::info!(
         target: "tcpxr::init",
         "inline when idle up to {inline_idle_bytes} bytes ({inline_idle_p2p_bytes} on connections NCCL's hints say are \
          point-to-point)"
     );
     let ifname = ifname_setting(config);
-    let transport = open_transport(
+    let (transport, transport_why) = open_transport(
         config,
         logger,
         ifname.as_ref().map(|(var, spec)| (*var, spec.as_str())),
         opts,
     )?;
     let limits = transport.limits();
-    let chunk_bytes = capped(
+    let kind = transport.kind();
+    let chunk = settings::capped(
         "NCCL_TCPXR_CHUNK_BYTES",
         config.chunk_bytes,
         limits.max_chunk_bytes,
-        transport.kind(),
+        &kind,
     );
-    let send_window = capped(
-        "NCCL_TCPXR_SEND_WINDOW",
-        config.send_window,
-        limits.send_slots,
-        transport.kind(),
-    );
-    let recv_window = capped(
-        "NCCL_TCPXR_RECV_WINDOW",
-        config.recv_window,
-        limits.recv_slots,
-        transport.kind(),
-    );
+    let send = settings::capped("NCCL_TCPXR_SEND_WINDOW", config.send_window, limits.send_slots, &kind);
+    let recv = settings::capped("NCCL_TCPXR_RECV_WINDOW", config.recv_window, limits.recv_slots, &kind);
+    let (chunk_bytes, send_window, recv_window) = (chunk.value, send.value, recv.value);
     let env = &mut |k: &str| std::env::var(k).ok();
     let gpu = nccl_settings::gpu_buffers(config, transport.kind(), table, crate::gpu::available(), env)?;
-    let tuner_acts = config.tuner.on_for(transport.kind(), TransportKind::Socket);
-    let mut settings = nccl_settings::defaults(tuner_acts, env);
-    settings.extend(gpu.set_env.iter().copied());
-    let nccl_set = nccl_settings::apply(&settings);
+    let tuner_acts = config.tuner.on_for(kind, TransportKind::Socket);
+    let mut nccl_given = nccl_settings::defaults(tuner_acts, env);
+    nccl_given.extend(gpu.set_env.iter().copied());
+    let nccl_set = nccl_settings::apply(&nccl_given);
     if let Some(w) = &gpu.warning {
         log::warn!("{w}");
     }
@@ -170,6 +165,80 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
         gpu.summary,
         list.join(" ")
     );
+    let inline_accept = settings::inline_accept(
+        config,
+        gpu.offered,
+        gpu.device_unpack && kind == TransportKind::Tcpx,
+        inline_idle_bytes,
+        inline_idle_p2p_bytes,
+    );
+    let switch = |var: &str, setting: config::Switch, acts: bool, auto: &str| {
+        let source = match setting {
+            config::Switch::Auto => Source::Auto(auto.into()),
+            _ => Source::Env,
+        };
+        settings::Line::new(var, if acts { "on" } else { "off" }, source)
+    };
+    let transport_source = match config.transport {
+        config::Transport::Auto => {
+            let why = transport_why.strip_prefix("auto").unwrap_or(&transport_why);
+            Source::Auto(why.trim_start_matches([':', ',', ' ']).to_string())
+        }
+        _ => Source::Env,
+    };
+    let nccl_lines = nccl_given
+        .iter()
+        .map(|&(k, v, why)| settings::Line::new(k, v, Source::Auto(format!("unset, tcpxr's value: {why}"))));
+    let lines: Vec<settings::Line> = [
+        settings::Line::new("NCCL_TCPXR_TRANSPORT", kind, transport_source),
+        settings::Line::new("NCCL_TCPXR_CHUNK_BYTES", chunk_bytes, chunk.source),
+        settings::Line::new("NCCL_TCPXR_SEND_WINDOW", send_window, send.source),
+        settings::Line::new("NCCL_TCPXR_RECV_WINDOW", recv_window, recv.source),
+        settings::Line::new(
+            "NCCL_TCPXR_IO_THREADS",
+            early
+                .io_threads
+                .value
+                .map_or_else(|| "auto".to_string(), |n| n.to_string()),
+            early.io_threads.source,
+        ),
+        settings::Line::new(
+            "NCCL_TCPXR_IO_SPIN_US",
+            early.io_spin.value.as_micros(),
+            early.io_spin.source,
+        ),
+        settings::Line::new(
+            "NCCL_TCPXR_HANDOFF_BYTES",
+            early.handoff_bytes.value,
+            early.handoff_bytes.source,
+        ),
+        settings::Line::new(
+            "NCCL_TCPXR_INLINE_IDLE_BYTES",
+            inline_idle_bytes,
+            early.inline_idle_bytes.source,
+        ),
+        settings::Line::new(
+            "NCCL_TCPXR_INLINE_IDLE_P2P_BYTES",
+            inline_idle_p2p_bytes,
+            early.inline_idle_p2p_bytes.source,
+        ),
+        settings::Line::new(
+            "inline accepted by receive comms",
+            inline_accept.value,
+            inline_accept.source,
+        ),
+        switch(
+            "NCCL_TCPXR_GPU_BUFFERS",
+            config.gpu_buffers,
+            gpu.offered,
+            &format!("{}; on over tcpx", gpu.summary),
+        ),
+        switch("NCCL_TCPXR_TUNER", config.tuner, tuner_acts, "on over socket"),
+    ]
+    .into_iter()
+    .chain(nccl_lines)
+    .collect();
+    log::info!(target: "tcpxr::init", "{}", settings::block(&lines));
     *slot = Some(Arc::new(Plugin {
         config,
         transport,
@@ -179,6 +248,7 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
         recv_window,
         inline_idle_bytes,
         inline_idle_p2p_bytes,
+        inline_accept: inline_accept.value,
         device_unpack: gpu.device_unpack,
         nccl_set,
     }));
@@ -207,15 +277,11 @@ fn open_transport(
     logger: ncclDebugLogger_t,
     ifname: Option<(&str, &str)>,
     opts: SocketOptions,
-) -> Result<Arc<dyn Transport>> {
-    let socket = |why: &str| -> Result<Arc<dyn Transport>> {
+) -> Result<(Arc<dyn Transport>, String)> {
+    let socket = |why: &str| -> Result<(Arc<dyn Transport>, String)> {
         log::info!(target: "tcpxr::init", "inner transport: socket ({why})");
-        Ok(Arc::new(SocketTransport::new(
-            ifname,
-            config.speed_mbps,
-            config.loopback_devices,
-            opts.clone(),
-        )?))
+        let t = SocketTransport::new(ifname, config.speed_mbps, config.loopback_devices, opts.clone())?;
+        Ok((Arc::new(t), why.to_string()))
     };
     let tcpx = || {
         TcpxTransport::open(&TcpxOptions {
@@ -224,10 +290,10 @@ fn open_transport(
             ifname,
         })
     };
-    let chosen = |t: TcpxTransport, why: &str| -> Arc<dyn Transport> {
+    let chosen = |t: TcpxTransport, why: &str| -> (Arc<dyn Transport>, String) {
         let (path, name) = t.library();
         log::info!(target: "tcpxr::init", "inner transport: tcpx ({why}: {name} from {path})");
-        Arc::new(t)
+        (Arc::new(t), why.to_string())
     };
     match config.transport {
         config::Transport::Socket => socket("NCCL_TCPXR_TRANSPORT=socket"),
@@ -274,17 +340,6 @@ fn open_transport(
             (Err(e), None) => socket(&format!("auto: {}", e.msg)),
         },
     }
-}
-
-/// `value` capped to the transport's `limit`, saying so when it was.
-fn capped(name: &str, value: usize, limit: usize, transport: TransportKind) -> usize {
-    if value > limit {
-        log::info!(
-            target: "tcpxr::init",
-            "{name}={value} is more than the {transport} transport takes; using {limit}"
-        );
-    }
-    value.min(limit)
 }
 
 pub fn get() -> Result<Arc<Plugin>> {
@@ -357,19 +412,7 @@ pub(super) fn tuning(p: &Plugin, max_requests: usize, p2p: bool) -> Tuning {
         } else {
             p.inline_idle_bytes
         },
-        // Inline payloads bound for GPU memory land in pinned slots of this size, one per request:
-        // a receiver that offers GPU buffers keeps them at the always-inline size. With NCCL's
-        // device unpack over tcpx every payload goes through TCPX's pool, the one base NCCL's
-        // kernel reads from, so nothing travels inline.
-        inline_accept: match (GPU_BUFFERS.load(Ordering::Acquire), p.device_unpack, p.transport.kind()) {
-            (_, true, TransportKind::Tcpx) => 0,
-            (true, _, _) => config.inline_bytes,
-            // Either kind of sender may connect to this listen: take the larger idle limit.
-            (false, _, _) => config
-                .inline_bytes
-                .max(p.inline_idle_bytes)
-                .max(p.inline_idle_p2p_bytes),
-        },
+        inline_accept: p.inline_accept,
         max_requests,
         handshake_timeout: Duration::from_millis(config.handshake_timeout_ms),
         peer_timeout_ms: config.peer_timeout_ms,

@@ -42,63 +42,10 @@ pub struct SocketOptions {
     pub handshake_timeout: Duration,
     pub peer_timeout_ms: u64,
     /// The process-wide I/O pool: its threads (already capped at the cores; 0: none, NCCL's proxy
-    /// thread moves every byte) and how long an idle one spins.
+    /// thread moves every byte) and how long an idle one spins (crate::settings resolves both).
     pub pool: PoolShape,
-    /// Backlog from which a stripe is handed to the pool.
+    /// Backlog from which a stripe is handed to the pool (crate::settings::HANDOFF).
     pub handoff_bytes: usize,
-}
-
-/// The I/O threads an `NCCL_TCPXR_IO_THREADS` setting asks for: a count, capped at the cores (said
-/// at INFO), or None for auto, which the pool sizes when it starts ([`host::auto_io_threads`]).
-pub fn io_threads(setting: Option<usize>) -> Option<usize> {
-    let wanted = setting?;
-    let threads = wanted.min(host::usable_cores());
-    if threads < wanted {
-        log::info!(
-            target: "tcpxr::init",
-            "NCCL_TCPXR_IO_THREADS={wanted} capped at the {threads} cores this process may use"
-        );
-    }
-    Some(threads)
-}
-
-/// Whether the I/O pool copies stripes in parallel: the process may use at least 8 cores. Both
-/// auto settings below follow it.
-fn parallel_pool() -> bool {
-    host::usable_cores() >= 8
-}
-
-/// NCCL_TCPXR_HANDOFF_BYTES in effect: the setting, or for auto 0 (every stripe backlog to the
-/// pool) with a parallel pool and 512 KiB below. Measured, tcpxr-bench nccl at 4 connections
-/// (docs/BENCHMARKS.md section 12): on 32 cores 0 moved 512 KiB messages at 24.8 GB/s against
-/// 5.1 with 512 KiB (NCCL's thread copying alone); on 2 cores 0 gave 2.0 against 3.5.
-pub fn handoff_bytes(setting: Option<usize>) -> usize {
-    setting.unwrap_or(if parallel_pool() { 0 } else { 512 << 10 })
-}
-
-/// NCCL_TCPXR_INLINE_IDLE_BYTES in effect: the setting, or for auto 32 KiB with a parallel pool
-/// and 512 KiB below. A message sent inline is copied by NCCL's proxy thread alone on one socket;
-/// on 32 cores NCCL all_reduce of 2-8 MiB (512 KiB messages, one or two in flight) ran at
-/// 2.5-3.0 GB/s with 512 KiB and 4.0-11.7 with 64 KiB (docs/BENCHMARKS.md section 15), and an
-/// all_reduce of 512 KiB on 2 channels (64 KiB messages) waited on the proxy thread's inline copy
-/// of one channel's message while the pool moved the other's (section 31).
-pub fn inline_idle_bytes(setting: Option<usize>) -> usize {
-    setting.unwrap_or(if parallel_pool() { 32 << 10 } else { 512 << 10 })
-}
-
-/// NCCL_TCPXR_INLINE_IDLE_P2P_BYTES in effect: the setting, or for auto the larger of 128 KiB and
-/// `inline_idle` (NCCL_TCPXR_INLINE_IDLE_BYTES in effect). NCCL sendrecv of 128 KiB (one message
-/// each way, nothing else in flight) took 76-83 us inline against 98-103 striped, while the
-/// all_reduce that made 64 KiB the limit for every connection (section 15) does not run on these
-/// connections (docs/BENCHMARKS.md section 25).
-pub fn inline_idle_p2p_bytes(setting: Option<usize>, inline_idle: usize) -> usize {
-    setting.unwrap_or(inline_idle.max(128 << 10))
-}
-
-/// NCCL_TCPXR_IO_SPIN_US in effect: the setting, or for auto 200 us with a parallel pool and 0
-/// below, where a spinning thread would take one of few cores from NCCL's.
-pub fn io_spin(setting: Option<u64>) -> Duration {
-    Duration::from_micros(setting.unwrap_or(if parallel_pool() { 200 } else { 0 }))
 }
 
 pub struct SocketTransport {
@@ -140,9 +87,9 @@ impl SocketTransport {
                     speed_override as i32
                 } else {
                     // lo reports no speed. NCCL sizes its channel count from this figure, and
-                    // loopback TCP carries about 400 Gb/s on a modern host (53 GB/s with 16
-                    // streams, reference/baseline.md): reporting that gives NCCL 4 channels
-                    // instead of 2 and doubles all_reduce (docs/BENCHMARKS.md). Other interfaces
+                    // loopback TCP carries about 400 Gb/s on a modern host (measured: 53 GB/s
+                    // with 16 streams): reporting that gives NCCL 4 channels instead of 2 and
+                    // doubles all_reduce (docs/BENCHMARKS.md#defaults). Other interfaces
                     // without a speed get NCCL's own default.
                     ifaces::speed_mbps(&i.name).unwrap_or(if i.loopback { LOOPBACK_MBPS } else { 10_000 })
                 },
@@ -154,7 +101,7 @@ impl SocketTransport {
             || {
                 format!(
                     "auto (up to {}: this process's share of the host's cores)",
-                    host::MAX_AUTO_IO_THREADS
+                    crate::settings::MAX_AUTO_IO_THREADS
                 )
             },
             |n| n.to_string(),
