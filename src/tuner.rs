@@ -3,37 +3,19 @@
 //!
 //! NCCL sizes its choice by the speed a net reports. For tcpxr's 400 Gb/s it runs all_reduce in
 //! its LL protocol on 4 channels up to 1 MiB, and LL's many small messages cost tcpxr 2-4x Socket's
-//! time there; Simple on at most 2 channels measured fastest from 32 KiB to 4 MiB, while NCCL's
-//! own choice (Simple, 4 channels) stays best from 4 MiB up (docs/BENCHMARKS.md section 16, one
-//! H200 under MPS, two ranks). Reporting a lower speed gives 2 channels for every size and costs
-//! 40 % at bulk, so the choice is made per collective here instead.
+//! time there; Simple on at most 2 channels measured fastest from 32 KiB to 4 MiB (two ranks),
+//! while NCCL's own choice (Simple, 4 channels) stays best from 4 MiB up. Reporting a lower speed
+//! gives 2 channels for every size and costs 40 % at bulk, so the choice is made per collective
+//! here instead. The measurements are in docs/BENCHMARKS.md#the-mid-band-128-kib---8-mib.
 //!
-//! Three rules, on a communicator of two or more nodes, by each rank's share (`nBytes / nRanks`;
-//! the size of each ring step's message, whatever the ranks; NCCL gives a tuner an all_gather's
-//! and a reduce_scatter's whole buffer, so their share is one rank's piece):
-//!
-//! - The all_reduce band: a share of 16 KiB to 2 MiB where NCCL's own cheapest choice is the ring
-//!   in LL or in Simple runs the ring in Simple, on 1 channel for shares of 16-256 KiB and on at
-//!   most 2 above. Each of NCCL's messages is small there (a 256 KiB all_reduce on 2 channels is
-//!   32 KiB messages, 4 per channel) and NCCL's one proxy thread moves them all: one channel
-//!   halves the connections it serves and doubles the messages' size (run 66, section 24: 64-256
-//!   KiB all_reduce 1.1-1.3x faster than on 2 channels; run 75, section 26: 32 KiB 81-94 us
-//!   against 110-122 on 2 channels). From a 256 KiB share (all_reduce of 512 KiB on two ranks) 2
-//!   channels win once their 64 KiB messages go to the I/O pool rather than inline (runs 132-135,
-//!   section 31). A share of 8 KiB stays in NCCL's LL, which beat Simple on 1 channel there (run
-//!   75). An all_gather or reduce_scatter with a share of 64 KiB to 1 MiB, where NCCL runs the
-//!   ring in LL or PAT on 4 channels, gets the same (runs 137-138, section 31: nccl-tests sizes
-//!   512 KiB - 1 MiB 1.5-1.8x faster on 2 channels than on NCCL's choice, 128-256 KiB 1.1-1.4x
-//!   on 1; from a 1 MiB share 4 channels are as fast or faster).
-//! - A broadcast or reduce of 64-512 KiB, where NCCL runs the ring in LL, runs it in Simple on the
-//!   channels of the next rule (run 140, section 31: 1.2-2.8x faster, on a par with Socket's
-//!   best; from 512 KiB NCCL chooses Simple itself).
-//! - Below bulk: tcpxr has NCCL build 8 channels (`nccl_settings::defaults`), which pay only from
-//!   shares of 32 MiB (runs 114-121, section 29: bulk 5-25 % faster; all_gather and
-//!   reduce_scatter of 64-256 KiB and 2-4 MiB 1.3-1.8x slower on 8). Any other collective on the
-//!   ring or in PAT (all_gather and reduce_scatter on one rank per node) with a smaller share
-//!   keeps the channels NCCL chose with the 4 it built before: where NCCL would keep at least 4
-//!   of its 8, 4. Where it drops below 4 by itself (small messages) its choice stands.
+//! The rules are one table, [`RULES`], on a communicator of two or more nodes: each row names the
+//! collectives it covers, the range of sizes (each rank's share, `nBytes / nRanks`: the size of
+//! each ring step's message, whatever the ranks; NCCL gives a tuner an all_gather's and a
+//! reduce_scatter's whole buffer, so their share is one rank's piece; or, for broadcast and
+//! reduce, the whole buffer), what it decides, and why. The first row that covers a collective
+//! decides, except that a row choosing Simple without a channel count lets the later rows choose
+//! the channels. [`describe`] renders the table for the log line at each communicator's init
+//! (and is the text for the docs).
 use crate::abi::{
     ncclFuncAllGather, ncclFuncAllReduce, ncclFuncBroadcast, ncclFuncReduce, ncclFuncReduceScatter, ncclFunc_t,
     NCCL_ALGO_PAT, NCCL_ALGO_RING, NCCL_PROTO_LL, NCCL_PROTO_LL128, NCCL_PROTO_SIMPLE,
@@ -41,42 +23,181 @@ use crate::abi::{
 use crate::config::{self, Switch};
 use crate::error::Result;
 use crate::transport::TransportKind;
+use std::ops::Range;
 
-/// Per-rank shares of an all_reduce (bytes) where the ring in Simple on at most 2 channels beat
-/// LL, and beat more channels, over tcpxr's socket transport.
-const MID_SHARE: std::ops::Range<usize> = (16 << 10)..(2 << 20);
-/// Per-rank shares of an all_gather or reduce_scatter (bytes) where the ring in Simple on at most 2
-/// channels beat NCCL's ring LL or PAT on 4.
-const GATHER_MID_SHARE: std::ops::Range<usize> = (64 << 10)..(1 << 20);
-/// Sizes of a broadcast or reduce (bytes, the whole buffer) where the ring in Simple beat NCCL's
-/// ring LL, both on NCCL's 4 channels.
-const ROOTED_SIMPLE_BYTES: std::ops::Range<usize> = (64 << 10)..(512 << 10);
-/// The part of the band where 1 channel beat 2.
-const ONE_CHANNEL_SHARE: std::ops::Range<usize> = (16 << 10)..(256 << 10);
-/// Per-rank shares from which NCCL's 8 channels beat 4.
-const BULK_SHARE: usize = 32 << 20;
-/// The channels NCCL builds for tcpxr's device by itself, kept below [`BULK_SHARE`].
-const NCCL_OWN_CHANNELS: i32 = 4;
+/// The collectives a rule covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Funcs {
+    AllReduce,
+    /// all_gather and reduce_scatter.
+    GatherScatter,
+    /// broadcast and reduce.
+    Rooted,
+    /// Every collective NCCL runs on the ring or in PAT.
+    Any,
+}
 
-/// Whether a collective of this per-rank share is in the band, where the ring runs in Simple on
-/// [`channels`].
-fn in_band(func: ncclFunc_t, share: usize) -> bool {
-    if func == ncclFuncAllReduce {
-        MID_SHARE.contains(&share)
-    } else if func == ncclFuncAllGather || func == ncclFuncReduceScatter {
-        GATHER_MID_SHARE.contains(&share)
-    } else {
-        false
+impl Funcs {
+    fn covers(self, func: ncclFunc_t) -> bool {
+        match self {
+            Funcs::AllReduce => func == ncclFuncAllReduce,
+            Funcs::GatherScatter => func == ncclFuncAllGather || func == ncclFuncReduceScatter,
+            Funcs::Rooted => func == ncclFuncBroadcast || func == ncclFuncReduce,
+            Funcs::Any => true,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Funcs::AllReduce => "all_reduce",
+            Funcs::GatherScatter => "all_gather and reduce_scatter",
+            Funcs::Rooted => "broadcast and reduce",
+            Funcs::Any => "any collective on the ring or in PAT",
+        }
     }
 }
 
-/// Channels for a collective of this per-rank share in the band.
-fn channels(share: usize) -> i32 {
-    if ONE_CHANNEL_SHARE.contains(&share) {
-        1
-    } else {
-        2
+/// What a rule's range counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Size {
+    /// Each rank's share, `nBytes / nRanks`.
+    Share,
+    /// The whole buffer, `nBytes`.
+    Bytes,
+}
+
+/// What a rule decides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// The ring in Simple where NCCL's own cheapest choice is the ring or PAT in another protocol
+    /// (and Simple is usable), on this many channels unless the user bounds them; None: the
+    /// later rows choose the channels.
+    RingSimple(Option<i32>),
+    /// At most the channels NCCL builds for tcpxr's device by itself ([`NCCL_OWN_CHANNELS`]),
+    /// where NCCL would keep at least that many of the 8 tcpxr has it build; a smaller count NCCL
+    /// chooses by itself (small messages) stands.
+    OwnChannels,
+}
+
+/// One row of the tuner's table.
+#[derive(Clone, Debug)]
+pub struct Rule {
+    pub funcs: Funcs,
+    pub size: Size,
+    pub range: Range<usize>,
+    pub decision: Decision,
+    /// Why, in one line.
+    pub why: &'static str,
+}
+
+/// The channels NCCL builds for tcpxr's device by itself, kept below bulk shares.
+const NCCL_OWN_CHANNELS: i32 = 4;
+
+/// The tuner's rules, first match first (see the module's doc).
+pub const RULES: [Rule; 6] = [
+    Rule {
+        funcs: Funcs::AllReduce,
+        size: Size::Share,
+        range: (16 << 10)..(256 << 10),
+        decision: Decision::RingSimple(Some(1)),
+        why: "NCCL's one proxy thread moves every small message: one channel halves the connections it serves and \
+              doubles the messages' size (measured: 64-256 KiB 1.1-1.3x faster than on 2 channels, 32 KiB 81-94 us \
+              against 110-122); a share of 8 KiB stays in NCCL's LL, which beat Simple there",
+    },
+    Rule {
+        funcs: Funcs::AllReduce,
+        size: Size::Share,
+        range: (256 << 10)..(2 << 20),
+        decision: Decision::RingSimple(Some(2)),
+        why: "2 channels win once their 64 KiB messages go to the I/O pool rather than inline",
+    },
+    Rule {
+        funcs: Funcs::GatherScatter,
+        size: Size::Share,
+        range: (64 << 10)..(256 << 10),
+        decision: Decision::RingSimple(Some(1)),
+        why: "where NCCL runs the ring in LL or PAT on 4 channels (measured: 128-256 KiB 1.1-1.4x faster on 1)",
+    },
+    Rule {
+        funcs: Funcs::GatherScatter,
+        size: Size::Share,
+        range: (256 << 10)..(1 << 20),
+        decision: Decision::RingSimple(Some(2)),
+        why: "measured: 512 KiB - 1 MiB 1.5-1.8x faster on 2 channels than on NCCL's choice; from a 1 MiB share 4 \
+              channels are as fast or faster",
+    },
+    Rule {
+        funcs: Funcs::Rooted,
+        size: Size::Bytes,
+        range: (64 << 10)..(512 << 10),
+        decision: Decision::RingSimple(None),
+        why: "where NCCL runs the ring in LL (measured: 1.2-2.8x faster, on a par with Socket's best); from 512 KiB \
+              NCCL chooses Simple itself",
+    },
+    Rule {
+        funcs: Funcs::Any,
+        size: Size::Share,
+        range: 0..(32 << 20),
+        decision: Decision::OwnChannels,
+        why: "tcpxr has NCCL build 8 channels (nccl_settings), which pay only from shares of 32 MiB (measured: bulk \
+              5-25 % faster; all_gather and reduce_scatter of 64-256 KiB and 2-4 MiB 1.3-1.8x slower on 8)",
+    },
+];
+
+/// `n` bytes as the docs write them: "512 KiB", "2 MiB", "0".
+fn human(n: usize) -> String {
+    match n {
+        0 => "0".to_string(),
+        n if n % (1 << 20) == 0 => format!("{} MiB", n >> 20),
+        n if n % (1 << 10) == 0 => format!("{} KiB", n >> 10),
+        n => format!("{n} bytes"),
     }
+}
+
+impl Rule {
+    /// The row in one line, without its reason: "all_reduce with a per-rank share of 16 KiB to
+    /// under 256 KiB: the ring in Simple on 1 channel".
+    pub fn summary(&self) -> String {
+        let size = match self.size {
+            Size::Share => "a per-rank share",
+            Size::Bytes => "a size",
+        };
+        let range = match self.range.start {
+            0 => format!("below {}", human(self.range.end)),
+            s => format!("of {} to under {}", human(s), human(self.range.end)),
+        };
+        let decision = match self.decision {
+            Decision::RingSimple(Some(1)) => "the ring in Simple on 1 channel".to_string(),
+            Decision::RingSimple(Some(n)) => format!("the ring in Simple on at most {n} channels"),
+            Decision::RingSimple(None) => "the ring in Simple".to_string(),
+            Decision::OwnChannels => format!(
+                "at most the {NCCL_OWN_CHANNELS} channels NCCL builds for tcpxr's device by itself, where NCCL \
+                 would keep that many (its own smaller counts for small messages stand)"
+            ),
+        };
+        format!("{} with {size} {range}: {decision}", self.funcs.name())
+    }
+}
+
+/// The rules as the log line and the docs say them: one summary per row, in table order, joined
+/// by "; ". With `channels` false (the user bounds NCCL's channels) the channel counts are left
+/// out of the rows that choose Simple and the channels row is dropped.
+pub fn describe(channels: bool) -> String {
+    let rows: Vec<String> = RULES
+        .iter()
+        .filter_map(|r| match (r.decision, channels) {
+            (_, true) => Some(r.summary()),
+            (Decision::OwnChannels, false) => None,
+            (Decision::RingSimple(_), false) => Some(
+                Rule {
+                    decision: Decision::RingSimple(None),
+                    ..r.clone()
+                }
+                .summary(),
+            ),
+        })
+        .collect();
+    rows.join("; ")
 }
 
 /// The bytes per channel below which NCCL gives up a channel of this algorithm, or None where
@@ -171,21 +292,32 @@ impl Tuner {
             return None;
         }
         let share = n_bytes / self.n_ranks;
-        if in_band(func, share) {
-            prefer_ring_simple(costs, n_proto);
-            let few = self.set_channels && cheapest(costs) == Some(ring_simple);
-            return few.then_some(channels(share));
+        for rule in &RULES {
+            let size = match rule.size {
+                Size::Share => share,
+                Size::Bytes => n_bytes,
+            };
+            if !rule.funcs.covers(func) || !rule.range.contains(&size) {
+                continue;
+            }
+            match rule.decision {
+                Decision::RingSimple(channels) => {
+                    prefer_ring_simple(costs, n_proto);
+                    if let Some(n) = channels {
+                        let few = self.set_channels && cheapest(costs) == Some(ring_simple);
+                        return few.then_some(n);
+                    }
+                }
+                Decision::OwnChannels => {
+                    let nccls = cheapest(costs)?;
+                    let (algo, proto) = (nccls / n_proto, nccls % n_proto);
+                    let keeps_own = bytes_per_channel(algo, proto, self.n_ranks)
+                        .is_some_and(|per_channel| n_bytes >= NCCL_OWN_CHANNELS as usize * per_channel);
+                    return (self.set_channels && keeps_own).then_some(NCCL_OWN_CHANNELS);
+                }
+            }
         }
-        let rooted = func == ncclFuncBroadcast || func == ncclFuncReduce;
-        if rooted && ROOTED_SIMPLE_BYTES.contains(&n_bytes) {
-            prefer_ring_simple(costs, n_proto);
-        }
-        let nccls = cheapest(costs)?;
-        let (algo, proto) = (nccls / n_proto, nccls % n_proto);
-        let keeps_own = bytes_per_channel(algo, proto, self.n_ranks)
-            .is_some_and(|per_channel| n_bytes >= NCCL_OWN_CHANNELS as usize * per_channel);
-        let fewer = self.set_channels && share < BULK_SHARE && keeps_own;
-        fewer.then_some(NCCL_OWN_CHANNELS)
+        None
     }
 }
 
@@ -475,5 +607,32 @@ mod tests {
         let mut costs = table(40.0, 60.0);
         assert_eq!(t.choose(ncclFuncAllReduce, 1 << 20, &mut costs, N_PROTO), None);
         assert_eq!(costs, table(40.0, 60.0));
+    }
+
+    #[test]
+    fn the_table_describes_itself_for_the_log_and_the_docs() {
+        let text = describe(true);
+        assert_eq!(text.matches("; ").count(), RULES.len() - 1, "{text}");
+        assert!(
+            text.starts_with(
+                "all_reduce with a per-rank share of 16 KiB to under 256 KiB: the ring in Simple on 1 channel; "
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("broadcast and reduce with a size of 64 KiB to under 512 KiB: the ring in Simple;"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "any collective on the ring or in PAT with a per-rank share below 32 MiB: at most the 4 channels"
+            ),
+            "{text}"
+        );
+        let bounded = describe(false);
+        assert!(!bounded.contains("channel"), "{bounded}");
+        assert_eq!(bounded.matches("; ").count(), RULES.len() - 2, "{bounded}");
+        // Every row says why.
+        assert!(RULES.iter().all(|r| !r.why.is_empty()));
     }
 }

@@ -29,11 +29,10 @@ fn open(
     match &t.idle_because {
         None => log::info!(
             target: "tcpxr::tuner",
-            "tuner: communicator {comm_id:#x} ({n_ranks} ranks, {n_nodes} nodes): mid-size all_reduce, all_gather, reduce_scatter, broadcast and reduce in Simple{}",
+            "tuner: communicator {comm_id:#x} ({n_ranks} ranks, {n_nodes} nodes): {}{}",
+            crate::tuner::describe(t.set_channels),
             if t.set_channels {
-                " on 1 channel for per-rank shares below 256 KiB, at most 2 up to 2 MiB (1 MiB for \
-                 all_gather and reduce_scatter); below shares of \
-                 32 MiB the ring and PAT on at most 4 channels"
+                ""
             } else {
                 " (channels left to the user's NCCL_MIN/MAX_NCHANNELS or _CTAS)"
             }
