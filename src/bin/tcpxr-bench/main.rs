@@ -8,7 +8,8 @@
 //!
 //! Each stripe count runs in a child process of its own, because tcpxr reads its configuration
 //! (NCCL_TCPXR_STRIPES) once per process, as it does inside NCCL. Every subcommand pins tcpxr to
-//! the loopback interface (NCCL_TCPXR_IFNAME=lo) unless the user names one.
+//! the loopback interface (NCCL_TCPXR_IFNAME=lo) unless the user names interfaces
+//! (NCCL_TCPXR_IFNAME or NCCL_SOCKET_IFNAME).
 //!
 //! An unknown option or a bad value is reported on stderr with exit code 2 (see cli.rs).
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -29,8 +30,11 @@ mod nccl;
 
 fn main() {
     // Two endpoints on one host talk over loopback, never through whatever address the host's
-    // first NIC has (tcpxr's default for clusters), unless the user names the interface.
-    if std::env::var_os("NCCL_TCPXR_IFNAME").is_none() {
+    // first NIC has (tcpxr's default for clusters), unless the user names interfaces.
+    if ["NCCL_TCPXR_IFNAME", "NCCL_SOCKET_IFNAME"]
+        .iter()
+        .all(|v| std::env::var_os(v).is_none())
+    {
         // Sound: the first thing main does, before this process has a second thread.
         std::env::set_var("NCCL_TCPXR_IFNAME", "lo");
         let _ = PINNED.set(());
@@ -82,7 +86,8 @@ macro_rules! read_or_exit {
 pub(crate) use read_or_exit;
 
 const HELP: &str = "tcpxr-bench: two endpoints over loopback through tcpxr's NCCL table (no GPU needed)
-  Every subcommand runs tcpxr on lo (NCCL_TCPXR_IFNAME=lo) unless NCCL_TCPXR_IFNAME is set.
+  Every subcommand runs tcpxr on lo (sets NCCL_TCPXR_IFNAME=lo) unless NCCL_TCPXR_IFNAME or
+  NCCL_SOCKET_IFNAME names interfaces.
   tcpxr-bench [--sizes MIN:MAX] [--stripes 1,2,4,8] [--seconds S] [--csv FILE] [--no-baseline]
       sizes double from MIN to MAX (K/M/G suffixes, 1 B - 1G, default 4K:1G); stripes 1-16; each
       point runs about S seconds (default 0.3, at most 3600; a point is never fewer messages than
@@ -176,6 +181,15 @@ fn sweep(args: &[String]) -> i32 {
             .iter()
             .map(|&n| {
                 let b = baseline(n, secs, 1, warmup_messages(n));
+                eprintln!(
+                    "  {:>8}: {} messages ({} B) in {:.3} s = {:.2} GB/s, {:.2} CPU cores busy",
+                    human(n),
+                    b.messages,
+                    b.bytes,
+                    b.secs,
+                    b.gbps,
+                    b.cores
+                );
                 (n, b.gbps, b.cores)
             })
             .collect();
@@ -230,10 +244,13 @@ fn how_measured(seconds: f64, baseline: bool) -> String {
 
 /// The interfaces tcpxr uses here, as the user reads them.
 fn interface() -> String {
-    match std::env::var("NCCL_TCPXR_IFNAME") {
-        Ok(v) if PINNED.get().is_some() => format!("NCCL_TCPXR_IFNAME={v}, which the bench sets when unset"),
-        Ok(v) => format!("NCCL_TCPXR_IFNAME={v}"),
-        Err(_) => "tcpxr's default interface".into(),
+    let var = |v: &str| std::env::var(v).ok().map(|value| format!("{v}={value}"));
+    match var("NCCL_TCPXR_IFNAME").or_else(|| var("NCCL_SOCKET_IFNAME")) {
+        Some(set) if PINNED.get().is_some() => {
+            format!("{set}, which the bench sets when neither it nor NCCL_SOCKET_IFNAME is set")
+        }
+        Some(set) => set,
+        None => "tcpxr's default interface".into(),
     }
 }
 
@@ -661,8 +678,15 @@ mod tests {
         let n = 256 << 10;
         for (connections, warmup) in [(1, 3), (2, 5)] {
             let b = baseline(n, 0.05, connections, warmup);
-            assert!(b.messages >= connections as u64, "each sender sends at least one message");
-            assert_eq!(b.bytes, b.messages * n as u64, "warm-up bytes counted, or a message cut");
+            assert!(
+                b.messages >= connections as u64,
+                "each sender sends at least one message"
+            );
+            assert_eq!(
+                b.bytes,
+                b.messages * n as u64,
+                "warm-up bytes counted, or a message cut"
+            );
             assert!(b.secs >= 0.05, "{} s on the clock", b.secs);
             assert!(b.gbps > 0.0 && b.cores > 0.0);
         }
@@ -671,7 +695,14 @@ mod tests {
     #[test]
     fn the_sweep_says_how_each_column_was_measured() {
         let text = how_measured(0.3, true);
-        for needed in ["tcpxr xN", "tcp x1", "warm-up", "0.3 s", "127.0.0.1", "before the clock starts"] {
+        for needed in [
+            "tcpxr xN",
+            "tcp x1",
+            "warm-up",
+            "0.3 s",
+            "127.0.0.1",
+            "before the clock starts",
+        ] {
             assert!(text.contains(needed), "{needed:?} missing from:\n{text}");
         }
         assert!(!how_measured(0.3, false).contains("tcp x1"));
