@@ -4,7 +4,7 @@
 //! Layers, top to bottom (each uses only those below it); docs/ARCHITECTURE.md has the data flow:
 //! `export` (the C tables) -> `plugin` (core API, with `devices`: physical and fused, and
 //! `nccl_settings`: the NCCL settings it gives) -> `engine` (logical connections) ->
-//! `transport` (inner nets) ; beside them `abi`, `config`, `log`, `error`, `capi`, and `tuner` (the
+//! `transport` (inner nets) ; beside them `abi`, `config`, `log` (and `testlog`, where test processes send it), `error`, `capi`, and `tuner` (the
 //! NCCL tuner exported from the same library, under `export`, reading `plugin`'s state).
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -19,5 +19,6 @@ pub mod gpu;
 pub mod log;
 pub mod nccl_settings;
 pub mod plugin;
+pub mod testlog;
 pub mod transport;
 pub mod tuner;

@@ -17,6 +17,7 @@ fn a_message_larger_than_the_posted_receive_is_invalid_usage() {
     let (rq, _) = pair.post(&mut out, &mut data);
     let (r, _) = wait_result(&net, rq, Duration::from_secs(5));
     assert_eq!(r, ncclResult_t::ncclInvalidUsage);
+    expect_log("message truncated: peer sent 1000 bytes but the receive posted 100 bytes");
     assert!(
         out.iter().all(|b| *b == 0),
         "nothing may be written past a refused header"
@@ -24,8 +25,11 @@ fn a_message_larger_than_the_posted_receive_is_invalid_usage() {
     std::mem::forget(pair); // the comm is broken by design; closing it is covered elsewhere
 }
 
+/// A peer process whose tcpxr log goes to its own stderr, which these tests read.
 fn bench() -> Command {
-    bench_command()
+    let mut cmd = bench_command();
+    cmd.env(nccl_net_tcpxr::testlog::FILE_VAR, "");
+    cmd
 }
 
 #[test]
@@ -56,6 +60,7 @@ fn a_killed_receiver_process_makes_the_sender_fail_with_remote_error_within_5_s(
     }
     assert_eq!(result, ncclResult_t::ncclRemoteError);
     assert!(killed.elapsed() < Duration::from_secs(5), "took {:?}", killed.elapsed());
+    expect_peer_gone_log();
     assert_eq!(net.close_send(s), OK);
 }
 
@@ -100,6 +105,7 @@ fn a_killed_sender_process_makes_the_receiver_fail_with_remote_error_within_5_s(
     }
     assert_eq!(result, ncclResult_t::ncclRemoteError);
     assert!(killed.elapsed() < Duration::from_secs(5), "took {:?}", killed.elapsed());
+    expect_peer_gone_log();
     assert_eq!(net.close_recv(r), OK);
     assert_eq!(net.close_listen(l), OK);
 }
@@ -145,6 +151,10 @@ fn stray_connections_to_the_listen_port_do_not_delay_the_real_peer() {
     let mut data = pattern(1 << 20, 8);
     assert!(pair.transfer(&mut data, 1 << 20) == data);
     assert_eq!(net.close_listen(l), OK);
+    expect_log(&format!(
+        "tcpxr listener: refused connection from {}: not a tcpxr hello",
+        garbage.local_addr().unwrap()
+    ));
 }
 
 #[test]
@@ -173,6 +183,8 @@ fn a_handle_with_the_wrong_nonce_is_refused_and_the_real_peer_still_connects() {
         );
     };
     assert_eq!(refused, ncclResult_t::ncclRemoteError);
+    expect_log("wrong nonce: the handle it connected with belongs to another listen");
+    expect_log("did not welcome this connection (control connection closed by peer)");
     let mut s = null();
     while s.is_null() || r.is_null() {
         if s.is_null() {
@@ -257,6 +269,10 @@ fn a_handle_with_wrong_magic_or_version_fails_connect_at_once() {
             "{what}"
         );
         assert!(s.is_null());
+        expect_log(&format!(
+            "connect (ncclNet v12): connect handle has {}",
+            what.replace("version", "protocol version")
+        ));
     }
     assert_eq!(net.close_listen(l), OK);
 }
@@ -267,10 +283,12 @@ fn pointers_tcpxr_did_not_hand_out_are_errors_not_crashes() {
     let pair = Pair::new(&net);
     let (mut done, mut size) = (7, 0);
     assert_eq!(net.test(null(), &mut done, &mut size), ncclResult_t::ncclInternalError);
+    expect_log("test (ncclNet v12): test on 0x0, which is not a request tcpxr returned");
     assert_eq!(
         net.test(std::ptr::without_provenance_mut(1), &mut done, &mut size),
         ncclResult_t::ncclInternalError
     );
+    expect_log("test (ncclNet v12): test on 0x1, which is not a request tcpxr returned");
     assert_eq!(done, 0);
     let mut junk = [0u64; 16];
     let mut req: *mut c_void = std::ptr::without_provenance_mut(1);
@@ -286,13 +304,29 @@ fn pointers_tcpxr_did_not_hand_out_are_errors_not_crashes() {
         OK
     );
     assert!(req.is_null(), "*request is written even on error");
+    expect_log(&format!(
+        "isend (ncclNet v12): {:p} is not a tcpxr send comm",
+        junk.as_ptr()
+    ));
     assert_ne!(
         net.isend(pair.recv, buf.as_mut_ptr() as *mut c_void, 16, null(), &mut req),
         OK,
         "a receive comm is not a send comm"
     );
+    expect_log(&format!(
+        "isend (ncclNet v12): {:p} is not a tcpxr send comm",
+        pair.recv
+    ));
     assert_ne!(net.close_send(pair.recv), OK);
+    expect_log(&format!(
+        "closeSend (ncclNet v12): {:p} is not a tcpxr send comm",
+        pair.recv
+    ));
     assert_ne!(net.accept(pair.send, &mut req), OK);
+    expect_log(&format!(
+        "accept (ncclNet v12): {:p} is not a tcpxr listen comm",
+        pair.send
+    ));
 }
 
 #[test]

@@ -40,6 +40,8 @@ fn in_child(test: &str, env: &[(&str, &str)]) -> Option<(bool, String, String)> 
         .args(["--exact", test, "--nocapture", "--test-threads", "1"])
         .env(CHILD, test)
         .env("TCPXR_LOG", "warn")
+        // Empty: the child's tcpxr log goes to its stderr, which this process reads.
+        .env(nccl_net_tcpxr::testlog::FILE_VAR, "")
         .env("NCCL_TCPXR_HANDSHAKE_TIMEOUT_MS", HANDSHAKE_MS.to_string())
         .envs(env.iter().copied())
         .output()
