@@ -562,6 +562,42 @@ pub unsafe fn dereg_mr(comm: *mut c_void, mhandle: *mut c_void) -> Result<()> {
     Ok(())
 }
 
+/// NCCL's getDeviceMr: tcpxr makes no device-side handle (NCCL's unpack kernel reads none), but
+/// the comm and the memory handle must be ones tcpxr made.
+///
+/// # Safety
+/// `comm` as for [`reg_mr`]; `mhandle` as for [`dereg_mr`] (it is not freed).
+pub unsafe fn get_device_mr(comm: *mut c_void, mhandle: *mut c_void) -> Result<()> {
+    // SAFETY: the caller's promise on `comm`; data_comm checks the tag before the reference.
+    unsafe { data_comm(comm) }?;
+    // SAFETY: the caller's promise on `mhandle`.
+    match unsafe { mem_arg(mhandle) } {
+        MemArg::Ours(_) => Ok(()),
+        MemArg::Absent => Err(Error::invalid_argument("getDeviceMr: mhandle is NULL")),
+        MemArg::Foreign(p) => Err(Error::invalid_argument(format!(
+            "getDeviceMr of {p:p}, which is not a memory handle tcpxr registered"
+        ))),
+    }
+}
+
+/// NCCL's iflush of `n` receive buffers on `comm`. Nothing to flush: test reports a receive done
+/// only once its bytes are in place (or, with device unpack, once NCCL's kernel may place them);
+/// the caller tells NCCL the flush is complete. The comm must be a receive comm and `n` what
+/// irecv takes.
+///
+/// # Safety
+/// `comm` as for [`irecv`].
+pub unsafe fn iflush(comm: *mut c_void, n: c_int) -> Result<()> {
+    // SAFETY: the caller's promise on `comm`; comm_ref checks the tag before the reference.
+    let _: &RecvComm = unsafe { comm_ref(comm, CommTag::Recv, "receive comm") }?;
+    if n != 1 {
+        return Err(Error::invalid_argument(format!(
+            "iflush with n={n}: tcpxr reports maxRecvs=1 and takes n=1"
+        )));
+    }
+    Ok(())
+}
+
 /// A memory handle as NCCL passed it with isend or irecv.
 enum MemArg<'a> {
     /// NULL: NCCL registered nothing for this buffer.

@@ -1,8 +1,8 @@
 //! Bad input and bad peers: errors with the right code, within seconds, never a hang or a crash.
 mod common;
 use common::*;
-use nccl_net_tcpxr::abi::ncclResult_t;
-use std::ffi::c_void;
+use nccl_net_tcpxr::abi::{ncclNet_v11_t, ncclResult_t};
+use std::ffi::{c_int, c_void};
 use std::io::{BufReader, Write};
 use std::net::TcpStream;
 use std::process::{Command, Stdio};
@@ -327,6 +327,80 @@ fn pointers_tcpxr_did_not_hand_out_are_errors_not_crashes() {
         "accept (ncclNet v12): {:p} is not a tcpxr listen comm",
         pair.send
     ));
+}
+
+/// Every bad argument gets its WARN and its error code: an init through the v11 and v12 tables
+/// without a slot for its context (refused before NCCL's logger was installed, it used to fail
+/// without a word), an iflush on NULL, on a send comm or of other than one buffer, a getDeviceMr
+/// of NULL, of a handle tcpxr did not register, or on what is not a comm. The good calls beside
+/// them succeed.
+#[test]
+fn bad_arguments_to_init_iflush_and_get_device_mr_are_errors_with_a_warn() {
+    let net = v12();
+    let pair = Pair::new(&net);
+    let v11: &ncclNet_v11_t = table("ncclNetPlugin_v11");
+    // SAFETY: tcpxr's tables, given a NULL context slot (what is under test) and no logger.
+    let (r11, r12) = unsafe {
+        (
+            v11.init.unwrap()(std::ptr::null_mut(), 1, std::ptr::null_mut(), None, None),
+            net.0.init.unwrap()(std::ptr::null_mut(), 1, std::ptr::null_mut(), None, None),
+        )
+    };
+    assert_eq!(
+        (r11, r12),
+        (ncclResult_t::ncclInvalidArgument, ncclResult_t::ncclInvalidArgument)
+    );
+    expect_log("init (ncclNet v11): init: ctx is NULL");
+    expect_log("init (ncclNet v12): init: ctx is NULL");
+
+    let mut buf = [0u8; 64];
+    let at = buf.as_mut_ptr() as *mut c_void;
+    let iflush = |comm: *mut c_void, n: c_int| {
+        let (mut data, mut size, mut mh) = ([at], [64 as c_int], [null()]);
+        let mut req: *mut c_void = std::ptr::without_provenance_mut(1);
+        // SAFETY: tcpxr's table; one-entry arrays and a live out-pointer; the comm is what is
+        // under test (tcpxr checks its tag).
+        let r =
+            unsafe { net.0.iflush.unwrap()(comm, n, data.as_mut_ptr(), size.as_mut_ptr(), mh.as_mut_ptr(), &mut req) };
+        assert!(req.is_null(), "*request is written, even on error");
+        r
+    };
+    assert_eq!(iflush(pair.recv, 1), OK);
+    assert_eq!(iflush(null(), 1), ncclResult_t::ncclInternalError);
+    expect_log("iflush (ncclNet v12): 0x0 is not a tcpxr receive comm");
+    assert_eq!(iflush(pair.send, 1), ncclResult_t::ncclInternalError);
+    expect_log(&format!(
+        "iflush (ncclNet v12): {:p} is not a tcpxr receive comm",
+        pair.send
+    ));
+    assert_eq!(iflush(pair.recv, 0), ncclResult_t::ncclInvalidArgument);
+    expect_log("iflush (ncclNet v12): iflush with n=0: tcpxr reports maxRecvs=1");
+
+    let mut mh = null();
+    assert_eq!(net.reg_mr(pair.recv, at, 64, &mut mh), OK);
+    let junk = [0u64; 8];
+    let get_device_mr = |comm: *mut c_void, mhandle: *mut c_void| {
+        let mut dptr: *mut c_void = std::ptr::without_provenance_mut(1);
+        // SAFETY: tcpxr's table and a live out-pointer; the comm and handle are what is under
+        // test (tcpxr checks tag and magic; `junk` is readable and holds no magic).
+        let r = unsafe { net.0.getDeviceMr.unwrap()(comm, mhandle, &mut dptr) };
+        assert!(dptr.is_null(), "NCCL gets no device handle, even on error");
+        r
+    };
+    assert_eq!(get_device_mr(pair.recv, mh), OK);
+    assert_eq!(get_device_mr(pair.recv, null()), ncclResult_t::ncclInvalidArgument);
+    expect_log("getDeviceMr (ncclNet v12): getDeviceMr: mhandle is NULL");
+    let junk_mh = junk.as_ptr() as *mut c_void;
+    assert_eq!(get_device_mr(pair.recv, junk_mh), ncclResult_t::ncclInvalidArgument);
+    expect_log(&format!(
+        "getDeviceMr of {junk_mh:p}, which is not a memory handle tcpxr registered"
+    ));
+    let not_a_comm = junk.as_ptr() as *mut c_void;
+    assert_eq!(get_device_mr(not_a_comm, mh), ncclResult_t::ncclInternalError);
+    expect_log(&format!(
+        "getDeviceMr (ncclNet v12): {not_a_comm:p} is not a tcpxr send or receive comm"
+    ));
+    assert_eq!(net.dereg_mr(pair.recv, mh), OK);
 }
 
 #[test]
