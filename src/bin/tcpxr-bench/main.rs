@@ -3,6 +3,7 @@
 //! stripe counts, beside a plain single-TCP-connection baseline measured in the same run.
 //!
 //!   tcpxr-bench [--sizes 4K:1G] [--stripes 1,2,4,8] [--seconds 0.5] [--csv FILE] [--no-baseline]
+//!   tcpxr-bench soak [--pairs 4] [--seconds 60] ...   (a long run checking every byte, soak.rs)
 //!   tcpxr-bench interference [--sizes 512K,4M]   (GEMM beside tcpxr traffic on GPU 0)
 //!   tcpxr-bench peer --role recv|send [--size N] [--handle HEX]   (a peer process, for tests)
 //!
@@ -27,6 +28,7 @@ mod gpu;
 mod interference;
 mod latency;
 mod nccl;
+mod soak;
 
 fn main() {
     // Two endpoints on one host talk over loopback, never through whatever address the host's
@@ -46,6 +48,7 @@ fn main() {
         Some("gpu") => gpu::run(&args[1..]),
         Some("latency") => latency::run(&args[1..]),
         Some("nccl") => nccl::run(&args[1..]),
+        Some("soak") => soak::run(&args[1..]),
         Some("interference") => interference::run(&args[1..]),
         Some("-h") | Some("--help") => {
             println!("{}", HELP);
@@ -99,6 +102,11 @@ const HELP: &str = "tcpxr-bench: two endpoints over loopback through tcpxr's NCC
       traffic shaped as NCCL drives a plugin: several connections, 8 messages in flight on each,
       one polling thread per side; aggregate rate, CPU cores busy, threads of the process; beside
       it plain TCP with as many copying threads as tcpxr's pool (GB/s per busy core compares them)
+  tcpxr-bench soak [--pairs 4] [--inflight 4] [--max-size 8M] [--seconds 60] [--report 10] [--seed 1]
+      a long correctness run: several pairs, messages of 0 B - max-size in flight on each, receives
+      posted larger a third of the time, every byte (and the posted tail past it) checked; a line
+      every --report seconds with messages verified, resident memory, threads and open fds; exit
+      code 4 at the first wrong byte or size
   tcpxr-bench latency [--size 8] [--iters 20000]
       small-message ping-pong between two threads: one-way latency, median and p99
   tcpxr-bench gpu [--mib 64]
@@ -243,7 +251,7 @@ fn how_measured(seconds: f64, baseline: bool) -> String {
 }
 
 /// The interfaces tcpxr uses here, as the user reads them.
-fn interface() -> String {
+pub(crate) fn interface() -> String {
     let var = |v: &str| std::env::var(v).ok().map(|value| format!("{v}={value}"));
     match var("NCCL_TCPXR_IFNAME").or_else(|| var("NCCL_SOCKET_IFNAME")) {
         Some(set) if PINNED.get().is_some() => {
