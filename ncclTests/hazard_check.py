@@ -7,8 +7,9 @@ hardware queue (CUDA_DEVICE_MAX_CONNECTIONS=1, or CUDA MPS): a hang. tcpxr's v7+
 (NCCL's device unpack places the pages); its v5/v6 tables, with NCCL_TCPXR_GPU_BUFFERS=1, still
 use tcpxr's own unpack kernel.
 
-This runs two ranks on one GPU (--one-gpu), all_reduce and sendrecv with GPU buffers (tcpxr-gpu),
-once with one hardware queue and once under MPS, through:
+This runs N ranks on one GPU (--one-gpu --ranks N, 2 by default), each its own NCCL host,
+all_reduce and sendrecv with GPU buffers (tcpxr-gpu), once with one hardware queue and once under
+MPS, through:
 
   v7+  tcpxr as NCCL loads it (the newest table): must complete, #wrong 0;
   v6   a shim exporting only tcpxr's v6 table (hazard/v6_shim.c), so NCCL runs tcpxr's own unpack
@@ -19,6 +20,7 @@ Exit status: 0 when every v7+ run passed and every v6 run hung; 1 when a v7+ run
 v7+ passed but a v6 run did not hang (inconclusive: the check could not have caught the hazard).
 
   python3 ncclTests/hazard_check.py --nccl-tests ~/nccl-tests/build --plugin-dir target/release
+  python3 ncclTests/hazard_check.py --nccl-tests ~/nccl-tests/build --plugin-dir target/release --ranks 4 --algo Tree
 """
 import argparse
 import json
@@ -47,9 +49,11 @@ def build_shim(out_dir, cc="cc"):
 
 def runner_argv(a, table, setting, out, shim):
     """The run_nccl_tests.py arguments of one run."""
-    argv = ["--one-gpu", "--nccl-tests", a.nccl_tests, "--plugin-dir", a.plugin_dir, "--configs", "tcpxr-gpu",
-            "--ops", a.ops, "--max", a.max, "--iters", "3", "--warmup", "1", "--timeout", str(a.timeout),
-            "--out", out] + SETTINGS[setting]
+    argv = ["--one-gpu", "--ranks", str(a.ranks), "--nccl-tests", a.nccl_tests, "--plugin-dir", a.plugin_dir,
+            "--configs", "tcpxr-gpu", "--ops", a.ops, "--max", a.max, "--iters", "3", "--warmup", "1",
+            "--timeout", str(a.timeout), "--out", out] + SETTINGS[setting]
+    if a.algo:
+        argv += ["--algo", a.algo]
     if table == "v6":
         argv += ["--env", f"NCCL_NET_PLUGIN={shim}",
                  "--env", f"TCPXR_SHIM_TARGET={configs.plugin_path(a.plugin_dir)}"]
@@ -83,10 +87,15 @@ def main(argv=None):
     p.add_argument("--nccl-tests", required=True, metavar="DIR")
     p.add_argument("--plugin-dir", required=True, metavar="DIR")
     p.add_argument("--ops", default="all_reduce,sendrecv")
+    p.add_argument("--ranks", type=int, default=2, metavar="N",
+                   help="ranks on GPU 0, each its own NCCL host (default: %(default)s)")
+    p.add_argument("--algo", metavar="NAME", help="NCCL_ALGO for every run (default: NCCL's own choice)")
     p.add_argument("--max", default="8M")
     p.add_argument("--timeout", type=int, default=40, help="seconds before a run counts as hung (default: %(default)s)")
     p.add_argument("--out", default=os.path.join(HERE, "out", "hazard"))
     a = p.parse_args(argv)
+    if a.ranks < 2:
+        p.error("--ranks: at least 2")
     os.makedirs(a.out, exist_ok=True)
     shim = build_shim(a.out)
     outcomes = {}
@@ -97,6 +106,7 @@ def main(argv=None):
             with open(os.path.join(out, "run.json")) as fh:
                 outcomes[(table, setting)] = outcome(json.load(fh)["failures"])
     status, lines = verdict(outcomes)
+    print(f"{a.ranks} ranks on GPU 0, NCCL_ALGO={a.algo}" if a.algo else f"{a.ranks} ranks on GPU 0, NCCL's own algorithm")
     print("\n".join(lines))
     return status
 

@@ -86,6 +86,22 @@ def comparison(results, configs):
     return table
 
 
+def ratio_series(results, configs):
+    """What the ratio plot draws: {op: {tcpxr config: [(size, best Socket time / tcpxr time)]}},
+    at every size where both were measured, the best Socket configuration chosen at each size
+    (best_baseline(); > 1 = tcpxr faster). Empty when the run has no Socket or no tcpxr config."""
+    if not (baselines(configs) and tcpxr_configs(configs)):
+        return {}
+    out = {}
+    for op, rows in comparison(results, configs).items():
+        series = {t: [(r["size"], r["vs_best"][t]) for r in rows if r["vs_best"][t] is not None]
+                  for t in tcpxr_configs(configs)}
+        series = {t: pts for t, pts in series.items() if pts}
+        if series:
+            out[op] = series
+    return out
+
+
 def _f(v, fmt="{:.2f}"):
     return "-" if v is None else fmt.format(v)
 

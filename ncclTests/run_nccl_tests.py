@@ -37,13 +37,18 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 EPILOG = """\
 single host (2 GPUs, MPI=0 build, one process):
   %(prog)s --nccl-tests ~/nccl-tests/build --plugin-dir target/release
-single host, two processes (MPI=1 build):
+single host, two processes (MPI=1 build), each its own NCCL host:
   %(prog)s --nccl-tests ~/nccl-tests/build --plugin-dir target/release --mpirun
+single host, 4 processes on GPUs 0-3 (MPI=1 build), NCCL's ring forced:
+  %(prog)s --nccl-tests ~/nccl-tests/build --plugin-dir target/release --mpirun --ranks 4 --algo Ring
 one GPU, two processes sharing it as two NCCL hosts (MPI=1 build; under MPS the ranks run
 concurrently and the figures are speeds; without --mps they take turns: correctness only):
   %(prog)s --nccl-tests ~/nccl-tests/build --plugin-dir target/release --one-gpu --mps
   %(prog)s --nccl-tests ~/nccl-tests/build --plugin-dir target/release --one-gpu --mps \\
       --env CUDA_DEVICE_MAX_CONNECTIONS=1 --configs tcpxr-host,tcpxr-gpu
+one GPU, 3 ranks as 3 NCCL hosts under MPS, NCCL's tree forced, a short correctness sweep:
+  %(prog)s --nccl-tests ~/nccl-tests/build --plugin-dir target/release --one-gpu --mps --ranks 3 \\
+      --algo Tree --configs tcpxr-host,tcpxr-gpu --max 32M --iters 2 --warmup 1
 several hosts (MPI=1 build, one rank per GPU; the plugin path must exist on every host):
   %(prog)s --nccl-tests ~/nccl-tests/build --plugin-dir /opt/tcpxr --hostfile hosts --np 16 \\
       --configs socket,tcpxr-gpu --env NCCL_SOCKET_IFNAME=eth1,eth2,eth3,eth4
@@ -57,12 +62,21 @@ def add_launch_args(p, *, several_hosts=True):
     p.add_argument("--plugin-dir", required=True, metavar="DIR",
                    help=f"directory holding {configs.PLUGIN_FILE}")
     p.add_argument("--mpirun", action="store_true",
-                   help="two processes via mpirun with -g 1 (needs an MPI=1 build) instead of one process with -g 2")
+                   help="one process per rank via mpirun with -g 1, rank r on GPU r and its own NCCL host "
+                        "(NCCL_HOSTID; needs an MPI=1 build) instead of one process with -g N")
+    p.add_argument("--ranks", type=int, metavar="N",
+                   help="ranks on this host (default 2): with --one-gpu N processes on GPU 0, with --mpirun N "
+                        "processes on GPUs 0..N-1, each its own NCCL host; else one process with -g N (one NCCL "
+                        "host with N GPUs)")
+    p.add_argument("--algo", metavar="NAME",
+                   help="force NCCL's algorithm: NCCL_ALGO=NAME for every run (Ring, Tree, ^PAT, ...; NCCL's "
+                        "syntax); named in the settings files, summary.md, the plot's title and run.json "
+                        "(default: NCCL's own choice)")
     if several_hosts:
         p.add_argument("--hostfile", help="several hosts: mpirun --hostfile FILE (implies --mpirun; needs --np)")
         p.add_argument("--np", type=int, help="number of ranks = GPUs in all (with --hostfile)")
     p.add_argument("--one-gpu", action="store_true",
-                   help="two processes via mpirun on GPU 0, each told it is its own host (NCCL_HOSTID), so NCCL "
+                   help="N processes (--ranks) via mpirun on GPU 0, each told it is its own host (NCCL_HOSTID), so NCCL "
                         "accepts them and routes their traffic over the network (needs an MPI=1 build); "
                         "with --mps they run concurrently, without it they take turns (correctness only)")
     p.add_argument("--mps", action="store_true",
@@ -74,7 +88,8 @@ def add_launch_args(p, *, several_hosts=True):
 
 
 def check_launch_args(p, a):
-    """Validate add_launch_args()'s options; sets a.extra_env, a.mpirun and a.nranks."""
+    """Validate add_launch_args()'s options; sets a.extra_env (with --algo's NCCL_ALGO), a.mpirun
+    and a.nranks."""
     a.hostfile, a.np = getattr(a, "hostfile", None), getattr(a, "np", None)
     try:
         a.extra_env = configs.parse_env(a.env)
@@ -86,7 +101,35 @@ def check_launch_args(p, a):
         a.mpirun = True
     if a.hostfile and not a.np:
         p.error("--hostfile needs --np (total number of ranks, one per GPU)")
-    a.nranks = a.np if a.hostfile else 2
+    if a.hostfile and a.ranks is not None and a.ranks != a.np:
+        p.error("with --hostfile the number of ranks is --np: leave out --ranks")
+    if a.ranks is not None and a.ranks < 2:
+        p.error("--ranks: at least 2 (one rank sends nothing over the network)")
+    a.nranks = a.np if a.hostfile else (a.ranks or 2)
+    if a.algo is not None:
+        if not a.algo.strip():
+            p.error("--algo: name an algorithm (Ring, Tree, ...)")
+        if a.extra_env.get("NCCL_ALGO", a.algo) != a.algo:
+            p.error(f"--algo {a.algo} and --env NCCL_ALGO={a.extra_env['NCCL_ALGO']} disagree: give one")
+        a.extra_env["NCCL_ALGO"] = a.algo
+
+
+def algo_text(a, base_env=None):
+    """Which algorithm NCCL was told to use, in words (NCCL_ALGO of --algo/--env, else the caller's)."""
+    base_env = os.environ if base_env is None else base_env
+    if "NCCL_ALGO" in a.extra_env:
+        how = "--algo" if getattr(a, "algo", None) else "--env"
+        return f"NCCL_ALGO={a.extra_env['NCCL_ALGO']} (forced by {how})"
+    if base_env.get("NCCL_ALGO"):
+        return f"NCCL_ALGO={base_env['NCCL_ALGO']} (from your environment)"
+    return "NCCL's own choice (NCCL_ALGO unset)"
+
+
+def algo_tag(a, base_env=None):
+    """A short name of the forced algorithm for titles ("NCCL_ALGO=Ring"), or "" for NCCL's choice."""
+    base_env = os.environ if base_env is None else base_env
+    value = a.extra_env.get("NCCL_ALGO") or base_env.get("NCCL_ALGO")
+    return f"NCCL_ALGO={value}" if value else ""
 
 
 def parse_args(argv=None):
@@ -123,13 +166,29 @@ def test_flags(a):
 # --one-gpu: NCCL refuses two ranks of one host on one GPU ("Duplicate GPU detected"), but it
 # compares GPUs only within a host, and NCCL_HOSTID names the host. Each rank gets its own name
 # from its MPI rank (OpenMPI, else MPICH/PMI), and NCCL_TESTS_DEVICE keeps nccl-tests on GPU 0.
+# --mpirun on one host: the same per-rank NCCL_HOSTID, so that NCCL sees N one-GPU hosts (as on a
+# cluster: its tree, PAT and grouped receives across hosts); nccl-tests picks GPU r for rank r
+# from the real host name, which NCCL_HOSTID does not change.
 ONE_GPU_ENV = {"NCCL_TESTS_DEVICE": "0"}
-ONE_GPU_HOSTID = 'NCCL_HOSTID="tcpxr-one-gpu-rank${OMPI_COMM_WORLD_RANK:-${PMI_RANK:?no MPI rank}}" exec "$@"'
+HOSTID_WRAPPER = 'NCCL_HOSTID="{prefix}${{OMPI_COMM_WORLD_RANK:-${{PMI_RANK:?no MPI rank}}}}" exec "$@"'
+ONE_GPU_HOSTID = HOSTID_WRAPPER.format(prefix="tcpxr-one-gpu-rank")
+RANK_HOSTID = HOSTID_WRAPPER.format(prefix="tcpxr-rank")
+
+
+def hostid_script(a):
+    """The shell line that gives each MPI rank its own NCCL_HOSTID, or None (one process, or a
+    hostfile: real hosts)."""
+    if a.one_gpu:
+        return ONE_GPU_HOSTID
+    if a.mpirun and not a.hostfile:
+        return RANK_HOSTID
+    return None
 
 
 def rank_wrapper(a):
-    """What runs each rank's binary under mpirun: nothing, or the per-rank NCCL_HOSTID of --one-gpu."""
-    return ["sh", "-c", ONE_GPU_HOSTID, "sh"] if a.one_gpu else []
+    """What runs each rank's binary under mpirun: nothing, or the per-rank NCCL_HOSTID."""
+    script = hostid_script(a)
+    return ["sh", "-c", script, "sh"] if script else []
 
 
 def command(a, binary, env_keys, flags=None, launcher=()):
@@ -137,7 +196,7 @@ def command(a, binary, env_keys, flags=None, launcher=()):
     flags (default test_flags(a)); launcher: what runs the binary (e.g. stdbuf -oL)."""
     flags = test_flags(a) if flags is None else flags
     if not a.mpirun:
-        return list(launcher) + [binary] + flags + ["-g", "2"]
+        return list(launcher) + [binary] + flags + ["-g", str(a.nranks)]
     cmd = ["mpirun", "--allow-run-as-root", "--bind-to", "none", "-np", str(a.nranks)]
     if a.hostfile:
         cmd += ["--hostfile", a.hostfile]
@@ -149,33 +208,44 @@ def command(a, binary, env_keys, flags=None, launcher=()):
 
 def mode_text(a):
     """How the ranks are launched, in words."""
+    n = a.nranks
+    mps_text = ", under MPS" if a.mps else ""
     if a.hostfile:
-        return f"mpirun -np {a.nranks} --hostfile {a.hostfile}, -g 1"
+        return f"mpirun -np {n} --hostfile {a.hostfile}, -g 1"
     if a.one_gpu:
-        return "mpirun -np 2 on GPU 0, one NCCL_HOSTID per rank, -g 1" + (", under MPS" if a.mps else "")
-    return ("mpirun -np 2, -g 1" if a.mpirun else "one process, -g 2") + (", under MPS" if a.mps else "")
+        return f"mpirun -np {n} on GPU 0, one NCCL_HOSTID per rank, -g 1" + mps_text
+    if a.mpirun:
+        return f"mpirun -np {n}, rank r on GPU r (GPUs 0-{n - 1}), one NCCL_HOSTID per rank, -g 1" + mps_text
+    return f"one process, -g {n} (GPUs 0-{n - 1}, one NCCL host)" + mps_text
+
+
+def ranks_in_words(n):
+    return "both ranks" if n == 2 else f"all {n} ranks"
 
 
 def one_gpu_note(a):
     """What --one-gpu figures mean, or None without --one-gpu."""
     if not a.one_gpu:
         return None
+    who = ranks_in_words(a.nranks)
     if a.mps:
-        return ("--one-gpu under MPS: both ranks share GPU 0 and run concurrently through the MPS server, so the "
-                "figures are speeds (of two ranks sharing one GPU, not of two GPUs)")
-    return ("--one-gpu without MPS: both ranks share GPU 0 and take turns on it (time-slicing), so these figures "
+        return (f"--one-gpu under MPS: {who} share GPU 0 and run concurrently through the MPS server, so the "
+                f"figures are speeds (of {a.nranks} ranks sharing one GPU, not of {a.nranks} GPUs)")
+    return (f"--one-gpu without MPS: {who} share GPU 0 and take turns on it (time-slicing), so these figures "
             "check correctness; they are not speeds")
 
 
 def run_facts(a, flags, daemon):
     """The settings of a run that are not environment variables, for its settings file."""
     facts = [("nccl-tests", f"{os.path.abspath(a.nccl_tests)}, flags {' '.join(flags)}"),
-             ("launch", mode_text(a)), ("MPS", daemon.describe()),
-             ("--env extras", settings.extras_text(a.extra_env))]
+             ("launch", mode_text(a)), ("ranks", str(a.nranks)), ("NCCL algorithm", algo_text(a)),
+             ("MPS", daemon.describe()), ("--env extras", settings.extras_text(a.extra_env))]
     if a.one_gpu:
         facts.append(("--one-gpu", f"{' '.join(f'{k}={v}' for k, v in ONE_GPU_ENV.items())} for every rank; "
                                    f"each rank's NCCL_HOSTID is set by the rank wrapper of the command: "
                                    f"{ONE_GPU_HOSTID}"))
+    elif hostid_script(a):
+        facts.append(("NCCL_HOSTID", f"one per rank, set by the rank wrapper of the command: {RANK_HOSTID}"))
     return facts
 
 
@@ -329,6 +399,18 @@ def preflight(a):
     return errors
 
 
+def gpu_problems(a, machine_info, base_env):
+    """One rank per GPU on this host needs as many GPUs: a setup error when nvidia-smi -L (or
+    CUDA_VISIBLE_DEVICES) shows fewer. Nothing when the count is unknown, with --one-gpu or a hostfile."""
+    if a.one_gpu or a.hostfile:
+        return []
+    have = settings.gpu_count(machine_info, base_env)
+    if have is None or have >= a.nranks:
+        return []
+    return [f"{a.nranks} ranks one per GPU need {a.nranks} GPUs, this host shows {have} "
+            f"(--one-gpu puts every rank on GPU 0)"]
+
+
 def main(argv=None):
     a = parse_args(argv)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -336,7 +418,8 @@ def main(argv=None):
     os.makedirs(os.path.join(out_dir, "logs"), exist_ok=True)
     base_env = dict(os.environ)
 
-    errors = preflight(a)
+    machine_info = settings.machine(base_env)
+    errors = preflight(a) + gpu_problems(a, machine_info, base_env)
     if errors:
         for e in errors:
             print(f"FAILED setup: {e}")
@@ -354,8 +437,8 @@ def main(argv=None):
         print("note: from your environment, applied to every config: "
               + " ".join(f"{k}={v}" for k, v in inherited.items()))
     mode = mode_text(a)
-    print(f"output: {out_dir}\nflags: {' '.join(test_flags(a))} ({mode})")
-    machine_info = settings.machine(base_env)
+    print(f"output: {out_dir}\nflags: {' '.join(test_flags(a))} ({mode}); {a.nranks} ranks; "
+          f"algorithm: {algo_text(a, base_env)}")
 
     runs, total = [], len(a.ops) * len(runnable)
     daemon = mps.Daemon(a.mps, os.path.join(out_dir, "mps-log"), base_env=base_env)
@@ -394,6 +477,7 @@ def main(argv=None):
     forcing = dict(configs.COMMON_ENV, **({} if a.hostfile else configs.SINGLE_HOST_ENV))
     notes = versions + [
         f"nccl-tests flags: {' '.join(test_flags(a))} ({mode})",
+        f"ranks: {a.nranks}; NCCL algorithm: {algo_text(a, base_env)}",
         "env of every run: " + " ".join(f"{k}={v}" for k, v in forcing.items()),
         f"--env extras (every run): {settings.extras_text(a.extra_env)}",
         f"MPS: {daemon.describe()}",
@@ -414,11 +498,13 @@ def main(argv=None):
                      + " | ".join(f"{r['op']} {r['config']}: {parse.stats_line(r['stats'])}" for r in with_stats))
     if failures:
         notes.append("failed runs are left out of the tables; their raw output is in <op>.<config>.txt")
-    title = f"tcpxr vs NCCL Socket, nccl-tests on {socket.gethostname()}, {stamp}"
+    title = (f"tcpxr vs NCCL Socket, nccl-tests on {socket.gethostname()}, {stamp}, {a.nranks} ranks"
+             + (f", {algo_tag(a, base_env)}" if algo_tag(a, base_env) else ""))
     text = report.write_summary(out_dir, results, runnable, title, notes, failures)
     plot, note = plotting.plot_busbw(results, runnable, os.path.join(out_dir, "busbw.png"), title)
     with open(os.path.join(out_dir, "run.json"), "w") as fh:
         json.dump({"argv": sys.argv, "out": out_dir, "machine": machine_info, "mps": daemon.describe(),
+                   "ranks": a.nranks, "launch": mode, "algo": algo_text(a, base_env),
                    "extra_env": a.extra_env, "runs": runs, "failures": failures}, fh, indent=1)
 
     print("\n" + text)

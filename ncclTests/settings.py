@@ -9,6 +9,7 @@ can change the result (NCCL_*, CUDA_*, TCPX_*, LD_*, OMPI_*), which the run inhe
 
 import datetime
 import os
+import re
 import shlex
 import shutil
 import socket
@@ -32,6 +33,19 @@ def machine(base_env=None):
             gpus = f"(nvidia-smi -L failed: {e})"
     return {"host": socket.gethostname(), "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
             "gpus": gpus}
+
+
+def gpu_count(machine_info, base_env=None):
+    """GPUs this host gives a process: the `GPU n:` lines of nvidia-smi -L, no more than
+    CUDA_VISIBLE_DEVICES names; None when nvidia-smi gave no list."""
+    base_env = os.environ if base_env is None else base_env
+    listed = [ln for ln in machine_info.get("gpus", "").splitlines() if re.match(r"GPU \d+:", ln.strip())]
+    if not listed:
+        return None
+    visible = base_env.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        return min(len(listed), len([d for d in visible.split(",") if d.strip()]))
+    return len(listed)
 
 
 def caller_vars(base_env, overridden):

@@ -52,6 +52,9 @@ def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog="one GPU, two ranks as two hosts under MPS:\n"
                                        "  %(prog)s --one-gpu --mps --nccl-tests ncclTests/nccl-tests/build --plugin-dir dist\n"
+                                       "one GPU, four ranks as four hosts under MPS, NCCL's ring forced:\n"
+                                       "  %(prog)s --one-gpu --mps --ranks 4 --algo Ring --nccl-tests "
+                                       "ncclTests/nccl-tests/build --plugin-dir dist\n"
                                        "two GPUs, two processes:\n"
                                        "  %(prog)s --mpirun --nccl-tests ncclTests/nccl-tests/build --plugin-dir dist")
     runner.add_launch_args(p, several_hosts=False)
@@ -103,7 +106,8 @@ def soak_flags(a):
 
 def progress(text, last_size):
     """What a job's output shows so far: complete cycles (rows at the largest size: nccl-tests
-    prints one row per size per cycle), rows, rows with #wrong > 0 and error lines."""
+    prints one row per size per cycle; for the ops that split over the ranks that size is
+    runner.expected_sizes(a, op)[-1]), rows, rows with #wrong > 0 and error lines."""
     text = text[: text.rfind("\n") + 1]      # a line still being written is not read
     r = parse.parse_nccl_tests(text)
     return {"cycles": sum(1 for row in r["rows"] if row["size"] == last_size), "rows": len(r["rows"]),
@@ -276,9 +280,15 @@ def stop_jobs(jobs, sig=signal.SIGTERM, grace_s=STOP_GRACE_S):
                 pass
 
 
-def job_progress(job, last_size):
+def cycle_ends(a):
+    """{op: the size of the last row of each cycle}: all_gather, reduce_scatter and alltoall print
+    their size rounded to whole 16 bytes a rank, so at 3 ranks their last row is not MAX."""
+    return {op: runner.expected_sizes(a, op)[-1] for op in a.ops}
+
+
+def job_progress(job, cycle_end):
     text = _read(job["spec"]["txt"])
-    return progress(text if job["stop_at"] is None else text[: job["stop_at"]], last_size)
+    return progress(text if job["stop_at"] is None else text[: job["stop_at"]], cycle_end[job["op"]])
 
 
 def sample(jobs, t, cycles, proc_root=procs.PROC):
@@ -292,8 +302,9 @@ def sample(jobs, t, cycles, proc_root=procs.PROC):
     return rows
 
 
-def soak(a, jobs, csv_path, last_size, proc_root=procs.PROC):
-    """Sample until --duration has passed or a job fails; returns (samples, ticks)."""
+def soak(a, jobs, csv_path, cycle_end, proc_root=procs.PROC):
+    """Sample until --duration has passed or a job fails; returns (samples, ticks).
+    cycle_end: {op: size of a cycle's last row} (cycle_ends())."""
     samples, ticks = [], []
     start, next_t = time.monotonic(), 0.0
     with open(csv_path, "w", newline="") as fh:
@@ -305,7 +316,7 @@ def soak(a, jobs, csv_path, last_size, proc_root=procs.PROC):
                 if job["end_s"] is None and job["proc"].poll() is not None:
                     job["end_s"] = round(t, 1)
             if t >= next_t or t >= a.duration:
-                now = {name: job_progress(job, last_size) for name, job in jobs.items()}
+                now = {name: job_progress(job, cycle_end) for name, job in jobs.items()}
                 cycles = {name: p["cycles"] for name, p in now.items()}
                 rows = sample(jobs, t, cycles, proc_root)
                 samples += rows
@@ -324,13 +335,13 @@ def soak(a, jobs, csv_path, last_size, proc_root=procs.PROC):
     return samples, ticks
 
 
-def finish(jobs, last_size):
+def finish(jobs, cycle_end):
     """Each job's outcome after it was stopped: exit status, output up to the stop, transport."""
     out = {}
     for name, job in jobs.items():
         logs, log_text = runner.read_logs(job["spec"]["log_prefix"])
         transport, evidence = runner.transport_problems(log_text, len(logs), job["config"])
-        out[name] = dict(job_progress(job, last_size), rc=job["proc"].returncode, ended_early=job["end_s"] is not None,
+        out[name] = dict(job_progress(job, cycle_end), rc=job["proc"].returncode, ended_early=job["end_s"] is not None,
                          end_s=job["end_s"], transport=transport, evidence=evidence)
     return out
 
@@ -353,9 +364,15 @@ def main(argv=None):
             print(f"FAILED setup: {e}")
             return 1
     machine_info = settings.machine(base_env)
-    last_size = runner.expected_sizes(a)[-1]
-    nranks = a.nranks if a.mpirun else 1    # -g 2: one process holds both ranks
+    errors = runner.gpu_problems(a, machine_info, base_env)
+    if errors:
+        for e in errors:
+            print(f"FAILED setup: {e}")
+        return 1
+    cycle_end = cycle_ends(a)
+    nranks = a.nranks if a.mpirun else 1    # -g N: one process holds every rank
     print(f"output: {out_dir}\nflags: {' '.join(soak_flags(a))} ({runner.mode_text(a)}), "
+          f"{a.nranks} ranks, algorithm: {runner.algo_text(a, base_env)}, "
           f"{a.duration:g} s, a sample every {a.interval:g} s")
 
     daemon = mps.Daemon(a.mps, os.path.join(out_dir, "mps-log"), base_env=base_env)
@@ -366,25 +383,27 @@ def main(argv=None):
                 print(f"MPS daemon started: {daemon.describe()}")
             try:
                 start_jobs(a, out_dir, base_env, daemon, machine_info, jobs)
-                samples, ticks = soak(a, jobs, os.path.join(out_dir, "soak.csv"), last_size)
+                samples, ticks = soak(a, jobs, os.path.join(out_dir, "soak.csv"), cycle_end)
                 stop_jobs(jobs)
             finally:                          # exception or Ctrl-C: end every job's session at once
                 stop_jobs(jobs, signal.SIGKILL, grace_s=5)
     except mps.MpsError as e:
         print(f"FAILED setup: {e}")
         return 1
-    outcome = finish(jobs, last_size)
+    outcome = finish(jobs, cycle_end)
     ok, problems, per_job, per_rank = judge(samples, ticks, outcome, warmup_s=a.warmup_seconds, nranks=nranks,
                                             max_rss_growth_kb=a.max_rss_growth_mb * 1024, max_gap_s=a.max_gap)
     problems += [f"MPS: {p}" for p in daemon.problems]
     ok = ok and not daemon.problems
     notes = [f"nccl-tests flags: {' '.join(soak_flags(a))} ({runner.mode_text(a)})",
+             f"ranks: {a.nranks}; NCCL algorithm: {runner.algo_text(a, base_env)}",
              f"jobs, all at once: {', '.join(jobs)}", f"duration {a.duration:g} s, a sample every {a.interval:g} s",
              f"--env extras (every job): {settings.extras_text(a.extra_env)}", f"MPS: {daemon.describe()}",
              "every setting of each job: <op>.<config>.settings.txt; every sample: soak.csv"]
     if a.one_gpu:
         notes.append(runner.one_gpu_note(a))
-    title = f"tcpxr soak, nccl-tests on {socket.gethostname()}, {stamp}"
+    title = (f"tcpxr soak, nccl-tests on {socket.gethostname()}, {stamp}, {a.nranks} ranks"
+             + (f", {runner.algo_tag(a, base_env)}" if runner.algo_tag(a, base_env) else ""))
     text = markdown(title, ok, problems, criteria_text(a, nranks), notes, outcome, per_job, per_rank)
     with open(os.path.join(out_dir, "soak.md"), "w") as fh:
         fh.write(text)

@@ -36,7 +36,8 @@ class Verdict(unittest.TestCase):
 
 class RunnerArgs(unittest.TestCase):
     def test_v6_runs_load_the_shim_and_point_it_at_tcpxr(self):
-        a = hazard_check.argparse.Namespace(nccl_tests="/nt", plugin_dir="/p", ops="all_reduce", max="8M", timeout=40)
+        a = hazard_check.argparse.Namespace(nccl_tests="/nt", plugin_dir="/p", ops="all_reduce", max="8M", timeout=40,
+                                            ranks=2, algo=None)
         argv = hazard_check.runner_argv(a, "v6", "mps", "/o", "/o/shim.so")
         self.assertIn("NCCL_NET_PLUGIN=/o/shim.so", argv)
         self.assertIn("TCPXR_SHIM_TARGET=/p/libnccl-net-tcpxr.so", argv)
@@ -45,6 +46,18 @@ class RunnerArgs(unittest.TestCase):
         self.assertNotIn("NCCL_NET_PLUGIN=/o/shim.so", argv)
         self.assertIn("CUDA_DEVICE_MAX_CONNECTIONS=1", argv)
         self.assertEqual(argv[argv.index("--configs") + 1], "tcpxr-gpu")
+
+
+    def test_ranks_and_algo_reach_the_runner(self):
+        a = hazard_check.argparse.Namespace(nccl_tests="/nt", plugin_dir="/p", ops="all_reduce", max="8M", timeout=40,
+                                            ranks=4, algo="Tree")
+        argv = hazard_check.runner_argv(a, "v7+", "mps", "/o", "/o/shim.so")
+        self.assertEqual(argv[argv.index("--ranks") + 1], "4")
+        self.assertEqual(argv[argv.index("--algo") + 1], "Tree")
+        runner = hazard_check.run_nccl_tests.parse_args(argv)   # the runner accepts them
+        self.assertEqual((runner.nranks, runner.extra_env["NCCL_ALGO"], runner.one_gpu), (4, "Tree", True))
+        a.algo = None
+        self.assertNotIn("--algo", hazard_check.runner_argv(a, "v6", "1queue", "/o", "/o/shim.so"))
 
 
 class Shim(unittest.TestCase):

@@ -86,15 +86,62 @@ class Summary(unittest.TestCase):
         self.assertNotIn("best", text)
 
     def test_svg_plot(self):
+        svg = "{http://www.w3.org/2000/svg}"
         with tempfile.TemporaryDirectory() as d:
             path, note = plotting.plot_busbw(results(), ["socket", "socket-4x4", "tcpxr-gpu"],
                                              os.path.join(d, "busbw.png"), "title", use_matplotlib=False)
             self.assertTrue(path.endswith("busbw.svg"))
             self.assertIn("built-in", note)
             root = ET.parse(path).getroot()
-            lines = root.findall("{http://www.w3.org/2000/svg}polyline")
-            self.assertEqual(len(lines), 5)  # 3 all_reduce + 2 sendrecv series
+            names = [p.find(svg + "title").text for p in root.findall(svg + "polyline")]
+            # busbw: 3 all_reduce + 2 sendrecv series; beside each op, tcpxr-gpu's ratio to the best Socket
+            self.assertEqual(names, ["socket", "socket-4x4", "tcpxr-gpu", "tcpxr-gpu / best Socket",
+                                     "socket", "tcpxr-gpu", "tcpxr-gpu / best Socket"])
+            ones = [ln for ln in root.findall(svg + "line") if ln.find(svg + "title") is not None]
+            self.assertEqual([ln.find(svg + "title").text for ln in ones], ["1", "1"])   # the line at 1.0, per op
+            texts = [t.text for t in root.findall(svg + "text")]
+            self.assertIn("best Socket time / tcpxr time", texts)
+            # no Socket config: busbw only
+            path, _ = plotting.plot_busbw(results(), ["tcpxr-gpu"], os.path.join(d, "only.png"), use_matplotlib=False)
+            root = ET.parse(path).getroot()
+            self.assertEqual(len(root.findall(svg + "polyline")), 2)
+            self.assertEqual(root.get("width"), str(plotting.PW))
             self.assertEqual(plotting.plot_busbw({"x": {}}, ["a"], os.path.join(d, "n.png"))[0], None)
+
+    def test_matplotlib_plot(self):
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            self.skipTest("matplotlib not installed")
+        with tempfile.TemporaryDirectory() as d:
+            path, note = plotting.plot_busbw(results(), ["socket", "tcpxr-gpu"], os.path.join(d, "busbw.png"), "t")
+            self.assertEqual(note, "plotted with matplotlib")
+            with open(path, "rb") as fh:
+                self.assertEqual(fh.read(8), b"\x89PNG\r\n\x1a\n")
+
+    def test_ratio_series(self):
+        """The ratio plotted beside busbw: best Socket time (the best Socket config at that size) /
+        tcpxr time, at every size where both ran; None where there is nothing to compare."""
+        res = {"all_reduce": {
+            "socket": {8: {"busbw": 0.0, "time_us": 20.0}, 1 << 20: {"busbw": 3.0, "time_us": 350.0}},
+            "socket-2x2": {8: {"busbw": 0.0, "time_us": 25.0}, 1 << 20: {"busbw": 6.0, "time_us": 175.0},
+                           2 << 20: {"busbw": 6.0, "time_us": 350.0}},
+            "tcpxr-host": {8: {"busbw": 0.0, "time_us": 16.0}, 1 << 20: {"busbw": 12.0, "time_us": 87.5},
+                           4 << 20: {"busbw": 12.0, "time_us": 350.0}},
+            "tcpxr-gpu": {8: {"busbw": 0.0, "time_us": 40.0}, 2 << 20: {"busbw": 3.0, "time_us": 700.0}},
+        }, "sendrecv": {"tcpxr-host": {8: {"busbw": 0.0, "time_us": 10.0}}}}
+        names = ["socket", "socket-2x2", "tcpxr-host", "tcpxr-gpu"]
+        got = report.ratio_series(res, names)
+        self.assertEqual(got, {"all_reduce": {
+            "tcpxr-host": [(8, 20 / 16), (1 << 20, 2.0)],            # 8 B: socket best; 1 MiB: socket-2x2
+            "tcpxr-gpu": [(8, 0.5), (2 << 20, 0.5)],                 # 2 MiB: socket-2x2 alone
+        }})                                                          # sendrecv: no Socket run, no ratio
+        self.assertEqual(report.ratio_series(res, ["tcpxr-host", "tcpxr-gpu"]), {})
+        self.assertEqual(report.ratio_series(res, ["socket", "socket-2x2"]), {})
+        # the same numbers as the summary's tcpxr/best column
+        rows = report.comparison(res, names)["all_reduce"]
+        self.assertEqual([(r["size"], r["vs_best"]["tcpxr-host"]) for r in rows if r["vs_best"]["tcpxr-host"]],
+                         got["all_reduce"]["tcpxr-host"])
 
 
 class TorchBenchPlan(unittest.TestCase):
@@ -103,6 +150,11 @@ class TorchBenchPlan(unittest.TestCase):
         algbw, busbw = torch_bench.bandwidths("all_reduce", 10 ** 9, 1.0, 8)
         self.assertAlmostEqual(busbw, algbw * 14 / 8)
         self.assertEqual(torch_bench.bandwidths("sendrecv", 10 ** 9, 0.5, 2), (2.0, 2.0))
+        # nccl-tests' factors at 3 ranks: all_reduce 2(n-1)/n, all_gather/reduce_scatter/alltoall (n-1)/n
+        self.assertAlmostEqual(torch_bench.bus_factor("all_reduce", 3), 4 / 3)
+        for op in ("all_gather", "reduce_scatter", "all_to_all"):
+            self.assertAlmostEqual(torch_bench.bus_factor(op, 3), 2 / 3)
+        self.assertEqual([torch_bench.bus_factor(op, 4) for op in ("broadcast", "sendrecv")], [1.0, 1.0])
 
     def test_schedule(self):
         self.assertEqual(torch_bench.schedule(8), (5, 20))
@@ -130,8 +182,10 @@ class TorchBenchPlan(unittest.TestCase):
 
     def test_one_gpu(self):
         """--one-gpu: every rank its own NCCL host name, so NCCL's duplicate-GPU check passes."""
-        names = {torch_bench.one_gpu_env(r)["NCCL_HOSTID"] for r in range(torch_bench.WORLD)}
-        self.assertEqual(len(names), torch_bench.WORLD)
+        for n in (2, 3, 4):
+            names = {torch_bench.one_gpu_env(r)["NCCL_HOSTID"] for r in range(n)}
+            self.assertEqual(len(names), n)
+            self.assertEqual(len({torch_bench.rank_env(r, False)["NCCL_HOSTID"] for r in range(n)} | names), 2 * n)
         self.assertTrue(torch_bench.parse_args(["--plugin-dir", "p", "--one-gpu"]).one_gpu)
         self.assertFalse(torch_bench.parse_args(["--plugin-dir", "p"]).one_gpu)
 

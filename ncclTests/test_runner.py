@@ -166,15 +166,99 @@ class Command(unittest.TestCase):
         lost = subprocess.run(run_nccl_tests.rank_wrapper(a) + probe, env=env, capture_output=True, text=True)
         self.assertNotEqual(lost.returncode, 0)   # outside MPI: refuses, rather than one name for all ranks
         self.assertIn("no MPI rank", lost.stderr)
+        mpirun = run_nccl_tests.parse_args(["--nccl-tests", "b", "--plugin-dir", "p", "--mpirun"])
+        self.assertEqual(run_nccl_tests.rank_wrapper(mpirun), ["sh", "-c", run_nccl_tests.RANK_HOSTID, "sh"])
         self.assertEqual(run_nccl_tests.rank_wrapper(run_nccl_tests.parse_args(
-            ["--nccl-tests", "b", "--plugin-dir", "p", "--mpirun"])), [])
+            ["--nccl-tests", "b", "--plugin-dir", "p", "--hostfile", "h", "--np", "16"])), [])   # real hosts
+        self.assertEqual(run_nccl_tests.rank_wrapper(run_nccl_tests.parse_args(
+            ["--nccl-tests", "b", "--plugin-dir", "p"])), [])                                   # one process
 
     def test_bad_args(self):
         with contextlib.redirect_stderr(io.StringIO()):
             for bad in (["--hostfile", "h"], ["--configs", "nope"], ["--min", "1X"],
-                        ["--one-gpu", "--hostfile", "h", "--np", "2"], ["--env", "FOO"], ["--env", "=1"]):
+                        ["--one-gpu", "--hostfile", "h", "--np", "2"], ["--env", "FOO"], ["--env", "=1"],
+                        ["--ranks", "1"], ["--ranks", "0", "--one-gpu"], ["--hostfile", "h", "--np", "8", "--ranks", "4"],
+                        ["--algo", "Ring", "--env", "NCCL_ALGO=Tree"], ["--algo", " "]):
                 with self.assertRaises(SystemExit):
                     run_nccl_tests.parse_args(["--nccl-tests", "b", "--plugin-dir", "p"] + bad)
+
+
+class Ranks(unittest.TestCase):
+    """--ranks N: the command, the ranks each run must show, and the rows nccl-tests prints."""
+
+    def args(self, *extra):
+        return run_nccl_tests.parse_args(["--nccl-tests", "b", "--plugin-dir", "p", *extra])
+
+    def test_one_gpu_n_ranks(self):
+        for n in (2, 3, 4):
+            a = self.args("--one-gpu", "--ranks", str(n))
+            self.assertEqual(a.nranks, n)
+            cmd = run_nccl_tests.command(a, "b/all_reduce_perf", {"NCCL_NET"})
+            self.assertEqual(cmd[:6], ["mpirun", "--allow-run-as-root", "--bind-to", "none", "-np", str(n)])
+            self.assertEqual(cmd[cmd.index("sh"):cmd.index("sh") + 4], ["sh", "-c", run_nccl_tests.ONE_GPU_HOSTID, "sh"])
+            self.assertEqual(cmd[-2:], ["-g", "1"])
+            self.assertEqual(run_nccl_tests.mode_text(a), f"mpirun -np {n} on GPU 0, one NCCL_HOSTID per rank, -g 1")
+        a = self.args("--one-gpu", "--ranks", "3", "--mps")
+        self.assertIn("all 3 ranks share GPU 0 and run concurrently", run_nccl_tests.one_gpu_note(a))
+        self.assertIn("both ranks share GPU 0", run_nccl_tests.one_gpu_note(self.args("--one-gpu")))
+
+    def test_one_rank_per_gpu(self):
+        a = self.args("--mpirun", "--ranks", "4")
+        cmd = run_nccl_tests.command(a, "b/sendrecv_perf", {"NCCL_NET"})
+        self.assertEqual(cmd[4:6], ["-np", "4"])
+        self.assertIn(run_nccl_tests.RANK_HOSTID, cmd)             # each rank its own NCCL host
+        self.assertIn("tcpxr-rank${OMPI_COMM_WORLD_RANK", run_nccl_tests.RANK_HOSTID)
+        self.assertEqual(run_nccl_tests.mode_text(a),
+                         "mpirun -np 4, rank r on GPU r (GPUs 0-3), one NCCL_HOSTID per rank, -g 1")
+        one = self.args("--ranks", "3")                            # one process, MPI=0 build
+        self.assertEqual(run_nccl_tests.command(one, "b/sendrecv_perf", set())[-2:], ["-g", "3"])
+        self.assertEqual(run_nccl_tests.mode_text(one), "one process, -g 3 (GPUs 0-2, one NCCL host)")
+        self.assertEqual(self.args("--hostfile", "h", "--np", "16", "--ranks", "16").nranks, 16)
+
+    def test_gpu_count(self):
+        info = {"gpus": "GPU 0: NVIDIA H200 (UUID: x)\nGPU 1: NVIDIA H200 (UUID: y)"}
+        self.assertEqual(run_nccl_tests.settings.gpu_count(info, {}), 2)
+        self.assertEqual(run_nccl_tests.settings.gpu_count(info, {"CUDA_VISIBLE_DEVICES": "1"}), 1)
+        self.assertIsNone(run_nccl_tests.settings.gpu_count({"gpus": "(nvidia-smi not found)"}, {}))
+        self.assertEqual(run_nccl_tests.gpu_problems(self.args("--mpirun", "--ranks", "2"), info, {}), [])
+        self.assertEqual(run_nccl_tests.gpu_problems(self.args("--mpirun", "--ranks", "3"), info, {}),
+                         ["3 ranks one per GPU need 3 GPUs, this host shows 2 (--one-gpu puts every rank on GPU 0)"])
+        self.assertEqual(run_nccl_tests.gpu_problems(self.args("--one-gpu", "--ranks", "4"), info, {}), [])
+
+    def test_algo(self):
+        a = self.args("--one-gpu", "--algo", "Tree")
+        self.assertEqual(a.extra_env, {"NCCL_ALGO": "Tree"})
+        self.assertEqual(run_nccl_tests.algo_text(a, {}), "NCCL_ALGO=Tree (forced by --algo)")
+        self.assertEqual(run_nccl_tests.algo_tag(a, {}), "NCCL_ALGO=Tree")
+        same = self.args("--algo", "Ring", "--env", "NCCL_ALGO=Ring")
+        self.assertEqual(same.extra_env, {"NCCL_ALGO": "Ring"})
+        env = self.args("--env", "NCCL_ALGO=^PAT")
+        self.assertEqual(run_nccl_tests.algo_text(env, {}), "NCCL_ALGO=^PAT (forced by --env)")
+        plain = self.args()
+        self.assertEqual(run_nccl_tests.algo_text(plain, {}), "NCCL's own choice (NCCL_ALGO unset)")
+        self.assertEqual(run_nccl_tests.algo_tag(plain, {}), "")
+        self.assertEqual(run_nccl_tests.algo_text(plain, {"NCCL_ALGO": "Ring"}), "NCCL_ALGO=Ring (from your environment)")
+        over = configs.overrides("tcpxr-host", "/p", "x", base_env={}, extra=a.extra_env)
+        self.assertEqual(over["NCCL_ALGO"], "Tree")
+
+    def test_rows_scale_with_ranks(self):
+        """nccl-tests 2.19.6 (<op>GetCollByteCount): all_gather, reduce_scatter and alltoall hold
+        (count / nranks) & ~3 floats a rank and print that times the ranks; the others print MIN..MAX."""
+        sizes = lambda n, op: run_nccl_tests.expected_sizes(mock.Mock(min_bytes=8, max_bytes=32 << 20, nranks=n), op)
+        powers = [8 << i for i in range(23)]                          # 8 B .. 32 MiB
+        for n in (2, 3, 4):
+            for op in ("all_reduce", "broadcast", "reduce", "sendrecv"):
+                self.assertEqual(sizes(n, op), powers)
+        self.assertEqual(sizes(2, "all_gather")[:3], [32, 64, 128])
+        self.assertEqual(sizes(4, "alltoall")[:3], [64, 128, 256])     # 64 B: 16 floats, 4 a rank
+        self.assertEqual(sizes(4, "alltoall")[-1], 32 << 20)
+        three = sizes(3, "reduce_scatter")
+        self.assertEqual(three[:4], [48, 96, 240, 480])                 # 64 B: 16 floats -> 4 a rank -> 48 B
+        self.assertEqual(three[-1], ((((32 << 20) // 4) // 3) & ~3) * 3 * 4)
+        self.assertEqual(three[-1], 33554400)
+        self.assertEqual(sizes(3, "all_gather"), three)
+        self.assertEqual(len(three), 20)                                # 8, 16 and 32 B print as 0
+        self.assertNotEqual(powers, three)
 
 
 class EndToEnd(unittest.TestCase):
@@ -196,6 +280,12 @@ class EndToEnd(unittest.TestCase):
         fakes.install(self.bin, "mpirun", fakes.MPIRUN)
         fakes.install(self.bin, mps.CONTROL, fakes.MPS_CONTROL)
         fakes.install(self.bin, "nvidia-smi", fakes.NVIDIA_SMI)
+        self.env_more = {}
+
+    def sweep_fakes(self, *ops):
+        """nccl-tests stand-ins that print the rows and ranks of any rank count."""
+        for op in ops:
+            fakes.install(self.build, f"{op}_perf", fakes.NCCL_TESTS_SWEEP)
 
     def calls_made(self, prog=None):
         calls = [json.loads(line) for line in read(self.calls).splitlines()]
@@ -205,7 +295,8 @@ class EndToEnd(unittest.TestCase):
         self.tmp.cleanup()
 
     def run_main(self, mode, *extra, fake_bin=False):
-        env = {"FAKE_MODE": mode, "FAKE_CALLS": self.calls, "FAKE_RUNNER_PID": str(os.getpid())}
+        env = {"FAKE_MODE": mode, "FAKE_CALLS": self.calls, "FAKE_RUNNER_PID": str(os.getpid()), "FAKE_GPUS": "2"}
+        env.update(self.env_more)
         if fake_bin:                   # mpirun, nvidia-cuda-mps-control and nvidia-smi stand-ins
             env["PATH"] = self.bin + os.pathsep + os.environ.get("PATH", "")
         out = io.StringIO()
@@ -307,6 +398,67 @@ class EndToEnd(unittest.TestCase):
         self.assertNotIn("correctness", md)
         self.assertIn("MPS daemon stopped", text)
         self.assertTrue(json.loads(read(os.path.join(self.out, "run.json")))["mps"].startswith("on ("))
+
+    def test_three_ranks_on_one_gpu_with_tree_forced(self):
+        """--one-gpu --mps --ranks 3 --algo Tree: three processes, each its own NCCL host, every one
+        told NCCL_ALGO=Tree (through mpirun -x), all_gather's rows at 3 ranks expected, and the
+        algorithm named in the settings, the summary, the plot's title and run.json."""
+        self.sweep_fakes("all_gather", "sendrecv")
+        rc, text = self.run_main("ok", "--one-gpu", "--mps", "--ranks", "3", "--algo", "Tree",
+                                 "--configs", "socket,tcpxr-host", "--ops", "all_gather,sendrecv", "--max", "32M",
+                                 fake_bin=True)
+        self.assertEqual(rc, 0, text)
+        self.assertIn("ALL OK", text)
+        ranks = self.calls_made()
+        self.assertEqual(len(ranks), 2 * 2 * 3)                  # 2 ops x 2 configs x 3 ranks
+        self.assertEqual(sorted({c["env"]["NCCL_HOSTID"] for c in ranks}),
+                         ["tcpxr-one-gpu-rank0", "tcpxr-one-gpu-rank1", "tcpxr-one-gpu-rank2"])
+        for c in ranks:
+            self.assertEqual((c["env"]["NCCL_ALGO"], c["env"]["NCCL_TESTS_DEVICE"]), ("Tree", "0"))
+            self.assertEqual(c["env"]["OMPI_COMM_WORLD_SIZE"], "3")
+        got = read(os.path.join(self.out, "all_gather.tcpxr-host.settings.txt"))
+        for line in ("launch: mpirun -np 3 on GPU 0, one NCCL_HOSTID per rank, -g 1, under MPS", "ranks: 3",
+                     "NCCL algorithm: NCCL_ALGO=Tree (forced by --algo)", "--env extras: NCCL_ALGO=Tree",
+                     "command: mpirun --allow-run-as-root --bind-to none -np 3 ", "-x NCCL_ALGO", "  NCCL_ALGO=Tree"):
+            self.assertIn(line, got)
+        md = read(os.path.join(self.out, "summary.md"))
+        self.assertIn("ranks: 3; NCCL algorithm: NCCL_ALGO=Tree (forced by --algo)", md)
+        self.assertIn(", 3 ranks, NCCL_ALGO=Tree", md.splitlines()[0])
+        self.assertIn("all 3 ranks share GPU 0 and run concurrently", md)
+        self.assertIn("| 32 MiB |", md)                           # sendrecv's last row
+        self.assertIn("| 33554400 B |", md)                       # all_gather's: 2796200 floats a rank x 3
+        run = json.loads(read(os.path.join(self.out, "run.json")))
+        self.assertEqual((run["ranks"], run["algo"]), (3, "NCCL_ALGO=Tree (forced by --algo)"))
+
+    def test_four_ranks_one_per_gpu(self):
+        self.sweep_fakes("alltoall")
+        self.env_more = {"FAKE_GPUS": "4"}
+        rc, text = self.run_main("ok", "--mpirun", "--ranks", "4", "--configs", "tcpxr-gpu", "--ops", "alltoall",
+                                 "--max", "1M", fake_bin=True)
+        self.assertEqual(rc, 0, text)
+        ranks = self.calls_made()
+        self.assertEqual(sorted(c["env"]["NCCL_HOSTID"] for c in ranks), [f"tcpxr-rank{r}" for r in range(4)])
+        self.assertTrue(all("NCCL_TESTS_DEVICE" not in c["env"] for c in ranks))   # rank r on GPU r
+        self.assertTrue(all("NCCL_ALGO" not in c["env"] for c in ranks))           # NCCL's own choice
+        got = read(os.path.join(self.out, "alltoall.tcpxr-gpu.settings.txt"))
+        self.assertIn("NCCL_HOSTID: one per rank, set by the rank wrapper of the command: NCCL_HOSTID=\"tcpxr-rank", got)
+        self.assertIn("NCCL algorithm: NCCL's own choice (NCCL_ALGO unset)", got)
+
+    def test_too_few_gpus_for_one_rank_per_gpu(self):
+        self.env_more = {"FAKE_GPUS": "2"}
+        rc, text = self.run_main("ok", "--mpirun", "--ranks", "4", "--configs", "socket", "--ops", "sendrecv",
+                                 fake_bin=True)
+        self.assertEqual(rc, 1)
+        self.assertIn("FAILED setup: 4 ranks one per GPU need 4 GPUs, this host shows 2", text)
+        self.assertFalse(os.path.exists(self.calls))            # nothing ran
+
+    def test_rank_count_checked(self):
+        """An MPI=0 build under mpirun is N one-rank jobs: every run fails the rank check."""
+        self.sweep_fakes("all_reduce")
+        rc, text = self.run_main("mpi0", "--one-gpu", "--ranks", "3", "--configs", "socket", "--ops", "all_reduce",
+                                 "--max", "1K", fake_bin=True)
+        self.assertEqual(rc, 1)
+        self.assertIn("FAILED all_reduce socket: nccl-tests ran 1 rank(s), expected 3", text)
 
     def test_one_gpu_without_mps_says_correctness_only(self):
         rc, text = self.run_main("ok", "--one-gpu", "--configs", "socket", "--ops", "sendrecv", fake_bin=True)

@@ -68,6 +68,26 @@ class Args(unittest.TestCase):
         self.assertEqual(spec["over"]["NCCL_MIN_NCHANNELS"], "16")
 
 
+class Ranks(unittest.TestCase):
+    def test_n_ranks_and_algo(self):
+        a = soak.parse_args(ARGS + ["--one-gpu", "--ranks", "4", "--algo", "Ring"])
+        self.assertEqual(a.nranks, 4)
+        self.assertEqual(a.extra_env, {"NCCL_ALGO": "Ring", "NCCL_MIN_NCHANNELS": "16"})
+        with tempfile.TemporaryDirectory() as out:
+            os.makedirs(os.path.join(out, "logs"))
+            spec = soak.runner.prepare(a, "all_reduce", "tcpxr-host", out, {}, {}, soak.soak_flags(a))
+        self.assertEqual(spec["cmd"][4:6], ["-np", "4"])
+        self.assertEqual(spec["over"]["NCCL_ALGO"], "Ring")
+        self.assertIn("NCCL_ALGO", spec["forwarded"])
+
+    def test_a_cycle_ends_at_the_ops_own_last_row(self):
+        """At 3 ranks all_gather's last row is not MAX: (16M floats / 3) & ~3 a rank, x 3 x 4 bytes."""
+        a = soak.parse_args(ARGS + ["--one-gpu", "--ranks", "3", "--ops", "all_gather,sendrecv,alltoall"])
+        self.assertEqual(soak.cycle_ends(a), {"all_gather": 67108848, "sendrecv": 64 << 20, "alltoall": 67108848})
+        a = soak.parse_args(ARGS + ["--one-gpu", "--ranks", "4", "--ops", "reduce_scatter"])
+        self.assertEqual(soak.cycle_ends(a), {"reduce_scatter": 64 << 20})
+
+
 class Progress(unittest.TestCase):
     def test_cycles_wrong_and_partial_lines(self):
         one = fixture("all_reduce.socket.synthetic.txt")
@@ -214,7 +234,7 @@ class EndToEnd(unittest.TestCase):
         for d in (self.build, self.plugin, self.bin):
             os.makedirs(d)
         open(os.path.join(self.plugin, configs.PLUGIN_FILE), "w").close()
-        for op in ("all_reduce", "sendrecv"):
+        for op in ("all_reduce", "sendrecv", "all_gather"):
             fakes.install(self.build, f"{op}_perf", fakes.NCCL_TESTS_LOOP)
         fakes.install(self.bin, "mpirun", fakes.MPIRUN)
         fakes.install(self.bin, mps.CONTROL, fakes.MPS_CONTROL)
@@ -308,6 +328,22 @@ class EndToEnd(unittest.TestCase):
         self.assertTrue(all(not procs.alive(c["pid"]) for c in ranks))
         start, quit_ = [c for c in calls if c.get("prog") == "mps"]
         self.assertFalse(os.path.exists(start["pipe"]))
+
+    def test_three_ranks_on_one_gpu(self):
+        """3 ranks, 3 NCCL hosts: all_gather's cycles end at its own last row (not MAX), and each
+        job must show 3 rank processes."""
+        rc, text = self.run_main("ok", "--one-gpu", "--mps", "--ranks", "3", "--algo", "Tree", "--configs", "tcpxr-host",
+                                 "--ops", "all_gather,sendrecv")
+        self.assertEqual(rc, 0, text)
+        ranks = self.ranks()
+        self.assertEqual(len(ranks), 2 * 3)
+        self.assertEqual(sorted({c["env"]["NCCL_HOSTID"] for c in ranks}),
+                         [f"tcpxr-one-gpu-rank{r}" for r in range(3)])
+        self.assertTrue(all(c["env"]["NCCL_ALGO"] == "Tree" for c in ranks))
+        md = self.read("soak.md")
+        self.assertIn("3 rank process(es) in every sample after warm-up", md)
+        self.assertIn("ranks: 3; NCCL algorithm: NCCL_ALGO=Tree (forced by --algo)", md)
+        self.assertRegex(md, r"\| all_gather\.tcpxr-host \| -15 \(stopped by the soak\) \| [1-9]\d* \|")
 
     def test_one_gpu_under_mps(self):
         rc, text = self.run_main("ok", "--one-gpu", "--mps", "--configs", "tcpxr-gpu", "--ops", "sendrecv",

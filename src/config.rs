@@ -2,7 +2,8 @@
 //!
 //! [`PARAMS`] is the single source of truth for names, defaults and accepted ranges: the parser
 //! falls back to a row's `default` when the variable is unset, every error message quotes the row's
-//! `accepted` text, [`global`] logs one line per row, and the documentation is generated from it.
+//! `accepted` text, [`global`] logs one line per row, and [`markdown_table`] renders it into the
+//! tables of README.md and docs/CONFIG.md (the tests below fail when either document differs).
 //!
 //! Conventions for values: surrounding whitespace is ignored and an empty value means unset.
 //! Integers are plain decimal; byte sizes also take a binary `K`, `M` or `G` suffix (`512K`).
@@ -28,20 +29,23 @@ const STRIPES: Param = Param {
     name: "NCCL_TCPXR_STRIPES",
     default: "4",
     accepted: "1-16",
-    doc: "Inner connections (stripes) per NCCL connection; chunks are dealt round-robin over them.",
+    doc: "Inner connections (stripes) per NCCL connection; chunks are dealt round-robin over them. \
+          The listening side's value is used, so both ends always agree.",
 };
 const CHUNK_BYTES: Param = Param {
     name: "NCCL_TCPXR_CHUNK_BYTES",
     default: "524288",
     accepted: "4096-16777216, a multiple of 4096 (K/M suffixes allowed)",
-    doc: "Size of the chunks a message is cut into before it is dealt over the stripes.",
+    doc: "Size of the chunks a message is cut into before it is dealt over the stripes. The \
+          listening side's value is used; over tcpx chunks are capped at 4 MiB.",
 };
 const IFNAME: Param = Param {
     name: "NCCL_TCPXR_IFNAME",
     default: "",
     accepted: "comma-separated interface name prefixes; a leading ^ excludes, a leading = matches \
                exactly (like NCCL_SOCKET_IFNAME)",
-    doc: "Network interfaces tcpxr may use. Unset: NCCL_SOCKET_IFNAME's rules and defaults apply.",
+    doc: "Network interfaces tcpxr may use. Unset: NCCL_SOCKET_IFNAME, else the first interface \
+          that is up and not loopback, else lo.",
 };
 const SEND_WINDOW: Param = Param {
     name: "NCCL_TCPXR_SEND_WINDOW",
@@ -59,39 +63,42 @@ const INLINE_BYTES: Param = Param {
     name: "NCCL_TCPXR_INLINE_BYTES",
     default: "16384",
     accepted: "0-1048576 (K/M suffixes allowed)",
-    doc: "Messages up to this size travel on the control connection and use no stripe.",
+    doc: "Messages up to this size travel on the control connection and use no stripe. They cost \
+          one socket write and no hand-off, which is what the smallest messages wait on.",
 };
 const INLINE_IDLE_BYTES: Param = Param {
     name: "NCCL_TCPXR_INLINE_IDLE_BYTES",
     default: "auto",
     accepted: "auto or 0-1048576 (K/M suffixes allowed)",
-    doc: "Messages up to this size also travel on the control connection when at most one other \
-          message is in flight on the connection and NCCL's thread has no other such message out on \
-          any connection: one socket write from NCCL's thread instead of a hand-off to the stripes, \
-          which is what small collectives wait on. A receiver that offers \
-          GPU buffers accepts only NCCL_TCPXR_INLINE_BYTES. auto: 32768 with at least 8 cores, where \
-          the stripes copy in parallel on the I/O pool (NCCL all_reduce of 2-8 MiB measured \
-          1.6-3.9x faster than with 524288; all_gather and reduce_scatter of 256 KiB-1 MiB, whose \
-          64 KiB messages NCCL's thread had copied one at a time, 1.1-1.2x faster than with 65536, \
-          docs/BENCHMARKS.md section 31), else 524288.",
+    doc: "Messages up to this size also travel on the control connection while the connection is \
+          nearly idle. Nearly idle: at most one other message is in flight on the connection, and \
+          NCCL's thread has no other such mid-sized message out on any connection; latency-bound \
+          traffic is then one socket write from NCCL's thread, while bulk traffic (more in flight) \
+          and a second mid-sized message, which the I/O pool copies in parallel, stay striped. A \
+          receiver that offers GPU buffers accepts only NCCL_TCPXR_INLINE_BYTES. auto: 32768 with \
+          at least 8 cores, where the stripes copy in parallel on the I/O pool, else 524288 \
+          (docs/BENCHMARKS.md, \"Defaults\").",
 };
 const INLINE_IDLE_P2P_BYTES: Param = Param {
     name: "NCCL_TCPXR_INLINE_IDLE_P2P_BYTES",
     default: "auto",
     accepted: "auto or 0-1048576 (K/M suffixes allowed)",
-    doc: "NCCL_TCPXR_INLINE_IDLE_BYTES for the connections NCCL opens for point-to-point operations \
-          (send/recv, all-to-all), which it says in its hints before connecting (setNetAttr, NCCL \
-          2.28+); other connections, and every connection under older NCCL, take \
+    doc: "NCCL_TCPXR_INLINE_IDLE_BYTES for the connections NCCL opens for point-to-point operations. \
+          NCCL names them (send/recv, all-to-all) in the hints it gives before connecting (setNetAttr, \
+          NCCL 2.28+); other connections, and every connection under older NCCL, take \
           NCCL_TCPXR_INLINE_IDLE_BYTES. A point-to-point message is a whole transfer that NCCL waits \
-          for, not one step of a pipeline. auto: the larger of 131072 and NCCL_TCPXR_INLINE_IDLE_BYTES \
-          (NCCL sendrecv of 128 KiB measured 1.2x faster than at 65536, docs/BENCHMARKS.md section 25).",
+          for, not one step of a pipeline. auto: the larger of 131072 and \
+          NCCL_TCPXR_INLINE_IDLE_BYTES.",
 };
 const SOCKET_SNDBUF: Param = Param {
     name: "NCCL_TCPXR_SOCKET_SNDBUF",
     default: "0",
     accepted: "0 (kernel autotuning) or 4096-1073741824 (K/M/G suffixes allowed)",
     doc: "SO_SNDBUF of the data sockets; 0 leaves the kernel's autotuning on. Below 65536 it is \
-          honoured with a WARN: such a buffer caps each stripe far below line rate.",
+          honoured with a WARN: such a buffer caps each stripe far below line rate. A ping-pong of \
+          single 128-192 KiB messages can wait out the kernel's loss-probe timer (a 2.6 ms p99) under \
+          autotuning, and not with this and NCCL_TCPXR_SOCKET_RCVBUF at 4194304; NCCL's own traffic \
+          did not show it.",
 };
 const SOCKET_RCVBUF: Param = Param {
     name: "NCCL_TCPXR_SOCKET_RCVBUF",
@@ -111,50 +118,55 @@ const IO_THREADS: Param = Param {
           connection. NCCL's proxy thread moves the bytes a socket takes or has at once; a stripe \
           with a backlog (see NCCL_TCPXR_HANDOFF_BYTES) goes to one of these threads until it \
           has caught up. 0: no pool, the proxy thread moves every byte. auto: the cores, at most 8; \
-          tcpxr processes sharing the host's cores (several ranks per host) split them, each \
-          leaving 2 for NCCL's own threads (two ranks on 16 cores: 6 each).",
+          tcpxr processes sharing the host's cores (several ranks per host, each naming itself with \
+          an abstract Unix socket) split them, each leaving 2 for NCCL's own threads and keeping \
+          at least 1 (two ranks on 16 cores: 6 each); a process held to part of the host by CPU \
+          affinity or a cgroup quota takes that part. More than the cores is capped; the count is \
+          logged when the pool starts.",
 };
 const HANDOFF_BYTES: Param = Param {
     name: "NCCL_TCPXR_HANDOFF_BYTES",
     default: "auto",
     accepted: "auto or 0-1073741824 (K/M/G suffixes allowed)",
-    doc: "The most NCCL's proxy thread moves for one socket stripe per turn while the stripe has \
-          I/O threads to hand to, and the backlog from which it does: a chunk larger than this \
-          goes to an I/O thread whole, and a stripe left with at least this many bytes to move \
-          (not yet taken by the socket, or the rest of a receive that has started to arrive) goes \
-          to one too; smaller chunks and backlogs the proxy thread moves as the socket allows. 0: \
-          every striped chunk goes to an I/O thread. auto: 0 with at least 8 cores, where the pool \
-          copies in parallel (measured fastest on 32 cores), else 524288, where NCCL's thread \
-          doing the work itself measured faster (2 cores).",
+    doc: "The most NCCL's proxy thread moves for one socket stripe per turn before the stripe goes \
+          to an I/O thread. A chunk larger than this goes to an I/O thread whole, and a stripe left \
+          with at least this many bytes to move (not yet taken by the socket, or the rest of a \
+          receive that has started to arrive) goes to one too; smaller chunks and backlogs the \
+          proxy thread moves as the socket allows. 0: every striped chunk goes to an I/O thread, and \
+          NCCL's thread moves only the control connection's messages. auto: 0 with at least 8 \
+          cores, where the pool copies in parallel (measured fastest on 32 cores), else 524288, \
+          where NCCL's thread doing the work itself measured faster (2 cores).",
 };
 const IO_SPIN_US: Param = Param {
     name: "NCCL_TCPXR_IO_SPIN_US",
     default: "auto",
     accepted: "auto or 0-100000",
-    doc: "Microseconds an idle I/O thread keeps looking for work before it sleeps; one thread of the \
-          pool at a time does, so a stripe handed off while traffic flows is taken at once instead of \
-          after a wake-up (tens of microseconds on a virtual machine). It keeps at most one core \
-          busy, and none once traffic has stopped that long. 0: idle threads sleep at once. auto: \
-          200 with at least 8 cores, else 0.",
+    doc: "Microseconds an idle I/O thread keeps looking for work before it sleeps. Up to \
+          NCCL_TCPXR_IO_SPIN_THREADS threads of the pool do (a zero-timeout epoll_wait), so that a \
+          stripe handed off while traffic flows is taken without a wake-up; none spin once traffic \
+          has stopped that long. 0: idle threads sleep at once. auto: 200 with at least 8 cores, \
+          else 0.",
 };
 const IO_SPIN_THREADS: Param = Param {
     name: "NCCL_TCPXR_IO_SPIN_THREADS",
     default: "1",
     accepted: "1-64 (never more than the I/O threads)",
-    doc: "How many idle I/O threads may spin at once (see NCCL_TCPXR_IO_SPIN_US): the cores the pool \
-          may keep busy waiting while traffic flows.",
+    doc: "How many idle I/O threads may spin at once (see NCCL_TCPXR_IO_SPIN_US). That is the number \
+          of cores the pool may keep busy waiting while traffic flows.",
 };
 const SPEED_MBPS: Param = Param {
     name: "NCCL_TCPXR_SPEED_MBPS",
     default: "0",
-    accepted: "0 (read /sys/class/net/<if>/speed) or 1-10000000",
-    doc: "Port speed reported to NCCL in Mbit/s; it steers NCCL's choice of channel count.",
+    accepted: "0 (the interface's speed from sysfs) or 1-10000000",
+    doc: "Port speed reported to NCCL in Mbit/s; it steers NCCL's choice of channel count. 0: the \
+          speed sysfs gives the interface; the loopback, which has none there, reports 400000.",
 };
 const HANDSHAKE_TIMEOUT_MS: Param = Param {
     name: "NCCL_TCPXR_HANDSHAKE_TIMEOUT_MS",
     default: "10000",
     accepted: "100-600000",
-    doc: "A connection to a listen port that has not completed its hello in this time is dropped.",
+    doc: "A connection to a listen port that has not completed its hello in this time is dropped, \
+          and a connect that has not completed in this time fails.",
 };
 const PEER_TIMEOUT_MS: Param = Param {
     name: "NCCL_TCPXR_PEER_TIMEOUT_MS",
@@ -170,54 +182,72 @@ const TRANSPORT: Param = Param {
     name: "NCCL_TCPXR_TRANSPORT",
     default: "auto",
     accepted: "auto, tcpx or socket (any case)",
-    doc: "Inner transport: tcpx (GPUDirect-TCPX plugin), socket (tcpxr's TCP), or auto (tcpx if \
-          it loads and reports a device, else socket).",
+    doc: "Inner transport: tcpx (Google's GPUDirect-TCPX plugin), socket (tcpxr's own TCP) or auto. \
+          auto: tcpx if the TCPX library loads and reports a device, else socket; the choice is \
+          logged. Over tcpx chunks are capped at 4 MiB and windows at 12 sends and 16 receives per \
+          stripe.",
 };
 const TCPX_LIB: Param = Param {
     name: "NCCL_TCPXR_TCPX_LIB",
     default: "",
     accepted: "a path or library name",
-    doc: "The TCPX plugin library to load; when it cannot be loaded init fails (also with \
-          NCCL_TCPXR_TRANSPORT=auto, which falls back to the socket transport only when this is unset). \
-          Unset: the default library search.",
+    doc: "The GPUDirect-TCPX plugin library to drive. Unset: /var/lib/tcpx/lib64, \
+          /usr/local/tcpx/lib64, /usr/local/nvidia/lib64, then the library path, taking only a net \
+          named GPUDirectTCPX and never tcpxr itself (docs/TCPX.md). Set: that library must load, \
+          or init fails (also with NCCL_TCPXR_TRANSPORT=auto, which falls back to the socket \
+          transport only when this is unset).",
 };
 const STATS: Param = Param {
     name: "NCCL_TCPXR_STATS",
     default: "0",
     accepted: "0 or 1",
-    doc: "1 prints each communicator's counters when it is closed.",
+    doc: "1 logs each connection's counters when it closes. Per stripe: bytes, chunks, I/O busy \
+          time, how many chunks were queued ahead of each new one (near 0: the stripe waits for \
+          NCCL; near the window: the stripe is the limit), its hand-offs to the I/O pool with their \
+          average wait until a worker took them, and window stalls.",
 };
 const STALL_SECONDS: Param = Param {
     name: "NCCL_TCPXR_STALL_SECONDS",
     default: "60",
     accepted: "0 (off) or 1-86400",
-    doc: "A connection with requests outstanding that makes no progress for this long gets a WARN \
-          saying what it waits for (peer, bytes per stripe, requests and their ages, GPU work), \
-          again every this many seconds while it lasts, and a line when it moves again.",
+    doc: "A connection with requests outstanding that makes no progress for this long logs a WARN \
+          saying what it waits for. The WARN names the peer, the requests and their ages, control \
+          bytes, bytes per stripe and GPU work or receives NCCL has not consumed; it repeats every \
+          interval while the stall lasts, and a line follows when the connection moves again.",
 };
 const GPU_BUFFERS: Param = Param {
     name: "NCCL_TCPXR_GPU_BUFFERS",
     default: "auto",
     accepted: "auto, 0 or 1",
-    doc: "1 offers NCCL GPU buffers (NCCL_PTR_CUDA) when a CUDA driver is present: over tcpx they go \
-          to TCPX directly and the unpack kernel places received pages; over socket tcpxr stages sends \
-          and unpacks receives on the GPU itself. auto: on for tcpx (GPUDirect is its point), off for \
-          socket (host buffers measured faster there, docs/BENCHMARKS.md).",
+    doc: "Offer NCCL GPU buffers (NCCL_PTR_CUDA) when a CUDA driver is present; auto: over tcpx only \
+          (host buffers measured faster over socket). Under NCCL's v7+ tables (NCCL 2.19+) received \
+          GPU pages are placed by NCCL's own kernel (device unpack, as with Google's TCPX plugin): \
+          tcpxr then sets NCCL_PROTO=Simple if unset (only that protocol reads the unpack ring), \
+          NCCL_PAT_ENABLE=0 if unset (NCCL's PAT algorithm does not place the pages, and NCCL 2.24+ \
+          no longer turns it off for such a net itself), and, over socket, NCCL_NET_GDR_READ=0 if \
+          unset (sends from host memory); another value of NCCL_PROTO or NCCL_PAT_ENABLE turns \
+          auto off and makes 1 fail init. Under the v5/v6 tables only 1 offers them, with tcpxr's \
+          own unpack kernel, which can deadlock beside a kernel waiting for the same data on a \
+          shared hardware queue (CUDA_DEVICE_MAX_CONNECTIONS=1, MPS).",
 };
 const TUNER: Param = Param {
     name: "NCCL_TCPXR_TUNER",
     default: "auto",
     accepted: "auto, 0 or 1",
-    doc: "The NCCL tuner exported from tcpxr's library (used when NCCL_TUNER_PLUGIN is unset): for a \
-          mid-size all_reduce on several nodes where NCCL would use LL, Simple on 1 channel for \
-          per-rank shares of 16-256 KiB and at most 2 up to 2 MiB, and all_gather and reduce_scatter \
-          the same way for per-rank shares of 64 KiB-1 MiB, broadcast and reduce of 64-512 KiB in \
-          Simple (measured faster over tcpxr's socket \
-          transport, docs/BENCHMARKS.md sections 16, 24, 26 and 31); below per-rank shares of \
-          32 MiB, any collective on the ring or in PAT on at most the 4 channels NCCL builds for \
-          tcpxr by itself (tcpxr has it build 8 for bulk, section 29). auto: over the socket \
-          transport only; 1: over every transport; 0: NCCL's own choices. Where it does not act, \
-          tcpxr sets no NCCL_MIN_NCHANNELS either.",
+    doc: "The NCCL tuner exported from tcpxr's library, used by NCCL 2.24+ when NCCL_TUNER_PLUGIN is \
+          unset. For collectives on two or more nodes, by per-rank share (the bytes over the ranks): \
+          an all_reduce with a share from 16 KiB to under 2 MiB runs the ring in Simple, on 1 \
+          channel below a 256 KiB share and on at most 2 from there; an all_gather or reduce_scatter \
+          with a share from 64 KiB to under 1 MiB the same way; a broadcast or reduce from 64 KiB \
+          to under 512 KiB runs the ring in Simple; and below a 32 MiB share any collective NCCL \
+          runs on the ring or in PAT keeps at most the 4 channels NCCL builds for tcpxr's device by \
+          itself (tcpxr has it build 8, which pay only at bulk). NCCL's own smaller counts for small \
+          messages stand, and every other choice is NCCL's. It acts only in a process whose \
+          communicators NCCL runs over tcpxr, and leaves the channel count to NCCL when the user \
+          bounds it (NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, NCCL_MIN_CTAS, NCCL_MAX_CTAS, or the \
+          older _NRINGS variables). auto: over the socket transport only (over tcpx unmeasured); 1: \
+          over every transport; 0: NCCL's own choices. Where it does not act, tcpxr sets no \
+          NCCL_MIN_NCHANNELS either. Each communicator's decision is logged at INFO.",
 };
 
 const LOOPBACK_DEVICES: Param = Param {
@@ -233,9 +263,10 @@ const RAILS: Param = Param {
     name: "NCCL_TCPXR_RAILS",
     default: "",
     accepted: "one rail[:plane] per device, in device order, comma-separated; each 0-32767",
-    doc: "The rail (and plane) of each device, given to NCCL 2.30+ in the v12 properties: NCCL \
-          keeps a ring or tree on one rail and never crosses planes. A fused device has its \
-          members' rail (plane) when they share it. Unset: undefined, NCCL's own rules apply.",
+    doc: "The rail (and plane) of each device, given to NCCL 2.30+ in the v12 properties. NCCL keeps \
+          a ring or tree on one rail and never crosses planes. A fused device has its members' rail \
+          (plane) when they share it. A count that differs from the devices fails init. Unset: \
+          undefined, NCCL's own rules apply.",
 };
 
 /// Every setting, in the order they are parsed, logged and documented.
@@ -270,6 +301,94 @@ pub static PARAMS: &[Param] = &[
 /// The table row of a variable, if it is one of tcpxr's.
 pub fn param(name: &str) -> Option<&'static Param> {
     PARAMS.iter().find(|p| p.name == name)
+}
+
+/// How much of each row's `doc` [`markdown_table`] shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DocLength {
+    /// The first sentence (up to the first ". "): README.md's table.
+    Summary,
+    /// All of it: docs/CONFIG.md's table.
+    Full,
+}
+
+/// The line before the generated table in a document.
+pub const TABLE_BEGIN: &str = "<!-- config:begin: generated from src/config.rs PARAMS, do not edit -->";
+/// The line after it.
+pub const TABLE_END: &str = "<!-- config:end -->";
+
+impl Param {
+    /// The doc's first sentence, its period included.
+    pub fn summary(&self) -> &'static str {
+        self.doc.find(". ").map_or(self.doc, |end| &self.doc[..=end])
+    }
+}
+
+/// [`PARAMS`] as a Markdown table (variable, default, accepted, meaning), one row per setting in
+/// table order: the text README.md (with [`DocLength::Summary`]) and docs/CONFIG.md (with
+/// [`DocLength::Full`]) carry between [`TABLE_BEGIN`] and [`TABLE_END`]. Names of variables and
+/// socket options in the text are set as code; a `|` is escaped.
+pub fn markdown_table(length: DocLength) -> String {
+    let mut out = String::from("| variable | default | accepted | meaning |\n|---|---|---|---|\n");
+    for p in PARAMS {
+        let default = if p.default.is_empty() { "(unset)" } else { p.default };
+        let doc = match length {
+            DocLength::Summary => p.summary(),
+            DocLength::Full => p.doc,
+        };
+        out += &format!(
+            "| `{}` | {} | {} | {} |\n",
+            p.name,
+            markdown_cell(default),
+            markdown_cell(p.accepted),
+            markdown_cell(doc)
+        );
+    }
+    out
+}
+
+/// One table cell: identifiers such as NCCL_PROTO or SO_SNDBUF in backticks, `|` escaped.
+fn markdown_cell(text: &str) -> String {
+    let is_identifier = |w: &str| {
+        w.contains('_')
+            && w.starts_with(|c: char| c.is_ascii_uppercase() || c == '_')
+            && w.chars().any(|c| c.is_ascii_uppercase())
+            && w.chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+    };
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        if is_identifier(word) {
+            out.push('`');
+            out.push_str(word);
+            out.push('`');
+        } else {
+            out.push_str(word);
+        }
+        word.clear();
+    };
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' {
+            word.push(c);
+            continue;
+        }
+        flush(&mut word, &mut out);
+        match c {
+            '|' => out.push_str("\\|"),
+            _ => out.push(c),
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+/// The text between [`TABLE_BEGIN`] and [`TABLE_END`] in `document`, or `None` without both lines.
+pub fn generated_block(document: &str) -> Option<&str> {
+    let start = document.find(TABLE_BEGIN)? + TABLE_BEGIN.len();
+    let start = start + document[start..].find('\n')? + 1;
+    let len = document[start..].find(TABLE_END)?;
+    Some(&document[start..start + len])
 }
 
 /// Which inner transport to drive (`NCCL_TCPXR_TRANSPORT`).
@@ -1156,6 +1275,60 @@ mod tests {
         let described = c.describe();
         let back: Vec<(&str, &str)> = described.iter().map(|(n, v)| (*n, v.as_str())).collect();
         assert_eq!(with(&back).unwrap(), c);
+    }
+
+    #[test]
+    fn readme_and_config_doc_tables_are_generated_from_params() {
+        for (file, length) in [("README.md", DocLength::Summary), ("docs/CONFIG.md", DocLength::Full)] {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+            let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let fresh = markdown_table(length);
+            let block = generated_block(&text)
+                .unwrap_or_else(|| panic!("{file} has no block between {TABLE_BEGIN} and {TABLE_END}"));
+            if block != fresh && std::env::var_os("TCPXR_UPDATE_DOCS").is_some() {
+                // A developer's shortcut: write the fresh table into the document and pass.
+                let start = block.as_ptr() as usize - text.as_ptr() as usize;
+                let updated = format!("{}{fresh}{}", &text[..start], &text[start + block.len()..]);
+                std::fs::write(&path, updated).expect("README.md or docs/CONFIG.md is writable");
+                continue;
+            }
+            assert!(
+                block == fresh,
+                "{file}'s settings table differs from config::PARAMS; replace its block with the text below \\
+                 (or run this test with TCPXR_UPDATE_DOCS=1 to write it):\n\
+                 {TABLE_BEGIN}\n{fresh}{TABLE_END}\n"
+            );
+        }
+    }
+
+    #[test]
+    fn summaries_are_one_short_sentence() {
+        for p in PARAMS {
+            let s = p.summary();
+            assert!(s.ends_with('.') && s.len() <= 160, "{}: {s:?}", p.name);
+            assert!(p.doc.starts_with(s), "{}", p.name);
+        }
+    }
+
+    #[test]
+    fn markdown_rows_set_identifiers_as_code_and_escape_bars() {
+        assert_eq!(
+            markdown_cell("sets NCCL_PROTO=Simple, SO_SNDBUF and _NRINGS; a|b, K/M, lo.2, GPUDirectTCPX"),
+            "sets `NCCL_PROTO`=Simple, `SO_SNDBUF` and `_NRINGS`; a\\|b, K/M, lo.2, GPUDirectTCPX"
+        );
+        let table = markdown_table(DocLength::Summary);
+        assert_eq!(table.lines().count(), PARAMS.len() + 2);
+        assert!(table.contains("| `NCCL_TCPXR_STRIPES` | 4 | 1-16 | Inner connections (stripes) per NCCL connection;"));
+        assert!(table.contains("| `NCCL_TCPXR_IFNAME` | (unset) |"));
+        assert!(markdown_table(DocLength::Full).len() > table.len());
+    }
+
+    #[test]
+    fn generated_block_is_the_text_between_the_marker_lines() {
+        let doc = format!("intro\n{TABLE_BEGIN}\n| a |\n| b |\n{TABLE_END}\nrest\n");
+        assert_eq!(generated_block(&doc), Some("| a |\n| b |\n"));
+        assert_eq!(generated_block("no markers"), None);
+        assert_eq!(generated_block(&format!("{TABLE_BEGIN}\n| a |\n")), None);
     }
 
     #[test]

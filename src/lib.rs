@@ -4,7 +4,9 @@
 //! Layers, top to bottom (each uses only those below it); docs/ARCHITECTURE.md has the data flow:
 //! `export` (the C tables) -> `plugin` (core API, with `devices`: physical and fused, and
 //! `nccl_settings`: the NCCL settings it gives) -> `engine` (logical connections) ->
-//! `transport` (inner nets) ; beside them `abi`, `config`, `log` (and `testlog`, where test processes send it), `error`, `capi`, and `tuner` (the
+//! `transport` (inner nets) ; beside them `abi`, `config`, `env` (the one place the process
+//! environment is written), `log` (and `testlog`, where test processes send it), `error`, `capi`,
+//! and `tuner` (the
 //! NCCL tuner exported from the same library, under `export`, reading `plugin`'s state).
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -13,6 +15,7 @@ pub mod capi;
 pub mod config;
 pub mod devices;
 pub mod engine;
+mod env;
 pub mod error;
 pub mod export;
 pub mod gpu;

@@ -196,11 +196,19 @@ mod tests {
     }
 
     #[test]
-    fn fallback_install_is_idempotent() {
+    fn without_an_nccl_logger_records_go_to_the_fallback_through_tcpxrs_logger() {
         install_fallback();
         install_fallback();
         install(None);
-        assert!(nccl_logger().is_none());
-        ::log::info!(target: "tcpxr::env", "reaches the fallback logger without a crash");
+        assert!(nccl_logger().is_none(), "install(None) leaves no NCCL logger");
+        // tcpxr's logger is the one `log` hands records to, once, at the level it chose.
+        let ours = &LOGGER as *const NcclLog as *const ();
+        assert_eq!(::log::logger() as *const dyn Log as *const (), ours);
+        assert_eq!(::log::max_level(), max_level());
+        // With no NCCL logger, what passes is what the fallback's TCPXR_LOG filter lets through.
+        for level in [Level::Error, Level::Warn, Level::Info, Level::Trace] {
+            let m = Metadata::builder().level(level).target("tcpxr::env").build();
+            assert_eq!(LOGGER.enabled(&m), fallback().enabled(&m), "{level}");
+        }
     }
 }

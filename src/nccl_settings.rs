@@ -1,17 +1,19 @@
 //! The NCCL settings tcpxr gives a value when the user left them unset, as aws-ofi-nccl sets
 //! NCCL's defaults per platform, and the GPU-buffer decision that rests on NCCL's own settings.
 //! NCCL reads each of these while it sets up a communicator, after its net plugins' init, so
-//! plugin's init applies them; every one is logged at INFO with why.
+//! plugin's init applies them (through crate::env, which says why that point is safe); every one
+//! is logged at INFO with why.
 use crate::config::{self, Config};
 use crate::error::{Error, Result};
 
 /// One NCCL setting tcpxr gives: (name, value, why).
 pub(crate) type Setting = (&'static str, &'static str, &'static str);
 
-/// Sets each of `settings` in the process environment and logs it; returns their names.
+/// Sets each of `settings` (all unset) in the process environment and logs it; returns their
+/// names. Called from plugin's first init only (crate::env).
 pub(crate) fn apply(settings: &[Setting]) -> Vec<&'static str> {
     for &(key, value, why) in settings {
-        std::env::set_var(key, value);
+        crate::env::set(key, value);
         log::info!(target: "tcpxr::init", "{key} unset: set to {value} ({why})");
     }
     settings.iter().map(|&(key, _, _)| key).collect()

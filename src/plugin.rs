@@ -2,7 +2,10 @@
 //! listen, connect, accept, memory registration, isend, irecv, iflush, test, close.
 //!
 //! It owns the configuration and the devices, chooses the inner transport, and checks every
-//! pointer NCCL hands back (comms carry a tag, requests a magic) before using it.
+//! pointer NCCL hands back before using it: comms carry a tag, requests a magic, and every comm
+//! handed to NCCL is in a registry of live objects until it is closed, so a close, regMr, deregMr
+//! or accept of a closed comm is refused without reading its freed memory (the per-message calls
+//! take no lock: `test` and `irecvConsumed` check the request, whose table is never freed).
 use crate::abi::{
     ncclDebugLogger_t, ncclNetDeviceHandle_v7_t, unpackNetDeviceHandle, NCCL_NET_DEVICE_UNPACK,
     NCCL_NET_DEVICE_UNPACK_VERSION, NCCL_PTR_CUDA, NCCL_PTR_HOST,
@@ -11,7 +14,7 @@ use crate::config::{self, Config};
 use crate::devices::{Device, Devices};
 use crate::engine::memory::Registration;
 use crate::engine::profile;
-use crate::engine::requests::{Kind, Request};
+use crate::engine::requests::{Kind, Lookup, Request};
 use crate::engine::wire::{HANDLE_BYTES, HANDLE_TICKET_OFFSET};
 use crate::engine::{CommTag, Connecting, ListenComm, RecvComm, SendComm, Tuning};
 use crate::error::{Error, Result};
@@ -20,11 +23,11 @@ use crate::nccl_settings;
 use crate::transport::socket::{SocketOptions, SocketTransport};
 use crate::transport::tcpx::{TcpxOptions, TcpxTransport};
 use crate::transport::{MemKind, Transport};
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub const PLUGIN_NAME: &str = "tcpxr";
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -61,6 +64,77 @@ static ASSIGNED: AtomicBool = AtomicBool::new(false);
 /// Whether this process offered NCCL GPU buffers (decided once at init), so isend/irecv need not
 /// ask the CUDA driver about pointers when it did not.
 static GPU_BUFFERS: AtomicBool = AtomicBool::new(false);
+
+/// What tcpxr handed NCCL behind a `void*` that NCCL hands back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Handed {
+    Listen,
+    Send,
+    Recv,
+    /// A v11+ communicator context (export::context).
+    Context,
+}
+
+impl Handed {
+    fn what(self) -> &'static str {
+        match self {
+            Handed::Listen => "listen comm",
+            Handed::Send => "send comm",
+            Handed::Recv => "receive comm",
+            Handed::Context => "context",
+        }
+    }
+}
+
+/// Every object NCCL holds and has not closed, by address. Taken at listen, connect, accept,
+/// regMr, deregMr and close (and init / finalize for contexts), never on the per-message path.
+static LIVE: Mutex<BTreeMap<usize, Handed>> = Mutex::new(BTreeMap::new());
+
+fn live() -> std::sync::MutexGuard<'static, BTreeMap<usize, Handed>> {
+    LIVE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Records `ptr` as a live object of kind `kind`, just before it goes to NCCL.
+pub fn hand_out(ptr: *mut c_void, kind: Handed) -> *mut c_void {
+    live().insert(ptr as usize, kind);
+    ptr
+}
+
+/// Whether `ptr` is a live object of kind `kind`; an error naming it otherwise. Nothing at `ptr`
+/// is read.
+fn check_live(ptr: *mut c_void, kind: Handed, call: &str) -> Result<()> {
+    match live().get(&(ptr as usize)) {
+        Some(&k) if k == kind => Ok(()),
+        found => Err(not_live(ptr, kind, call, found.copied())),
+    }
+}
+
+/// Takes `ptr` out of the registry for its close: Ok once, for a live object of kind `kind`;
+/// an error (and nothing read at `ptr`) for a second close, another kind, or a foreign pointer.
+pub fn take_back(ptr: *mut c_void, kind: Handed, call: &str) -> Result<()> {
+    let mut all = live();
+    match all.get(&(ptr as usize)) {
+        Some(&k) if k == kind => {
+            all.remove(&(ptr as usize));
+            Ok(())
+        }
+        found => Err(not_live(ptr, kind, call, found.copied())),
+    }
+}
+
+fn not_live(ptr: *mut c_void, kind: Handed, call: &str, found: Option<Handed>) -> Error {
+    match found {
+        Some(other) => Error::internal(format!(
+            "{call} of {ptr:p}: a tcpxr {}, not a {}",
+            other.what(),
+            kind.what()
+        )),
+        None => Error::internal(format!(
+            "{call} of {ptr:p}: not a live tcpxr {} (closed already, or never handed out)",
+            kind.what()
+        )),
+    }
+}
 
 /// Loads configuration and devices the first time; later calls only refresh the logger. `table`
 /// is the version of the table NCCL called through (5-12), which decides whether GPU buffers can
@@ -218,24 +292,31 @@ fn open_transport(
         config::Transport::Tcpx => {
             let t = tcpx().map_err(|e| e.context("NCCL_TCPXR_TRANSPORT=tcpx"))?;
             if t.devices().is_empty() {
+                let path = t.library().0.to_string();
+                t.not_used();
                 return Err(Error::system(format!(
-                    "NCCL_TCPXR_TRANSPORT=tcpx: the TCPX library {} reports no devices",
-                    t.library().0
+                    "NCCL_TCPXR_TRANSPORT=tcpx: the TCPX library {path} reports no devices"
                 )));
             }
             Ok(chosen(t, "NCCL_TCPXR_TRANSPORT=tcpx"))
         }
         config::Transport::Auto => match (tcpx(), config.tcpx_lib.as_deref()) {
             (Ok(t), _) if !t.devices().is_empty() => Ok(chosen(t, "auto, TCPX loaded with devices")),
+            // No device: TCPX is not used, and takes back the settings it was given.
             (Ok(t), Some(lib)) => {
+                let path = t.library().0.to_string();
+                t.not_used();
                 log::warn!(
                     target: "tcpxr::init",
-                    "NCCL_TCPXR_TCPX_LIB={lib}: the TCPX library {} loads but reports no devices; NCCL_TCPXR_TRANSPORT=auto uses the socket transport",
-                    t.library().0
+                    "NCCL_TCPXR_TCPX_LIB={lib}: the TCPX library {path} loads but reports no devices; NCCL_TCPXR_TRANSPORT=auto uses the socket transport"
                 );
-                socket(&format!("auto: TCPX {} reports no devices", t.library().0))
+                socket(&format!("auto: TCPX {path} reports no devices"))
             }
-            (Ok(t), None) => socket(&format!("auto: TCPX {} reports no devices", t.library().0)),
+            (Ok(t), None) => {
+                let path = t.library().0.to_string();
+                t.not_used();
+                socket(&format!("auto: TCPX {path} reports no devices"))
+            }
             // A library the user named is never silently replaced by the socket transport (a typo
             // would quietly lose GPUDirect): init fails, and the guard's WARN says why.
             (Err(e), Some(lib)) => {
@@ -290,7 +371,9 @@ pub fn context_opened() -> usize {
     CONTEXTS.fetch_add(1, Ordering::AcqRel) + 1
 }
 
+/// A communicator's finalize: also drops connects NCCL abandoned (see [`CONNECTING`]).
 pub fn context_closed() -> usize {
+    sweep_connects();
     CONTEXTS.fetch_sub(1, Ordering::AcqRel).saturating_sub(1)
 }
 
@@ -363,16 +446,57 @@ pub fn listen(dev: c_int, handle: &mut [u8; HANDLE_BYTES]) -> Result<*mut c_void
     // A fused device puts at least one stripe on each of its members.
     let stripes = p.config.stripes.max(nics.members().count());
     let comm = ListenComm::listen(p.transport.clone(), &nics, stripes, p.chunk_bytes, &t, handle)?;
-    Ok(Box::into_raw(comm) as *mut c_void)
+    Ok(hand_out(Box::into_raw(comm) as *mut c_void, Handed::Listen))
 }
 
 /// In-progress connects, keyed by a random ticket kept inside NCCL's handle buffer (NCCL calls
 /// connect again with the same buffer until a comm comes back), each with the handle it started
 /// from: a handle that carries another connect's ticket (the bytes came from the peer) does not
 /// take that connect over.
-static CONNECTING: Mutex<Option<HashMap<u64, InProgress>>> = Mutex::new(None);
-/// The handle a connect started from (ticket zeroed), and its state.
-type InProgress = ([u8; HANDLE_BYTES], Connecting);
+///
+/// The lock is held only to take an entry out, put it back or drop expired ones, never across a
+/// connect's own steps (`Connecting::start`, `poll`), so connects of different communicators do
+/// not wait for each other. An entry NCCL has not polled for longer than the handshake timeout
+/// (a connect abandoned mid-way, as NCCL's abort leaves it) is dropped with its sockets by the
+/// next connect or close of any comm.
+static CONNECTING: Mutex<BTreeMap<u64, InProgress>> = Mutex::new(BTreeMap::new());
+
+struct InProgress {
+    /// The handle the connect started from (ticket zeroed).
+    started_from: [u8; HANDLE_BYTES],
+    state: Connecting,
+    /// When NCCL last called connect for it.
+    polled: Instant,
+}
+
+fn connecting() -> std::sync::MutexGuard<'static, BTreeMap<u64, InProgress>> {
+    CONNECTING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Takes out of `table` the connects not polled for longer than `timeout`; the caller drops them
+/// (closing their sockets) after letting go of the lock.
+fn expired(table: &mut BTreeMap<u64, InProgress>, timeout: Duration, now: Instant) -> Vec<InProgress> {
+    let old: Vec<u64> = table
+        .iter()
+        .filter(|(_, c)| now.saturating_duration_since(c.polled) > timeout)
+        .map(|(&t, _)| t)
+        .collect();
+    old.iter().filter_map(|t| table.remove(t)).collect()
+}
+
+/// Drops the abandoned connects (see [`CONNECTING`]); called at every connect and close.
+fn sweep_connects() {
+    let Ok(p) = get() else { return };
+    let timeout = Duration::from_millis(p.config.handshake_timeout_ms);
+    let gone = expired(&mut connecting(), timeout, Instant::now());
+    if !gone.is_empty() {
+        log::info!(
+            "dropped {} connect(s) NCCL abandoned more than {} ms ago",
+            gone.len(),
+            timeout.as_millis()
+        );
+    }
+}
 
 /// Connects to the peer whose handle NCCL passes in `bytes` (NCCL's NCCL_NET_HANDLE_MAXSIZE-byte
 /// buffer, the same on every call of one connect). Returns NULL while the connection is still
@@ -400,33 +524,51 @@ pub fn connect(
     );
     let mut fresh = *bytes;
     fresh[HANDLE_TICKET_OFFSET..HANDLE_TICKET_OFFSET + 8].fill(0);
-    let mut table = CONNECTING.lock().unwrap();
-    let table = table.get_or_insert_with(HashMap::new);
-    let (ticket, mut state) = match table.remove(&ticket) {
-        Some((started_from, s)) if started_from == fresh => (ticket, s),
-        other => {
-            // The handle travelled from the peer with a zero ticket; a ticket we do not know, or
-            // one of a connect that started from another handle, is stale or foreign, and
-            // starting afresh is right in every case (the other connect keeps its state).
-            if let Some(theirs) = other {
-                table.insert(ticket, theirs);
-            }
-            let ticket = loop {
-                let t = crate::transport::socket::nonce();
-                if t != 0 && !table.contains_key(&t) {
-                    break t;
+    // Under the lock: drop abandoned connects, and take this one out if it is under way.
+    let (ticket, resumed, gone) = {
+        let mut table = connecting();
+        let gone = expired(&mut table, t.handshake_timeout, Instant::now());
+        match table.remove(&ticket) {
+            Some(c) if c.started_from == fresh => (ticket, Some(c.state), gone),
+            other => {
+                // The handle travelled from the peer with a zero ticket; a ticket we do not know,
+                // or one of a connect that started from another handle, is stale or foreign, and
+                // starting afresh is right in every case (the other connect keeps its state). A
+                // new ticket is one of 2^64 - 1 random values; it is checked against the connects
+                // in the table, not against those being polled right now (out of it).
+                if let Some(theirs) = other {
+                    table.insert(ticket, theirs);
                 }
-            };
-            (ticket, Connecting::start(p.transport.clone(), nics, &fresh, &t)?)
+                let ticket = loop {
+                    let t = crate::transport::socket::nonce();
+                    if t != 0 && !table.contains_key(&t) {
+                        break t;
+                    }
+                };
+                (ticket, None, gone)
+            }
         }
+    };
+    drop(gone);
+    // The connect's own steps, with no lock held.
+    let mut state = match resumed {
+        Some(s) => s,
+        None => Connecting::start(p.transport.clone(), nics, &fresh, &t)?,
     };
     match state.poll(&t)? {
         Some(comm) => {
             bytes[HANDLE_TICKET_OFFSET..HANDLE_TICKET_OFFSET + 8].fill(0);
-            Ok(Box::into_raw(comm) as *mut c_void)
+            Ok(hand_out(Box::into_raw(comm) as *mut c_void, Handed::Send))
         }
         None => {
-            table.insert(ticket, (fresh, state));
+            connecting().insert(
+                ticket,
+                InProgress {
+                    started_from: fresh,
+                    state,
+                    polled: Instant::now(),
+                },
+            );
             bytes[HANDLE_TICKET_OFFSET..HANDLE_TICKET_OFFSET + 8].copy_from_slice(&ticket.to_le_bytes());
             Ok(std::ptr::null_mut())
         }
@@ -437,15 +579,17 @@ pub fn connect(
 /// receive comm's device handle (v7+), filled in once the comm is made.
 ///
 /// # Safety
-/// `listen` must be NULL or a pointer NCCL passes back as a comm (see [`comm_ref`]); a listen
-/// comm must not be closed during the call.
+/// `listen` may be any pointer (it is looked up in the registry before it is read); a live
+/// listen comm must not be closed during the call.
 pub unsafe fn accept(
     listen: *mut c_void,
     max_requests: usize,
     dev_handle: Option<&mut ncclNetDeviceHandle_v7_t>,
 ) -> Result<*mut c_void> {
     let p = get()?;
-    // SAFETY: the caller's promise on `listen`; comm_ref checks the tag before the reference.
+    check_live(listen, Handed::Listen, "accept")?;
+    // SAFETY: a live listen comm (the registry says so), not closed during the call (the
+    // caller's promise).
     let l: &ListenComm = unsafe { comm_ref(listen, CommTag::Listen, "listen comm") }?;
     if let Some(h) = &dev_handle {
         if h.netDeviceType != NCCL_NET_DEVICE_UNPACK || h.netDeviceVersion != NCCL_NET_DEVICE_UNPACK_VERSION {
@@ -462,7 +606,7 @@ pub unsafe fn accept(
     if let Some(h) = dev_handle {
         // NCCL's service thread has the receiving GPU's context current.
         let gpu = crate::gpu::current()?;
-        h.handle = comm.enable_device_unpack(gpu.as_deref())?;
+        h.handle = comm.enable_device_unpack(gpu.as_ref())?;
         h.size = std::mem::size_of::<unpackNetDeviceHandle>();
         h.needsProxyProgress = 1;
         log::debug!(
@@ -470,7 +614,7 @@ pub unsafe fn accept(
             gpu.map(|g| g.ordinal)
         );
     }
-    Ok(Box::into_raw(comm) as *mut c_void)
+    Ok(hand_out(Box::into_raw(comm) as *mut c_void, Handed::Recv))
 }
 
 /// What a memory handle records: the memory's kind; for GPU memory, its GPU (which decides
@@ -493,11 +637,11 @@ const MR_MAGIC: u32 = 0x4d52_5854; // "TXRM"
 /// Registers `size` bytes at `data` (of NCCL's memory type `kind`) with every stripe of `comm`.
 ///
 /// # Safety
-/// `comm` must be NULL or a pointer NCCL passes back as a comm (see [`comm_ref`]); the comm must
-/// not be closed during the call.
+/// `comm` may be any pointer (it is looked up in the registry before it is read); a live comm
+/// must not be closed during the call.
 pub unsafe fn reg_mr(comm: *mut c_void, data: *mut c_void, size: usize, kind: c_int) -> Result<*mut c_void> {
-    // SAFETY: the caller's promise on `comm`; data_comm checks the tag before the reference.
-    let comm = unsafe { data_comm(comm) }?;
+    // SAFETY: the caller's promise on `comm`; live_data_comm asks the registry before reading it.
+    let comm = unsafe { live_data_comm(comm, "regMr") }?;
     let gpu = match kind {
         NCCL_PTR_HOST => None,
         NCCL_PTR_CUDA => {
@@ -542,8 +686,8 @@ pub unsafe fn reg_mr(comm: *mut c_void, data: *mut c_void, size: usize, kind: c_
 /// not yet deregistered, or a pointer to at least 4 readable bytes that do not hold MR_MAGIC.
 /// The handle is freed: NCCL must not use it again.
 pub unsafe fn dereg_mr(comm: *mut c_void, mhandle: *mut c_void) -> Result<()> {
-    // SAFETY: the caller's promise on `comm`; data_comm checks the tag before the reference.
-    let comm = unsafe { data_comm(comm) }?;
+    // SAFETY: the caller's promise on `comm`; live_data_comm asks the registry before reading it.
+    let comm = unsafe { live_data_comm(comm, "deregMr") }?;
     // SAFETY: the caller's promise on `mhandle`.
     let MemArg::Ours(mh) = (unsafe { mem_arg(mhandle) }) else {
         return Err(Error::invalid_argument("deregMr of a handle tcpxr did not register"));
@@ -568,8 +712,8 @@ pub unsafe fn dereg_mr(comm: *mut c_void, mhandle: *mut c_void) -> Result<()> {
 /// # Safety
 /// `comm` as for [`reg_mr`]; `mhandle` as for [`dereg_mr`] (it is not freed).
 pub unsafe fn get_device_mr(comm: *mut c_void, mhandle: *mut c_void) -> Result<()> {
-    // SAFETY: the caller's promise on `comm`; data_comm checks the tag before the reference.
-    unsafe { data_comm(comm) }?;
+    // SAFETY: the caller's promise on `comm`; live_data_comm asks the registry before reading it.
+    unsafe { live_data_comm(comm, "getDeviceMr") }?;
     // SAFETY: the caller's promise on `mhandle`.
     match unsafe { mem_arg(mhandle) } {
         MemArg::Ours(_) => Ok(()),
@@ -582,14 +726,10 @@ pub unsafe fn get_device_mr(comm: *mut c_void, mhandle: *mut c_void) -> Result<(
 
 /// NCCL's iflush of `n` receive buffers on `comm`. Nothing to flush: test reports a receive done
 /// only once its bytes are in place (or, with device unpack, once NCCL's kernel may place them);
-/// the caller tells NCCL the flush is complete. The comm must be a receive comm and `n` what
-/// irecv takes.
-///
-/// # Safety
-/// `comm` as for [`irecv`].
-pub unsafe fn iflush(comm: *mut c_void, n: c_int) -> Result<()> {
-    // SAFETY: the caller's promise on `comm`; comm_ref checks the tag before the reference.
-    let _: &RecvComm = unsafe { comm_ref(comm, CommTag::Recv, "receive comm") }?;
+/// the caller tells NCCL the flush is complete. The comm must be a live receive comm (asked of the
+/// registry: the comm itself is never read) and `n` what irecv takes.
+pub fn iflush(comm: *mut c_void, n: c_int) -> Result<()> {
+    check_live(comm, Handed::Recv, "iflush")?;
     if n != 1 {
         return Err(Error::invalid_argument(format!(
             "iflush with n={n}: tcpxr reports maxRecvs=1 and takes n=1"
@@ -708,23 +848,31 @@ pub unsafe fn irecv(
 /// Tests a request; on completion writes the size and frees the request.
 ///
 /// # Safety
-/// `request` must be NULL, a request isend/irecv returned whose comm is not closed during the
-/// call, or a pointer to at least `size_of::<Request>()` readable bytes (see
-/// [`Request::from_ptr`]).
+/// `request` must be NULL, a request isend/irecv returned (its comm open, or closed before the
+/// call: such a request is refused), or a pointer to at least `size_of::<Request>()` readable
+/// bytes (see [`Request::lookup`]). A comm must not be closed during the call.
 pub unsafe fn test(request: *mut c_void, done: &mut c_int, sizes: Option<&mut c_int>) -> Result<()> {
     *done = 0;
-    // SAFETY: the caller's promise on `request`; from_ptr checks the magic before the reference.
-    let Some(req) = (unsafe { Request::from_ptr(request) }) else {
-        return Err(Error::internal(format!(
-            "test on {request:p}, which is not a request tcpxr returned"
-        )));
+    // SAFETY: the caller's promise on `request`; lookup checks the magic before anything else.
+    let req = match unsafe { Request::lookup(request) } {
+        Lookup::Live(req) => req,
+        Lookup::Closed => {
+            return Err(Error::internal(format!(
+                "test on {request:p}, a request of a comm that has been closed"
+            )))
+        }
+        Lookup::Foreign => {
+            return Err(Error::internal(format!(
+                "test on {request:p}, which is not a request tcpxr returned"
+            )))
+        }
     };
-    // A request lives in its comm's own table, and `owner` is that comm (set once the comm had
-    // its final address), of the kind `kind` says; the caller keeps the comm open.
+    // A live request's `owner` is the open comm whose table it is in (set once the comm had its
+    // final address), of the kind `kind` says; the caller does not close it during the call.
     let result = match req.kind {
-        // SAFETY: a send request's owner is a live SendComm (above).
+        // SAFETY: a live send request's owner is an open SendComm (above).
         Kind::Send => unsafe { &*(req.owner as *const SendComm) }.test(req.slot)?,
-        // SAFETY: a receive request's owner is a live RecvComm (above).
+        // SAFETY: a live receive request's owner is an open RecvComm (above).
         Kind::Recv => unsafe { &*(req.owner as *const RecvComm) }.test(req.slot)?,
     };
     if let Some(size) = result {
@@ -737,53 +885,70 @@ pub unsafe fn test(request: *mut c_void, done: &mut c_int, sizes: Option<&mut c_
 }
 
 /// NCCL's kernel has placed the receive `request` of `comm` (device unpack). Without device unpack
-/// the request is not looked at: NCCL calls this for every receive, after test reported it done.
+/// the request is not used: NCCL calls this for every receive, after test reported it done.
+///
+/// The request is looked up first: one of a closed comm (its table retired) is refused without
+/// reading `comm`, which closed with it.
 ///
 /// # Safety
 /// `comm` must be NULL or a pointer NCCL passes back as a comm (see [`comm_ref`]), not closed
-/// during the call; `request` as for [`test`].
+/// during the call, unless `request` is a request of `comm` that has been closed; `request` as
+/// for [`test`].
 pub unsafe fn irecv_consumed(comm: *mut c_void, request: *mut c_void) -> Result<()> {
+    // SAFETY: the caller's promise on `request`; lookup checks the magic before anything else.
+    let req = match unsafe { Request::lookup(request) } {
+        Lookup::Closed => {
+            return Err(Error::internal(format!(
+                "irecvConsumed of {request:p}, a request of a comm that has been closed"
+            )))
+        }
+        Lookup::Live(req) if req.kind == Kind::Recv && std::ptr::eq(req.owner, comm) => Some(req),
+        _ => None,
+    };
     // SAFETY: the caller's promise on `comm`; comm_ref checks the tag before the reference.
     let r: &RecvComm = unsafe { comm_ref(comm, CommTag::Recv, "receive comm") }?;
     if !r.device_unpack() {
         return Ok(());
     }
-    // SAFETY: the caller's promise on `request`; from_ptr checks the magic before the reference.
-    match unsafe { Request::from_ptr(request) } {
-        Some(req) if req.kind == Kind::Recv && std::ptr::eq(req.owner, comm) => r.consumed(req.slot),
-        _ => Err(Error::internal(format!(
+    match req {
+        Some(req) => r.consumed(req.slot),
+        None => Err(Error::internal(format!(
             "irecvConsumed of {request:p}, which is not a receive request of this comm"
         ))),
     }
 }
 
 /// # Safety
-/// `comm` must be NULL or a pointer NCCL passes back as a comm (see [`comm_ref`]), used by no
-/// other call now or later: a send comm is freed.
+/// `comm` may be any pointer: it is taken out of the registry of live comms before it is read,
+/// so a second close, or a pointer tcpxr never handed out, is an error. A live send comm is freed:
+/// no other call may use it now or later.
 pub unsafe fn close_send(comm: *mut c_void) -> Result<()> {
-    // SAFETY: the caller's promise on `comm`; comm_ref checks the tag before the reference.
-    unsafe { comm_ref::<SendComm>(comm, CommTag::Send, "send comm") }?;
-    // SAFETY: the tag says `comm` is a Box<SendComm> from connect, and the caller hands it over.
+    sweep_connects();
+    take_back(comm, Handed::Send, "closeSend")?;
+    // SAFETY: the registry held `comm` as a live Box<SendComm> from connect, now taken out of it,
+    // and the caller hands it over.
     drop(unsafe { Box::from_raw(comm as *mut SendComm) });
     Ok(())
 }
 
 /// # Safety
-/// As for [`close_send`]: a receive comm is freed.
+/// As for [`close_send`]: a live receive comm is freed.
 pub unsafe fn close_recv(comm: *mut c_void) -> Result<()> {
-    // SAFETY: the caller's promise on `comm`; comm_ref checks the tag before the reference.
-    unsafe { comm_ref::<RecvComm>(comm, CommTag::Recv, "receive comm") }?;
-    // SAFETY: the tag says `comm` is a Box<RecvComm> from accept, and the caller hands it over.
+    sweep_connects();
+    take_back(comm, Handed::Recv, "closeRecv")?;
+    // SAFETY: the registry held `comm` as a live Box<RecvComm> from accept, now taken out of it,
+    // and the caller hands it over.
     drop(unsafe { Box::from_raw(comm as *mut RecvComm) });
     Ok(())
 }
 
 /// # Safety
-/// As for [`close_send`]: a listen comm is freed.
+/// As for [`close_send`]: a live listen comm is freed.
 pub unsafe fn close_listen(comm: *mut c_void) -> Result<()> {
-    // SAFETY: the caller's promise on `comm`; comm_ref checks the tag before the reference.
-    unsafe { comm_ref::<ListenComm>(comm, CommTag::Listen, "listen comm") }?;
-    // SAFETY: the tag says `comm` is a Box<ListenComm> from listen, and the caller hands it over.
+    sweep_connects();
+    take_back(comm, Handed::Listen, "closeListen")?;
+    // SAFETY: the registry held `comm` as a live Box<ListenComm> from listen, now taken out of
+    // it, and the caller hands it over.
     drop(unsafe { Box::from_raw(comm as *mut ListenComm) });
     Ok(())
 }
@@ -824,15 +989,31 @@ enum DataComm<'a> {
     Recv(&'a RecvComm),
 }
 
+/// A live send or receive comm, for `call`: the registry is asked before `ptr` is read.
+///
 /// # Safety
-/// As for [`comm_ref`].
-unsafe fn data_comm<'a>(ptr: *mut c_void) -> Result<DataComm<'a>> {
-    // SAFETY: the caller's promise; each reference is made only after its tag matched.
+/// A live comm must not be closed during `'a`.
+unsafe fn live_data_comm<'a>(ptr: *mut c_void, call: &str) -> Result<DataComm<'a>> {
+    let kind = match live().get(&(ptr as usize)) {
+        Some(&k @ (Handed::Send | Handed::Recv)) => k,
+        found => {
+            return Err(Error::internal(match found {
+                Some(other) => format!(
+                    "{call} of {ptr:p}: a tcpxr {}, not a send or receive comm",
+                    other.what()
+                ),
+                None => format!(
+                    "{call} of {ptr:p}: not a live tcpxr send or receive comm (closed already, or never handed out)"
+                ),
+            }))
+        }
+    };
+    // SAFETY: the registry says `ptr` is a live comm of this kind (a Box from connect or accept),
+    // and the caller keeps it open for 'a; comm_ref checks its tag too.
     unsafe {
-        match tag_of(ptr) {
-            Some(t) if t == CommTag::Send as u32 => Ok(DataComm::Send(&*(ptr as *const SendComm))),
-            Some(t) if t == CommTag::Recv as u32 => Ok(DataComm::Recv(&*(ptr as *const RecvComm))),
-            _ => Err(Error::internal(format!("{ptr:p} is not a tcpxr send or receive comm"))),
+        match kind {
+            Handed::Send => comm_ref(ptr, CommTag::Send, "send comm").map(DataComm::Send),
+            _ => comm_ref(ptr, CommTag::Recv, "receive comm").map(DataComm::Recv),
         }
     }
 }

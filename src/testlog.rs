@@ -4,9 +4,10 @@
 //! Outside NCCL tcpxr logs to stderr, or appends to the file `TCPXR_LOG_FILE` names (log.rs); set
 //! and empty, stderr. Test processes log to a file of their own,
 //! `target/<profile>/test-logs/<test binary>.<pid>.log`: the library's unit tests always, the
-//! integration tests through `tests/common`, which calls [`capture_for_tests`] before main (it
-//! names the file in `TCPXR_LOG_FILE` too, so the library the tests dlopen, the TCPX emulator and
-//! the peer processes they start write there as well).
+//! integration tests through `tests/common`, which before main picks the file
+//! ([`capture_file_for_tests`]), names it in `TCPXR_LOG_FILE` (so the library the tests dlopen,
+//! the TCPX emulator and the peer processes they start write there as well) and captures it
+//! ([`capture_to`]).
 //!
 //! A test that provokes a WARN claims its line with [`expect`], which waits for it and fails the
 //! test when it never comes; [`claim_all`] takes every line of a kind so far, [`allow`] lines whose
@@ -89,29 +90,33 @@ fn prepare(path: &Path) {
     }
 }
 
-/// Routes tcpxr's log in this test process, the library it dlopens and the processes it starts to
-/// a fresh file of its own, unless `TCPXR_LOG_FILE` is already set (a parent test's choice, or
-/// empty: stderr); returns the file, or None for stderr. Call it before the process has a second
-/// thread (`tests/common` does, from a constructor): it sets an environment variable.
-pub fn capture_for_tests() -> Option<PathBuf> {
-    if let Some(set) = std::env::var_os(FILE_VAR) {
-        if set.is_empty() {
-            return None;
+/// The capture file a test process should use, as `tests/common` decides before main: the one
+/// `TCPXR_LOG_FILE` names (a parent test's choice), none when it is set and empty (stderr), else
+/// a fresh `target/<profile>/test-logs/<this executable>.<pid>.log`, which the caller names in
+/// `TCPXR_LOG_FILE` (the library never writes the environment outside env.rs) so that the library
+/// the tests dlopen, the TCPX emulator and the processes they start write there too. Returns the
+/// file and whether it is fresh.
+pub fn capture_file_for_tests() -> Option<(PathBuf, bool)> {
+    match std::env::var_os(FILE_VAR) {
+        Some(set) if set.is_empty() => None,
+        Some(set) => Some((PathBuf::from(set), false)),
+        None => {
+            let path = default_path();
+            prepare(&path);
+            let _ = std::fs::remove_file(&path);
+            Some((path, true))
         }
-        let path = PathBuf::from(set);
-        start(path.clone());
-        return Some(path);
     }
-    let path = default_path();
-    prepare(&path);
-    let _ = std::fs::remove_file(&path);
-    std::env::set_var(FILE_VAR, &path);
-    start(path.clone());
-    Some(path)
 }
 
-/// The library's own unit tests always capture (there is no constructor to call
-/// [`capture_for_tests`] in time, and the file is theirs alone).
+/// Makes `path` (from [`capture_file_for_tests`]) this test process's capture file: the lines
+/// [`expect`] and its kin claim, and those reported at exit.
+pub fn capture_to(path: PathBuf) {
+    start(path);
+}
+
+/// The library's own unit tests always capture (there is no constructor to start it in time, and
+/// the file is theirs alone).
 #[cfg(test)]
 fn start_for_unit_tests() {
     if CAPTURE.get().is_none() {

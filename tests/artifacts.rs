@@ -49,6 +49,47 @@ fn the_library_is_named_as_nccl_looks_for_it_and_is_never_unloaded() {
     assert!(!text.contains("libcuda"), "CUDA is loaded at run time, never linked");
 }
 
+/// NCCL calls every slot of the table it takes and treats a NULL one as "not supported": each
+/// exported net table, read as the words NCCL reads, has its name and a function in every slot
+/// except regMrDmaBuf (v6+), which tcpxr leaves NULL (it registers no dma-buf).
+#[test]
+fn every_slot_of_every_exported_net_table_is_a_function_except_reg_mr_dma_buf() {
+    use nccl_net_tcpxr::abi::*;
+    use std::mem::{offset_of, size_of};
+    /// The indices of the table's NULL words (word 0 is the name).
+    fn null_slots<T: 'static>(symbol: &str) -> Vec<usize> {
+        let t: &T = common::table(symbol);
+        // SAFETY: the table is a repr(C) struct of pointer-sized fields (a name and function
+        // slots), readable for its whole size.
+        let words = unsafe { std::slice::from_raw_parts(t as *const T as *const usize, size_of::<T>() / 8) };
+        words
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| **w == 0)
+            .map(|(i, _)| i)
+            .collect()
+    }
+    assert_eq!(null_slots::<ncclNet_v5_t>("ncclNetPlugin_v5"), Vec::<usize>::new());
+    macro_rules! only_dma_buf_is_null {
+        ($($t:ty, $symbol:literal);*) => {$(
+            assert_eq!(
+                null_slots::<$t>($symbol),
+                [offset_of!($t, regMrDmaBuf) / 8],
+                "{}", $symbol
+            );
+        )*};
+    }
+    only_dma_buf_is_null!(
+        ncclNet_v6_t, "ncclNetPlugin_v6";
+        ncclNet_v7_t, "ncclNetPlugin_v7";
+        ncclNet_v8_t, "ncclNetPlugin_v8";
+        ncclNet_v9_t, "ncclNetPlugin_v9";
+        ncclNet_v10_t, "ncclNetPlugin_v10";
+        ncclNet_v11_t, "ncclNetPlugin_v11";
+        ncclNet_v12_t, "ncclNetPlugin_v12"
+    );
+}
+
 fn compile_header(compiler: &str, args: &[&str]) {
     let dir = std::env::temp_dir().join(format!("tcpxr-header-{}-{compiler}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -96,6 +137,49 @@ fn the_readme_documents_every_configuration_variable() {
             p.name
         );
     }
+}
+
+/// The library writes the process environment in one place, src/env.rs, whose rules say when that
+/// is safe (first init, unset variables only); no other module of the library may call
+/// `set_var`, `remove_var` or libc's `setenv`/`unsetenv`/`putenv`. tcpxr-bench (src/bin) is a
+/// program of its own and sets its variables before it starts tcpxr.
+#[test]
+fn the_library_writes_the_environment_only_through_src_env_rs() {
+    fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                rust_files(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    let src = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src"));
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let writers = ["set_var(", "remove_var(", "setenv(", "unsetenv(", "putenv("];
+    let mut found = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(src).unwrap();
+        if rel.starts_with("bin") || rel == std::path::Path::new("env.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(f).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap();
+            if writers.iter().any(|w| code.contains(w)) {
+                found.push(format!("src/{}:{}: {}", rel.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "environment written outside src/env.rs:\n{}",
+        found.join("\n")
+    );
+    let env = std::fs::read_to_string(src.join("env.rs")).unwrap();
+    assert!(env.contains("std::env::set_var(") && env.contains("std::env::remove_var("));
 }
 
 fn bench(args: &[&str]) -> std::process::Output {
@@ -150,35 +234,64 @@ fn the_bench_refuses_unknown_flags_and_bad_values_with_a_message_and_exit_code_2
 /// `--seconds` is each point's measured time, small messages included: before, the message count
 /// was estimated once from a probe of a few messages (dominated by thread wake-ups and the inline
 /// path of an idle comm) and capped at 200000, so small sizes ran several times shorter or longer.
+/// The bench's own figure is checked against time that passed (it cannot report time it did not
+/// spend), and the seconds reported are those asked, give or take what a loaded host adds.
 #[test]
 fn the_bench_measures_each_size_for_the_seconds_asked() {
+    use std::io::BufRead;
     let seconds = 0.2;
-    let out = bench(&[
-        "--sizes",
-        "1K:64K",
-        "--stripes",
-        "1",
-        "--seconds",
-        &seconds.to_string(),
-        "--no-baseline",
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
-    let times: Vec<f64> = err
+    let started = std::time::Instant::now();
+    let mut child = common::bench_command()
+        .args([
+            "--sizes",
+            "1K:64K",
+            "--stripes",
+            "1",
+            "--seconds",
+            &seconds.to_string(),
+            "--no-baseline",
+        ])
+        .env("TCPXR_LOG", "warn")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run tcpxr-bench");
+    // Each line with the moment it arrived.
+    let lines: Vec<(std::time::Instant, String)> = std::io::BufReader::new(child.stderr.take().unwrap())
         .lines()
-        .filter_map(|l| {
-            l.split_once(" messages in ")?
+        .map(|l| (std::time::Instant::now(), l.unwrap()))
+        .collect();
+    let status = child.wait().unwrap();
+    let err: String = lines.iter().map(|(_, l)| format!("{l}\n")).collect();
+    assert!(status.success(), "{err}");
+    let points: Vec<(std::time::Instant, f64)> = lines
+        .iter()
+        .filter_map(|(at, l)| {
+            let secs = l
+                .split_once(" messages in ")?
                 .1
                 .split_once(" s ")?
                 .0
                 .trim()
                 .parse()
-                .ok()
+                .ok()?;
+            Some((*at, secs))
         })
         .collect();
-    assert_eq!(times.len(), 7, "one point per size 1K..64K:\n{err}");
-    for t in times {
-        // At least what was asked, by construction; the upper bound leaves room for a loaded host.
+    assert_eq!(points.len(), 7, "one point per size 1K..64K:\n{err}");
+    // The points run one after the other, each measuring inside its own stretch of time: by the
+    // arrival of point i, at least the sum of the seconds reported so far has passed (each
+    // printed to the millisecond).
+    let mut reported = 0.0;
+    for (i, (at, t)) in points.into_iter().enumerate() {
+        reported += t;
+        let wall = at.duration_since(started).as_secs_f64();
+        assert!(
+            wall >= reported - 0.001 * (i + 1) as f64,
+            "points 0-{i} report {reported:.3} s measured but only {wall:.3} s passed:\n{err}"
+        );
+        // The upper bound leaves room for a loaded host.
         assert!(
             (seconds * 0.99..=seconds * 3.0).contains(&t),
             "a point ran {t} s for {seconds} s asked:\n{err}"

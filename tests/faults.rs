@@ -32,8 +32,14 @@ fn bench() -> Command {
     cmd
 }
 
+/// How soon a killed peer is an error. Its kernel closes its connections as the process dies, so
+/// the next progress pass sees EOF or a reset (measured: microseconds to 6 ms on loopback); the
+/// peer timeout (NCCL_TCPXR_PEER_TIMEOUT_MS, 5 s) is only for a peer that vanishes without a word,
+/// and a test allowing that long could not tell the two apart.
+const KILLED_PEER_DETECTED: Duration = Duration::from_millis(250);
+
 #[test]
-fn a_killed_receiver_process_makes_the_sender_fail_with_remote_error_within_5_s() {
+fn a_killed_receiver_process_makes_the_sender_fail_with_remote_error_at_its_next_calls() {
     let net = v12();
     assert_eq!(net.init(), OK);
     let (mut child, _out, s) = recv_peer(&net, "4M");
@@ -59,13 +65,13 @@ fn a_killed_receiver_process_makes_the_sender_fail_with_remote_error_within_5_s(
         }
     }
     assert_eq!(result, ncclResult_t::ncclRemoteError);
-    assert!(killed.elapsed() < Duration::from_secs(5), "took {:?}", killed.elapsed());
+    assert!(killed.elapsed() < KILLED_PEER_DETECTED, "took {:?}", killed.elapsed());
     expect_peer_gone_log();
     assert_eq!(net.close_send(s), OK);
 }
 
 #[test]
-fn a_killed_sender_process_makes_the_receiver_fail_with_remote_error_within_5_s() {
+fn a_killed_sender_process_makes_the_receiver_fail_with_remote_error_at_its_next_calls() {
     let net = v12();
     assert_eq!(net.init(), OK);
     let mut handle = [0u8; 128];
@@ -104,7 +110,7 @@ fn a_killed_sender_process_makes_the_receiver_fail_with_remote_error_within_5_s(
         }
     }
     assert_eq!(result, ncclResult_t::ncclRemoteError);
-    assert!(killed.elapsed() < Duration::from_secs(5), "took {:?}", killed.elapsed());
+    assert!(killed.elapsed() < KILLED_PEER_DETECTED, "took {:?}", killed.elapsed());
     expect_peer_gone_log();
     assert_eq!(net.close_recv(r), OK);
     assert_eq!(net.close_listen(l), OK);
@@ -319,12 +325,12 @@ fn pointers_tcpxr_did_not_hand_out_are_errors_not_crashes() {
     ));
     assert_ne!(net.close_send(pair.recv), OK);
     expect_log(&format!(
-        "closeSend (ncclNet v12): {:p} is not a tcpxr send comm",
+        "closeSend (ncclNet v12): closeSend of {:p}: a tcpxr receive comm, not a send comm",
         pair.recv
     ));
     assert_ne!(net.accept(pair.send, &mut req), OK);
     expect_log(&format!(
-        "accept (ncclNet v12): {:p} is not a tcpxr listen comm",
+        "accept (ncclNet v12): accept of {:p}: a tcpxr send comm, not a listen comm",
         pair.send
     ));
 }
@@ -367,10 +373,10 @@ fn bad_arguments_to_init_iflush_and_get_device_mr_are_errors_with_a_warn() {
     };
     assert_eq!(iflush(pair.recv, 1), OK);
     assert_eq!(iflush(null(), 1), ncclResult_t::ncclInternalError);
-    expect_log("iflush (ncclNet v12): 0x0 is not a tcpxr receive comm");
+    expect_log("iflush (ncclNet v12): iflush of 0x0: not a live tcpxr receive comm");
     assert_eq!(iflush(pair.send, 1), ncclResult_t::ncclInternalError);
     expect_log(&format!(
-        "iflush (ncclNet v12): {:p} is not a tcpxr receive comm",
+        "iflush (ncclNet v12): iflush of {:p}: a tcpxr send comm, not a receive comm",
         pair.send
     ));
     assert_eq!(iflush(pair.recv, 0), ncclResult_t::ncclInvalidArgument);
@@ -398,7 +404,7 @@ fn bad_arguments_to_init_iflush_and_get_device_mr_are_errors_with_a_warn() {
     let not_a_comm = junk.as_ptr() as *mut c_void;
     assert_eq!(get_device_mr(not_a_comm, mh), ncclResult_t::ncclInternalError);
     expect_log(&format!(
-        "getDeviceMr (ncclNet v12): {not_a_comm:p} is not a tcpxr send or receive comm"
+        "getDeviceMr (ncclNet v12): getDeviceMr of {not_a_comm:p}: not a live tcpxr send or receive comm"
     ));
     assert_eq!(net.dereg_mr(pair.recv, mh), OK);
 }

@@ -623,3 +623,65 @@ fn gpu_calls_leave_the_callers_cuda_context_as_it_was_or_skipped() {
     .unwrap();
     assert!(rdev.download(n) == data, "content differs");
 }
+
+/// The CUDA context current on the calling thread (NULL: none).
+fn current_context() -> sys::CUcontext {
+    let mut c: sys::CUcontext = std::ptr::null_mut();
+    // SAFETY: valid out-pointer.
+    assert_eq!(unsafe { sys::cuCtxGetCurrent(&mut c) }, sys::CUresult::CUDA_SUCCESS);
+    c
+}
+
+/// NCCL closes comms from its service thread, whose CUDA context may be another GPU's or none:
+/// tcpxr's events and pinned memory are freed in their own GPU's context, leaving the thread's as
+/// it was, and freeing an event never waits for the work recorded on it (an event recorded behind
+/// a kernel that spins until released goes at once; it waited for the kernel before).
+#[test]
+#[ignore = "needs a GPU: cargo test -- --include-ignored, with TCPXR_REQUIRE_GPU=1 on a GPU host"]
+fn gpu_events_and_pinned_memory_are_freed_in_their_gpus_context_without_waiting_or_skipped() {
+    use nccl_net_tcpxr::gpu::Event;
+    use std::time::{Duration, Instant};
+    let Some(gpu) = gpu_or_skip("gpu_events_and_pinned_memory_are_freed_in_their_gpus_context_...") else {
+        return;
+    };
+    gpu.bind().unwrap();
+    // An event behind a spinning kernel on tcpxr's stream, dropped while the kernel spins.
+    let event = Event::new(&gpu).unwrap();
+    let blocker = SpinBlocker::launch_on(&gpu, gpu.stream);
+    event.record(&gpu).unwrap();
+    let (done, watch) = std::sync::mpsc::channel::<()>();
+    let flag = blocker.flag.host as usize;
+    let took = std::thread::scope(|s| {
+        // Releases the kernel after 5 s if the drop waits for it, so a failure does not hang.
+        s.spawn(move || {
+            if watch.recv_timeout(Duration::from_secs(5)).is_err() {
+                // SAFETY: the blocker's 4-byte mapped flag, alive until the scope ends.
+                unsafe { std::ptr::write_volatile(flag as *mut u32, 1) };
+            }
+        });
+        let start = Instant::now();
+        drop(event);
+        let took = start.elapsed();
+        let _ = done.send(());
+        took
+    });
+    assert!(
+        took < Duration::from_secs(1),
+        "dropping an event waited {took:?} for its work"
+    );
+    drop(blocker);
+    // Pinned memory dropped on a thread without a context: freed, and the thread keeps none.
+    let mapped = Mapped::new(&gpu, 1 << 20).unwrap();
+    let host = mapped.host as usize;
+    std::thread::spawn(move || {
+        assert!(current_context().is_null(), "a fresh thread has no context");
+        drop(mapped);
+        assert!(current_context().is_null(), "freeing left a context current");
+    })
+    .join()
+    .unwrap();
+    let mut dev: sys::CUdeviceptr = 0;
+    // SAFETY: a valid out-pointer; an address the driver does not know is an error return.
+    let r = unsafe { sys::cuMemHostGetDevicePointer_v2(&mut dev, host as *mut c_void, 0) };
+    assert_ne!(r, sys::CUresult::CUDA_SUCCESS, "the pinned memory is still allocated");
+}

@@ -13,7 +13,8 @@
 //! GPU and driver.
 //!
 //! CUDA reads `CUDA_DEVICE_MAX_CONNECTIONS` once, at initialisation, so each case runs in a child
-//! process of this binary. `#[ignore]`d: it runs with `--include-ignored`, and without a CUDA
+//! process of this binary (played by its constructor, before the test harness: see
+//! common::run_child_case). `#[ignore]`d: it runs with `--include-ignored`, and without a CUDA
 //! driver then says SKIPPED (TCPXR_REQUIRE_GPU=1 makes it fail).
 mod common;
 
@@ -28,22 +29,24 @@ use std::time::{Duration, Instant};
 /// Set in the child processes: "device-unpack" (socket), "device-unpack-tcpx" (the TCPX emulator
 /// in its GPU layout) or "own-kernel" (socket, tcpxr's unpack kernel).
 const CHILD: &str = "TCPXR_GPU_HAZARD_CHILD";
-const CHILD_TEST: &str = "hazard_child";
+
+// Before main: in a child, play its case and exit.
+#[used]
+#[link_section = ".init_array"]
+static CASES: extern "C" fn() = cases;
+extern "C" fn cases() {
+    run_child_case(CHILD, hazard_child);
+}
 
 #[test]
 #[ignore = "needs a GPU: cargo test -- --include-ignored, with TCPXR_REQUIRE_GPU=1 on a GPU host"]
 fn gpu_receives_complete_while_a_kernel_waiting_for_them_holds_the_only_hardware_queue_or_skipped() {
-    if std::env::var_os(CHILD).is_some() {
-        return;
-    }
     if gpu_or_skip("gpu_receives_complete_while_a_kernel_waiting_for_them_holds_...").is_none() {
         return;
     }
     let run = |mode: &str| {
-        let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
-        cmd.args([CHILD_TEST, "--exact", "--nocapture", "--test-threads=1"])
-            .env(CHILD, mode)
-            .env("CUDA_DEVICE_MAX_CONNECTIONS", "1");
+        let mut cmd = child_case(CHILD, mode);
+        cmd.env("CUDA_DEVICE_MAX_CONNECTIONS", "1");
         if mode.ends_with("tcpx") {
             // TCPX's layout: the emulator's pool in device memory, filled in a context of its own.
             cmd.env("NCCL_TCPXR_TRANSPORT", "tcpx")
@@ -71,10 +74,8 @@ fn gpu_receives_complete_while_a_kernel_waiting_for_them_holds_the_only_hardware
     eprintln!("contrast, tcpxr's own unpack kernel: {line}");
 }
 
-/// One case, in a child process (does nothing in the parent).
-#[test]
-fn hazard_child() {
-    let Ok(mode) = std::env::var(CHILD) else { return };
+/// One case, in a child process: `mode` as CHILD names it.
+fn hazard_child(mode: &str) {
     let Some(_gpu) = gpu_or_skip("hazard_child") else {
         return;
     };

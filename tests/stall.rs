@@ -1,21 +1,31 @@
 //! The stall report (NCCL_TCPXR_STALL_SECONDS): a comm with requests outstanding that makes no
 //! progress says so, with what it waits for, then says when it moves again. Each case runs in a
-//! child process of this binary with NCCL_TCPXR_STALL_SECONDS=1, whose log (stderr) the parent
-//! reads: a receiver that holds its receive back, and a peer process stopped with SIGSTOP.
+//! child process of this binary with NCCL_TCPXR_STALL_SECONDS=1 (played by its constructor, before
+//! the test harness, see common::run_child_case), whose log (stderr) the parent reads: a receiver
+//! that holds its receive back, and a peer process stopped with SIGSTOP.
 mod common;
 
 use common::*;
 use std::ffi::c_void;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 const CHILD: &str = "TCPXR_STALL_CHILD";
 
+// Before main: in a child, play its case and exit.
+#[used]
+#[link_section = ".init_array"]
+static CASES: extern "C" fn() = cases;
+extern "C" fn cases() {
+    run_child_case(CHILD, |name| match name {
+        "held_back" => held_back(),
+        "peer_stopped" => peer_stopped(),
+        other => panic!("no case {other}"),
+    });
+}
+
 /// Runs case `name` in a child process; returns its stderr (tcpxr's log).
 fn child(name: &str) -> String {
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args([name, "--exact", "--nocapture", "--test-threads=1"])
-        .env(CHILD, "1")
+    let out = child_case(CHILD, name)
         .env("NCCL_TCPXR_STALL_SECONDS", "1")
         .env("TCPXR_LOG", "warn")
         // Its log on its stderr, which this reads.
@@ -66,11 +76,8 @@ fn a_sender_whose_receiver_holds_back_reports_the_stall_and_its_end() {
     );
 }
 
-#[test]
+/// Case: the receiver posts its receive 2.6 s late.
 fn held_back() {
-    if std::env::var_os(CHILD).is_none() {
-        return;
-    }
     let net = v12();
     let pair = Pair::new(&net);
     let n = 64 << 20;
@@ -116,11 +123,8 @@ fn a_sender_whose_peer_process_is_stopped_reports_the_stall_and_its_end() {
     );
 }
 
-#[test]
+/// Case: the receiving peer process is stopped for 3 s mid-stream.
 fn peer_stopped() {
-    if std::env::var_os(CHILD).is_none() {
-        return;
-    }
     let net = v12();
     assert_eq!(net.init(), OK);
     let (mut peer, _out, s) = recv_peer(&net, "4M");

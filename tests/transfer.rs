@@ -261,7 +261,7 @@ fn memory_registration_round_trips_and_refuses_foreign_handles() {
         OK
     );
     expect_log(&format!(
-        "regMr (ncclNet v12): {:p} is not a tcpxr send or receive comm",
+        "regMr (ncclNet v12): regMr of {:p}: not a live tcpxr send or receive comm",
         junk.as_ptr()
     ));
 }

@@ -181,15 +181,6 @@ fn net_table_sizes_match_c_v5_128_v6_136_v7_v8_152_v9_v10_160_v11_v12_176() {
 }
 
 #[test]
-fn net_table_function_slots_are_pointer_sized_options() {
-    // `Option<extern fn>` must use the null niche so that a slot is exactly one C function pointer.
-    assert_eq!(
-        size_of::<Option<unsafe extern "C" fn() -> ncclResult_t>>(),
-        size_of::<*const u8>()
-    );
-}
-
-#[test]
 fn net_table_v5_slots_init_at_8_and_close_listen_last_at_120() {
     assert_eq!(offset_of!(ncclNet_v5_t, name), 0);
     assert_eq!(offset_of!(ncclNet_v5_t, init), 8);

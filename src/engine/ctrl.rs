@@ -318,15 +318,39 @@ mod tests {
         );
     }
 
+    /// A peer that stops taking bytes (alive on loopback, but never reading: once its window is
+    /// full its kernel only answers the zero-window probes) fails the control connection with
+    /// ncclRemoteError about the peer timeout after the last byte went, as a stripe's does
+    /// (TCP_USER_TIMEOUT). A peer that vanishes while the connection is idle is keepalive's, which
+    /// only a lost link shows; its settings are read back.
     #[test]
-    fn the_control_connection_gives_up_on_a_silent_peer_like_the_stripes_do() {
+    fn the_control_connection_gives_up_on_a_peer_that_stops_taking_bytes_within_the_peer_timeout() {
         use std::os::fd::AsRawFd;
-        let (c, _peer) = {
-            let l = TcpListener::bind("127.0.0.1:0").unwrap();
-            let w = TcpStream::connect(l.local_addr().unwrap()).unwrap();
-            let (r, _) = l.accept().unwrap();
-            (Ctrl::new(r, 3000).unwrap(), w)
+        let timeout = std::time::Duration::from_millis(500);
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let _silent = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (r, _) = l.accept().unwrap();
+        let mut c = Ctrl::new(r, timeout.as_millis() as u64).unwrap();
+        let big = vec![7u8; 64 << 20];
+        // SAFETY: `big` outlives every flush below.
+        unsafe { c.queue_borrowed(big.as_ptr(), big.len()) };
+        let start = std::time::Instant::now();
+        let (mut written, mut last_progress) = (0, start);
+        let err = loop {
+            match c.flush() {
+                Err(e) => break e,
+                Ok(()) if c.written() > written => (written, last_progress) = (c.written(), std::time::Instant::now()),
+                Ok(()) => std::thread::sleep(std::time::Duration::from_millis(1)),
+            }
+            assert!(start.elapsed().as_secs() < 20, "still no error after 20 s");
         };
+        let after = last_progress.elapsed();
+        assert_eq!(err.code, crate::abi::ncclResult_t::ncclRemoteError, "{}", err.msg);
+        assert!(written < big.len() as u64, "the silent peer's buffers took everything");
+        assert!(
+            after >= timeout / 2 && after < timeout * 4,
+            "gave up {after:?} after the last byte went, with a {timeout:?} peer timeout"
+        );
         let get = |level, name| {
             let mut v: libc::c_int = -1;
             let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
@@ -343,9 +367,8 @@ mod tests {
             assert_eq!(r, 0);
             v
         };
-        assert_eq!(get(libc::IPPROTO_TCP, libc::TCP_USER_TIMEOUT), 3000);
         assert_eq!(get(libc::SOL_SOCKET, libc::SO_KEEPALIVE), 1);
-        assert_eq!(get(libc::IPPROTO_TCP, libc::TCP_KEEPIDLE), 3);
+        assert_eq!(get(libc::IPPROTO_TCP, libc::TCP_KEEPIDLE), 1);
     }
 
     #[test]

@@ -9,6 +9,8 @@
 //! * `striper`: chunking, round-robin over stripes, windows.
 //! * `ctrl`, `wire`, `requests`: the control socket, the byte formats, the request handles.
 //! * `memory`: regMr'd ranges, registered with every stripe.
+//! * `ring`, `arena`: NCCL's device unpack, and the socket's bounce memory it reads from.
+pub mod arena;
 mod comm;
 mod ctrl;
 pub mod lanes;

@@ -137,7 +137,7 @@ impl RecvComm {
     /// Switches this comm to NCCL's device unpack (NCCL asked for it at accept, before any
     /// receive) and returns the device address of the handle NCCL's kernel reads. `gpu` is the
     /// GPU receives go to (None without CUDA: host destinations only).
-    pub fn enable_device_unpack(&self, gpu: Option<&Gpu>) -> Result<*mut c_void> {
+    pub fn enable_device_unpack(&self, gpu: Option<&Arc<Gpu>>) -> Result<*mut c_void> {
         let mut guard = self.lock();
         let st = &mut *guard;
         if st.b.posted.next_seq() > 0 || st.ring.is_some() {
@@ -217,7 +217,7 @@ impl RecvComm {
             }
             // Over the socket a receive into GPU memory lands in bounce memory, which needs no
             // registration; TCPX lands it in its own pool from the posted buffer.
-            let bounce = gpu.is_some() && ring.owns_bounce();
+            let bounce = ring.bounces(gpu.is_some());
             let mut msg = Msg::new(
                 data as usize,
                 capacity,

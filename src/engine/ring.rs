@@ -20,9 +20,18 @@
 //!   records count from one base); each stripe's records are copied here with `dst_off` moved by
 //!   the chunk's place in the message, and its TCPX slot is consumed when NCCL consumes the
 //!   message ([`Bounce::External`]);
-//! * socket: a receive into GPU memory is received into [`BouncePool`], pinned host memory of this
-//!   comm mapped into the GPU, and described as 4 KiB fragments ([`Bounce::Own`]). Receives into
-//!   host memory land in place and publish no records.
+//! * socket: a receive into GPU memory is received into [`BouncePool`], this comm's section of the
+//!   process's bounce arena (arena.rs: pinned host memory mapped into the GPUs), and described as
+//!   4 KiB fragments ([`Bounce::Own`]). Receives into host memory land in place and publish no
+//!   records.
+//!
+//! NCCL's kernel applies one bounce base per thread block to the records of every peer the block
+//! receives from (a tree step or a grouped point-to-point step has several), taking it from
+//! whichever connection it set up last. So every ring of a process publishes the same base for a
+//! GPU: the arena's start over the socket; over TCPX the base of the first comm on that GPU, which
+//! later comms' pools must not lie below ([`BaseClaim`]); a comm that cannot count from it is
+//! refused at accept, never left to place pages from the wrong memory.
+use super::arena::{Section, SECTION_BYTES};
 use crate::abi::{
     loadMeta, netUnpackMeta, unpackNetDeviceHandle, NCCL_NET_DEVICE_UNPACK_MAX_QUEUE_DEPTH as DEPTH,
     NET_UNPACK_MAX_SLICE_PAGES as MAX_RECORDS, NET_UNPACK_MAX_SLICE_SIZE, SLICE_PAGE_SIZE,
@@ -34,15 +43,18 @@ use std::alloc::Layout;
 use std::collections::VecDeque;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// Messages a device-unpack comm may hold posted and not yet consumed: one per ring slot.
 pub const RING_SLOTS: usize = DEPTH;
 /// Largest receive NCCL's unpack path takes (`NET_UNPACK_MAX_SLICE_SIZE`).
 pub const MAX_RECEIVE_BYTES: usize = NET_UNPACK_MAX_SLICE_SIZE;
-/// Bounce memory of a socket comm: NCCL keeps at most 8 receives of a connection unconsumed, and
-/// its default buffer (NCCL_BUFFSIZE, 4 MiB) bounds what they hold; twice that leaves room for a
-/// larger NCCL_BUFFSIZE before receives wait for consumes.
-pub const BOUNCE_BYTES: usize = 16 << 20;
+/// Bounce memory of a socket comm (one arena section).
+pub const BOUNCE_BYTES: usize = SECTION_BYTES;
+/// Set in a test's environment, device-unpack comms over the socket land receives into host
+/// memory in bounce memory too, so that the GPU path's records are exercised on a host without a
+/// GPU (the test plays NCCL's kernel). Never set under NCCL: its proxy does not unpack host memory.
+pub const TEST_BOUNCE_HOST: &str = "TCPXR_TEST_BOUNCE_HOST_RECEIVES";
 
 /// Where the bounce memory the records point into comes from.
 pub enum Bounce {
@@ -111,7 +123,7 @@ impl Drop for SharedMem {
 /// starts, `tail` the next free byte. A region that does not fit before the end starts over at 0,
 /// and the end it skipped stays held with it.
 struct BouncePool {
-    mem: SharedMem,
+    mem: Section,
     capacity: usize,
     head: usize,
     tail: usize,
@@ -121,10 +133,10 @@ struct BouncePool {
 }
 
 impl BouncePool {
-    fn new(mem: SharedMem, capacity: usize) -> BouncePool {
+    fn new(mem: Section) -> BouncePool {
         BouncePool {
             mem,
-            capacity,
+            capacity: SECTION_BYTES,
             head: 0,
             tail: 0,
             held: VecDeque::new(),
@@ -182,11 +194,53 @@ impl BouncePool {
     }
 }
 
+/// The bases TCPX comms publish, one per GPU (`None`: no CUDA here), with how many rings use it:
+/// the first comm on a GPU sets it, and it holds until that GPU's last ring closes.
+static EXTERNAL_BASES: Mutex<Vec<(Option<usize>, u64, usize)>> = Mutex::new(Vec::new());
+
+/// A ring's hold on its GPU's published base ([`EXTERNAL_BASES`]), released on drop.
+struct BaseClaim(Option<usize>);
+
+impl BaseClaim {
+    /// The base a TCPX comm on `gpu` whose stripes' pools start at `lowest` publishes.
+    fn claim(gpu: Option<usize>, lowest: u64) -> Result<(BaseClaim, u64)> {
+        let mut all = EXTERNAL_BASES.lock().unwrap_or_else(|p| p.into_inner());
+        match all.iter_mut().find(|(g, _, _)| *g == gpu) {
+            Some((_, base, _)) if lowest < *base => Err(Error::internal(format!(
+                "TCPX's receive pool for this comm starts at {lowest:#x}, below {base:#x}, where the pool of an \
+                 earlier comm on GPU {gpu:?} starts; NCCL's kernel counts every comm's pages of one GPU from one \
+                 base, so this comm cannot use device unpack"
+            ))),
+            Some((_, base, refs)) => {
+                *refs += 1;
+                Ok((BaseClaim(gpu), *base))
+            }
+            None => {
+                all.push((gpu, lowest, 1));
+                Ok((BaseClaim(gpu), lowest))
+            }
+        }
+    }
+}
+
+impl Drop for BaseClaim {
+    fn drop(&mut self) {
+        let mut all = EXTERNAL_BASES.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(i) = all.iter().position(|(g, _, _)| *g == self.0) {
+            all[i].2 -= 1;
+            if all[i].2 == 0 {
+                all.swap_remove(i);
+            }
+        }
+    }
+}
+
 /// The ring of one device-unpack receive comm.
 pub struct DeviceRing {
     /// `unpackNetDeviceHandle` at offset 0, `netUnpackMeta` at [`META_OFFSET`].
     mem: SharedMem,
-    /// The device address records' `src_off` count from (published as `bounce_buf`).
+    /// The device address records' `src_off` count from (published as `bounce_buf`): the same
+    /// for every ring of the process on one GPU (see the module's notes).
     base: u64,
     /// Records written so far into each slot, not yet published.
     fill: [usize; DEPTH],
@@ -194,6 +248,10 @@ pub struct DeviceRing {
     own: bool,
     /// That memory; None without a GPU (no receive into GPU memory can come then).
     pool: Option<BouncePool>,
+    /// Receives into host memory land in the pool too ([`TEST_BOUNCE_HOST`]).
+    bounce_host: bool,
+    /// Over TCPX: this ring's hold on its GPU's base.
+    _claim: Option<BaseClaim>,
 }
 
 /// Where the metadata ring starts in `mem` (the handle takes the first bytes).
@@ -201,19 +259,26 @@ const META_OFFSET: usize = 256;
 
 impl DeviceRing {
     /// A ring for receives into `gpu`'s memory (None: host memory only, no CUDA here).
-    pub fn new(gpu: Option<&Gpu>, bounce: Bounce) -> Result<DeviceRing> {
-        let mem = SharedMem::new(gpu, META_OFFSET + std::mem::size_of::<netUnpackMeta>())?;
+    pub fn new(gpu: Option<&Arc<Gpu>>, bounce: Bounce) -> Result<DeviceRing> {
+        let bounce_host = std::env::var_os(TEST_BOUNCE_HOST).is_some_and(|v| v == "1");
+        DeviceRing::with(gpu, bounce, bounce_host)
+    }
+
+    fn with(gpu: Option<&Arc<Gpu>>, bounce: Bounce, bounce_host: bool) -> Result<DeviceRing> {
+        let mem = SharedMem::new(gpu.map(|g| &**g), META_OFFSET + std::mem::size_of::<netUnpackMeta>())?;
         let own = matches!(bounce, Bounce::Own);
-        let (base, pool) = match bounce {
-            Bounce::External(base) => (base, None),
-            Bounce::Own => match gpu {
-                // Without a GPU every destination is host memory, which lands in place.
-                None => (0, None),
-                Some(g) => {
-                    let m = SharedMem::new(Some(g), BOUNCE_BYTES)?;
-                    (m.dev, Some(BouncePool::new(m, BOUNCE_BYTES)))
-                }
-            },
+        let bounce_host = own && bounce_host;
+        let (base, pool, claim) = match bounce {
+            Bounce::External(lowest) => {
+                let (claim, base) = BaseClaim::claim(gpu.map(|g| g.ordinal), lowest)?;
+                (base, None, Some(claim))
+            }
+            // Without a GPU every destination is host memory, which lands in place.
+            Bounce::Own if gpu.is_none() && !bounce_host => (0, None, None),
+            Bounce::Own => {
+                let section = Section::take(gpu)?;
+                (section.base(), Some(BouncePool::new(section)), None)
+            }
         };
         let handle = unpackNetDeviceHandle {
             meta: (mem.dev + META_OFFSET as u64) as *mut netUnpackMeta,
@@ -228,12 +293,21 @@ impl DeviceRing {
             fill: [0; DEPTH],
             own,
             pool,
+            bounce_host,
+            _claim: claim,
         })
     }
 
     /// The device address of the `unpackNetDeviceHandle` NCCL's kernel reads.
     pub fn device_handle(&self) -> *mut c_void {
         self.mem.dev as *mut c_void
+    }
+
+    /// The handle as NCCL's kernel reads it (tests).
+    #[cfg(test)]
+    fn handle(&self) -> unpackNetDeviceHandle {
+        // SAFETY: the handle is the first bytes of the ring's memory, written by `with`.
+        unsafe { std::ptr::read(self.mem.host as *const unpackNetDeviceHandle) }
     }
 
     /// The bounce base records count from (the handle's `bounce_buf`).
@@ -246,13 +320,14 @@ impl DeviceRing {
         unsafe { self.mem.host.add(META_OFFSET) as *mut netUnpackMeta }
     }
 
-    /// Whether receives into GPU memory land in this comm's own bounce memory (socket).
-    pub fn owns_bounce(&self) -> bool {
-        self.own
+    /// Whether a receive into GPU memory (`gpu`), or into host memory, lands in this comm's own
+    /// bounce memory (socket) rather than in place or in the inner transport's pool.
+    pub fn bounces(&self, gpu: bool) -> bool {
+        self.own && (gpu || self.bounce_host)
     }
 
     /// Bounce memory for the `len`-byte receive `seq` into GPU memory: its host address and its
-    /// offset from the base. None while earlier receives hold too much (try again after they are
+    /// offset from the base (the arena's start, not the section's). None while earlier receives hold too much (try again after they are
     /// consumed). An error when it can never fit.
     pub fn take_bounce(&mut self, seq: u64, len: usize) -> Result<Option<(*mut u8, usize)>> {
         let pool = self.pool.as_mut().ok_or_else(|| {
@@ -267,8 +342,8 @@ impl DeviceRing {
             )));
         }
         Ok(pool.take(seq, len).map(|at| {
-            // SAFETY: at + len lies inside the pool's allocation.
-            (unsafe { pool.mem.host.add(at) }, at)
+            // SAFETY: at + len lies inside the pool's section.
+            (unsafe { pool.mem.host().add(at) }, pool.mem.offset() + at)
         }))
     }
 
@@ -384,14 +459,24 @@ impl DeviceRing {
 
 #[cfg(test)]
 mod tests {
+    use super::super::arena::TEST_SERIAL;
     use super::*;
+    use std::sync::MutexGuard;
+
+    /// Rings share process-wide state (the arena, the TCPX bases): one test at a time.
+    fn serial() -> MutexGuard<'static, ()> {
+        TEST_SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+    }
 
     fn pool(capacity: usize) -> BouncePool {
-        BouncePool::new(SharedMem::new(None, capacity).unwrap(), capacity)
+        let mut p = BouncePool::new(Section::take(None).unwrap());
+        p.capacity = capacity;
+        p
     }
 
     #[test]
     fn bounce_memory_is_handed_out_and_given_back_in_message_order() {
+        let _one = serial();
         let page = SLICE_PAGE_SIZE;
         let mut p = pool(8 * page);
         assert_eq!(p.take(0, 3 * page), Some(0));
@@ -416,6 +501,7 @@ mod tests {
 
     #[test]
     fn a_receive_consumed_before_an_older_one_is_refused() {
+        let _one = serial();
         let mut p = pool(4 * SLICE_PAGE_SIZE);
         p.take(0, 1).unwrap();
         p.take(1, 1).unwrap();
@@ -424,6 +510,7 @@ mod tests {
 
     #[test]
     fn chunk_records_move_by_the_chunk_offset_and_publish_in_slot_n_mod_16() {
+        let _one = serial();
         let mut ring = DeviceRing::new(None, Bounce::External(0x1000)).unwrap();
         let records = [
             loadMeta {
@@ -461,6 +548,7 @@ mod tests {
 
     #[test]
     fn bad_records_never_reach_the_ring() {
+        let _one = serial();
         let mut ring = DeviceRing::new(None, Bounce::External(0x1000)).unwrap();
         let rec = |src_off, len, dst_off| loadMeta { src_off, len, dst_off };
         let cases: [(&[loadMeta], u64); 4] = [
@@ -482,6 +570,7 @@ mod tests {
 
     #[test]
     fn contiguous_receives_become_4k_fragments() {
+        let _one = serial();
         let mut ring = DeviceRing::new(None, Bounce::External(0)).unwrap();
         ring.add_contiguous(3, 8192, 10000).unwrap();
         ring.publish(3);
@@ -492,5 +581,70 @@ mod tests {
             .collect();
         assert_eq!(got, vec![(8192, 4096, 0), (12288, 4096, 4096), (16384, 1808, 8192)]);
         assert!(ring.add_contiguous(4, 0, (MAX_RECORDS + 1) * 4096).is_err());
+    }
+
+    /// What NCCL's kernel does in one thread block: the base of the connection set up last, for
+    /// the records of every peer the block receives from.
+    fn place_with_one_base(rings: &[&DeviceRing], seq: u64, dsts: &mut [Vec<u8>]) {
+        let base = rings.last().unwrap().handle().bounce_buf as u64;
+        for (ring, dst) in rings.iter().zip(dsts.iter_mut()) {
+            for r in ring.published(seq) {
+                let src = (base + r.src_off as u64) as *const u8;
+                // SAFETY: a record tcpxr published: src_off counts from the base into mapped
+                // bounce memory that stays held until consume.
+                let from = unsafe { std::slice::from_raw_parts(src, r.len as usize) };
+                dst[r.dst_off as usize..][..r.len as usize].copy_from_slice(from);
+            }
+        }
+    }
+
+    #[test]
+    fn a_block_receiving_from_several_socket_comms_places_each_from_its_own_pages() {
+        let _one = serial();
+        // A tree node: two children and a parent, each a receive comm of this process.
+        let mut rings: Vec<DeviceRing> = (0..3)
+            .map(|_| DeviceRing::with(None, Bounce::Own, true).unwrap())
+            .collect();
+        let bases: Vec<u64> = rings.iter().map(|r| r.handle().bounce_buf as u64).collect();
+        assert!(bases.iter().all(|b| *b == bases[0] && *b != 0), "one base: {bases:x?}");
+        let len = 3 * SLICE_PAGE_SIZE + 100;
+        let sent: Vec<Vec<u8>> = (0..3u8).map(|i| vec![i + 1; len]).collect();
+        for (ring, data) in rings.iter_mut().zip(&sent) {
+            assert!(
+                ring.bounces(false),
+                "the test seam lands host receives in bounce memory"
+            );
+            let (host, at) = ring.take_bounce(0, len).unwrap().unwrap();
+            // SAFETY: len bytes of the ring's bounce memory, taken for receive 0.
+            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), host, len) };
+            ring.add_contiguous(0, at, len).unwrap();
+            ring.publish(0);
+        }
+        let mut got = vec![vec![0u8; len]; 3];
+        place_with_one_base(&rings.iter().collect::<Vec<_>>(), 0, &mut got);
+        assert!(got == sent, "every peer's bytes came from its own comm's pages");
+        for ring in &mut rings {
+            ring.consume(0).unwrap();
+        }
+    }
+
+    #[test]
+    fn tcpx_comms_of_one_gpu_publish_the_first_comms_base() {
+        let _one = serial();
+        let first = DeviceRing::with(None, Bounce::External(0x10_0000), false).unwrap();
+        let above = DeviceRing::with(None, Bounce::External(0x20_0000), false).unwrap();
+        assert_eq!(above.base(), 0x10_0000, "a pool above the base is reached by rebasing");
+        let below = DeviceRing::with(None, Bounce::External(0x8_0000), false);
+        let e = below
+            .err()
+            .expect("a pool below the published base cannot be described");
+        assert!(e.msg.contains("one base"), "{}", e.msg);
+        drop((first, above));
+        let fresh = DeviceRing::with(None, Bounce::External(0x8_0000), false).unwrap();
+        assert_eq!(
+            fresh.base(),
+            0x8_0000,
+            "once the GPU's last ring closed, a new base may start"
+        );
     }
 }

@@ -196,9 +196,9 @@ impl Connecting {
             )));
         }
         let handle = ListenHandle::read(handle_bytes)?;
-        let stream =
-            sys::connect_start(&handle.ctrl).map_err(|e| Error::os(&format!("connect to {}", handle.ctrl), e))?;
-        let _ = tuning;
+        // NCCL's traffic class marks the connection from its SYN on.
+        let stream = sys::connect_start(&handle.ctrl, tuning.traffic_class)
+            .map_err(|e| Error::os(&format!("connect to {}", handle.ctrl), e))?;
         Ok(Connecting {
             transport,
             nics,
@@ -241,10 +241,6 @@ impl Connecting {
             let Phase::Connecting(stream) = std::mem::replace(&mut self.phase, Phase::Welcome) else {
                 unreachable!()
             };
-            if let Some(class) = tuning.traffic_class {
-                crate::transport::socket::sys::set_traffic_class(&stream, class)
-                    .map_err(|e| Error::os("traffic class of the control connection", e))?;
-            }
             let mut ctrl = Ctrl::new(stream, tuning.peer_timeout_ms)?;
             ctrl.queue(&wire::hello(self.handle.nonce));
             self.ctrl = Some(ctrl);

@@ -21,14 +21,15 @@ pub struct Context {
 const CONTEXT_TAG: u64 = u64::from_le_bytes(*b"tcpxrCtx");
 
 impl Context {
-    /// A new context, as the pointer NCCL keeps.
+    /// A new context, as the pointer NCCL keeps (recorded as live until finalize).
     pub fn create(comm_id: u64, traffic_class: Option<u8>) -> *mut c_void {
-        Box::into_raw(Box::new(Context {
+        let ctx = Box::into_raw(Box::new(Context {
             tag: CONTEXT_TAG,
             comm_id,
             traffic_class,
             hints: Mutex::new(None),
-        })) as *mut c_void
+        })) as *mut c_void;
+        crate::plugin::hand_out(ctx, crate::plugin::Handed::Context)
     }
 
     /// The context behind NCCL's pointer; None for NULL (a caller of the tables that made none).
@@ -50,14 +51,20 @@ impl Context {
         Ok(Some(c))
     }
 
-    /// Frees the context (finalize); returns its communicator id.
+    /// Frees the context (finalize); returns its communicator id. A context that is not live (a
+    /// second finalize) is refused without reading it.
     ///
     /// # Safety
-    /// As [`Context::of`], and nothing uses the context afterwards.
+    /// `ctx` may be any pointer; a live context is used by nothing afterwards.
     pub unsafe fn free(ctx: *mut c_void) -> Result<u64> {
-        // SAFETY: the caller's promise.
-        let Some(c) = (unsafe { Context::of(ctx, "finalize") })? else {
+        if ctx.is_null() {
             return Err(Error::invalid_argument("finalize: ctx is NULL"));
+        }
+        crate::plugin::take_back(ctx, crate::plugin::Handed::Context, "finalize")
+            .map_err(|e| Error::invalid_argument(e.msg))?;
+        // SAFETY: the registry held it as a live context from `create`, now taken out of it.
+        let Some(c) = (unsafe { Context::of(ctx, "finalize") })? else {
+            unreachable!("not NULL")
         };
         let id = c.comm_id;
         // SAFETY: `create` boxed it, the tag says so, and the caller hands it over.

@@ -458,8 +458,7 @@ ffi_fn! {
         non_null!(request, "iflush: request");
         // SAFETY: NCCL's writable slot (checked non-NULL).
         unsafe { *request = std::ptr::null_mut() };
-        // SAFETY: NCCL passes back a receive comm tcpxr returned (plugin::iflush checks its tag).
-        unsafe { plugin::iflush(recvComm, n) }
+        plugin::iflush(recvComm, n)
     }
 }
 

@@ -368,16 +368,7 @@ impl Gpu {
     /// GPUs) gets it back: tcpxr never leaves a caller's CUDA state changed, or NCCL's next
     /// runtime call on that thread would go to the wrong device.
     pub fn enter(&self) -> Result<Current> {
-        let mut cur: sys::CUcontext = std::ptr::null_mut();
-        // SAFETY: valid out-pointer; setting a retained primary context is always allowed.
-        unsafe {
-            check(sys::cuCtxGetCurrent(&mut cur), "cuCtxGetCurrent")?;
-            if cur == self.ctx {
-                return Ok(Current { previous: None });
-            }
-            check(sys::cuCtxSetCurrent(self.ctx), "cuCtxSetCurrent")?;
-        }
-        Ok(Current { previous: Some(cur) })
+        enter_primary(self.ctx)
     }
 
     /// Makes this GPU's context current on the calling thread and leaves it so (for threads of
@@ -393,6 +384,40 @@ impl Gpu {
         }
         Ok(())
     }
+}
+
+/// [`Gpu::enter`] for a primary context `ctx` that a [`Gpu`] retained (GPUs are opened once and
+/// kept for the process, so their context handle stays valid): what a GPU resource that outlives
+/// the call that made it keeps to free itself in its own context.
+fn enter_primary(ctx: sys::CUcontext) -> Result<Current> {
+    let mut cur: sys::CUcontext = std::ptr::null_mut();
+    // SAFETY: valid out-pointer; setting a retained primary context is always allowed.
+    unsafe {
+        check(sys::cuCtxGetCurrent(&mut cur), "cuCtxGetCurrent")?;
+        if cur == ctx {
+            return Ok(Current { previous: None });
+        }
+        check(sys::cuCtxSetCurrent(ctx), "cuCtxSetCurrent")?;
+    }
+    Ok(Current { previous: Some(cur) })
+}
+
+/// Frees a GPU resource in the context `ctx` it was made in, whatever context the freeing thread
+/// has (NCCL closes comms from its service thread, whose context may be another GPU's or none),
+/// and logs a failure instead of ignoring it: a drop has no caller to return it to. `what` names
+/// the resource for the log.
+fn free_in(ctx: sys::CUcontext, what: &str, free: impl FnOnce() -> sys::CUresult) {
+    let current = enter_primary(ctx);
+    if let Err(e) = &current {
+        log::warn!(
+            "freeing {what}: cannot enter its GPU's context ({}); freeing it anyway",
+            e.msg
+        );
+    }
+    if let Err(e) = check(free(), what) {
+        log::warn!("freeing {}", e.msg);
+    }
+    drop(current);
 }
 
 /// Restores the thread's previous CUDA context when dropped (see [`Gpu::enter`]).
@@ -486,15 +511,79 @@ fn compile_unpack(dev: sys::CUdevice) -> Result<sys::CUfunction> {
     Ok(function)
 }
 
+/// Host memory of the caller's (page-aligned, mapped by the caller) pinned and mapped into every
+/// GPU of the process at its own address, so that one base serves memory registered in pieces.
+/// Unregistered on drop, in `gpu`'s context.
+pub struct HostRegistration {
+    gpu: Arc<Gpu>,
+    host: *mut u8,
+}
+
+// SAFETY: a registration handle; the driver call on drop may run on any thread.
+unsafe impl Send for HostRegistration {}
+
+impl HostRegistration {
+    /// Registers `len` bytes at `host` with `gpu`'s driver. Fails, registering nothing, where the
+    /// GPU would see the memory at another address (no unified addressing for registered memory).
+    ///
+    /// # Safety
+    /// `host .. host + len` must be mapped, page aligned, and stay mapped until the registration
+    /// is dropped.
+    pub unsafe fn new(gpu: &Arc<Gpu>, host: *mut u8, len: usize) -> Result<HostRegistration> {
+        let _current = gpu.enter()?;
+        let flags = sys::CU_MEMHOSTREGISTER_DEVICEMAP | sys::CU_MEMHOSTREGISTER_PORTABLE;
+        check(
+            // SAFETY: the caller vouches for the range; PORTABLE pins it for every context.
+            unsafe { sys::cuMemHostRegister_v2(host as *mut c_void, len, flags) },
+            "cuMemHostRegister",
+        )?;
+        let reg = HostRegistration { gpu: gpu.clone(), host };
+        let mut dev: sys::CUdeviceptr = 0;
+        check(
+            // SAFETY: valid out-pointer; host was registered with DEVICEMAP just above.
+            unsafe { sys::cuMemHostGetDevicePointer_v2(&mut dev, host as *mut c_void, 0) },
+            "cuMemHostGetDevicePointer",
+        )?;
+        if dev != host as u64 {
+            return Err(Error::new(
+                ncclResult_t::ncclUnhandledCudaError,
+                format!(
+                    "GPU {} maps registered host memory at {dev:#x}, not at its host address {host:p}; \
+                     tcpxr's device unpack over the socket needs unified addressing for registered memory",
+                    gpu.ordinal
+                ),
+            ));
+        }
+        Ok(reg)
+    }
+}
+
+impl Drop for HostRegistration {
+    fn drop(&mut self) {
+        let r = self.gpu.enter().and_then(|_current| {
+            // SAFETY: host was registered by new and is unregistered once, in the GPU's context.
+            check(
+                unsafe { sys::cuMemHostUnregister(self.host as *mut c_void) },
+                "cuMemHostUnregister",
+            )
+        });
+        if let Err(e) = r {
+            log::warn!("releasing bounce memory at {:p}: {}", self.host, e.msg);
+        }
+    }
+}
+
 /// Pinned host memory mapped into the device: the CPU and the GPU see the same bytes.
 pub struct Mapped {
     pub host: *mut u8,
     pub dev: u64,
     pub len: usize,
+    /// The primary context it was allocated in, entered to free it.
+    ctx: sys::CUcontext,
 }
 
 // SAFETY: the allocation is plain (pinned, PORTABLE) memory owned by this value, usable from any
-// thread; it is freed once, by Drop.
+// thread; it is freed once, by Drop, in `ctx` (a retained primary context, valid on any thread).
 unsafe impl Send for Mapped {}
 // SAFETY: through `&Mapped` only the raw addresses can be read; every access to the memory
 // dereferences them in an unsafe block of its own, which says why it does not race.
@@ -503,44 +592,76 @@ unsafe impl Sync for Mapped {}
 impl Mapped {
     pub fn new(gpu: &Gpu, len: usize) -> Result<Mapped> {
         let _current = gpu.enter()?;
-        let mut host: *mut c_void = std::ptr::null_mut();
-        let mut dev: sys::CUdeviceptr = 0;
-        // SAFETY: valid out-pointers; PORTABLE makes it usable from every context.
-        unsafe {
-            check(
-                sys::cuMemHostAlloc(
-                    &mut host,
-                    len.max(1),
-                    sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE,
-                ),
-                "cuMemHostAlloc",
-            )?;
-            check(
-                sys::cuMemHostGetDevicePointer_v2(&mut dev, host, 0),
-                "cuMemHostGetDevicePointer",
-            )?;
-        }
+        let (host, dev) = alloc_mapped(
+            || {
+                let mut host: *mut c_void = std::ptr::null_mut();
+                // SAFETY: a valid out-pointer; PORTABLE makes it usable from every context.
+                let r = unsafe {
+                    sys::cuMemHostAlloc(
+                        &mut host,
+                        len.max(1),
+                        sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE,
+                    )
+                };
+                check(r, "cuMemHostAlloc").map(|()| host)
+            },
+            |host| {
+                let mut dev: sys::CUdeviceptr = 0;
+                // SAFETY: a valid out-pointer; `host` is the mapped allocation just made.
+                let r = unsafe { sys::cuMemHostGetDevicePointer_v2(&mut dev, host, 0) };
+                check(r, "cuMemHostGetDevicePointer").map(|()| dev)
+            },
+            // SAFETY: `host` came from cuMemHostAlloc above and nothing else holds it.
+            |host| check(unsafe { sys::cuMemFreeHost(host) }, "cuMemFreeHost"),
+        )?;
         Ok(Mapped {
             host: host as *mut u8,
             dev,
             len,
+            ctx: gpu.ctx,
         })
+    }
+}
+
+/// Allocates with `alloc` and maps with `map`; when mapping fails the allocation is given back
+/// with `free` (a failure to free is logged), so an error leaks no pinned memory.
+fn alloc_mapped(
+    alloc: impl FnOnce() -> Result<*mut c_void>,
+    map: impl FnOnce(*mut c_void) -> Result<u64>,
+    free: impl FnOnce(*mut c_void) -> Result<()>,
+) -> Result<(*mut c_void, u64)> {
+    let host = alloc()?;
+    match map(host) {
+        Ok(dev) => Ok((host, dev)),
+        Err(e) => {
+            if let Err(f) = free(host) {
+                log::warn!("giving back pinned memory that could not be mapped: {}", f.msg);
+            }
+            Err(e)
+        }
     }
 }
 
 impl Drop for Mapped {
     fn drop(&mut self) {
-        // SAFETY: host came from cuMemHostAlloc and is freed once.
-        unsafe { sys::cuMemFreeHost(self.host as *mut c_void) };
+        let host = self.host as *mut c_void;
+        // SAFETY: host came from cuMemHostAlloc and is freed once; whoever queued GPU work on it
+        // has waited for that work, or kept this value alive (see SendLane's drop).
+        free_in(self.ctx, "pinned memory (cuMemFreeHost)", || unsafe {
+            sys::cuMemFreeHost(host)
+        });
     }
 }
 
 /// A CUDA event without timing, created once and recorded many times.
 pub struct Event {
     raw: sys::CUevent,
+    /// The primary context it was made in, entered to destroy it.
+    ctx: sys::CUcontext,
 }
 
-// SAFETY: an event handle may be used from any thread with the context current.
+// SAFETY: an event handle may be used from any thread with the context current; `ctx` is a
+// retained primary context, valid on any thread.
 unsafe impl Send for Event {}
 
 impl Event {
@@ -550,7 +671,7 @@ impl Event {
         // SAFETY: a valid out-pointer; the GPU's context is current (`_current`).
         let r = unsafe { sys::cuEventCreate(&mut raw, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32) };
         check(r, "cuEventCreate")?;
-        Ok(Event { raw })
+        Ok(Event { raw, ctx: gpu.ctx })
     }
 
     /// Records the event behind the work queued so far on `gpu`'s stream.
@@ -572,15 +693,32 @@ impl Event {
             )),
         }
     }
+
+    /// Polls [`Event::done`] until the recorded work has finished (true) or `deadline` passes
+    /// (false); for closing, never on a data path.
+    pub fn done_by(&self, deadline: std::time::Instant) -> Result<bool> {
+        loop {
+            if self.done()? {
+                return Ok(true);
+            }
+            if std::time::Instant::now() >= deadline {
+                return Ok(false);
+            }
+            std::thread::sleep(std::time::Duration::from_micros(100));
+        }
+    }
 }
 
 impl Drop for Event {
+    /// Destroys the event in its own context without waiting: the driver lets an event go while
+    /// recorded work is pending and releases it once that work completes. Memory such work writes
+    /// is its owner's to wait for (SendLane's drop), so a close waits on no copy here.
     fn drop(&mut self) {
-        // SAFETY: the event is live; waiting first means no queued work still refers to it.
-        unsafe {
-            sys::cuEventSynchronize(self.raw);
-            sys::cuEventDestroy_v2(self.raw);
-        }
+        let raw = self.raw;
+        // SAFETY: the event is live and destroyed once.
+        free_in(self.ctx, "a CUDA event (cuEventDestroy)", || unsafe {
+            sys::cuEventDestroy_v2(raw)
+        });
     }
 }
 
@@ -599,6 +737,37 @@ pub unsafe fn copy_dtoh_async(gpu: &Gpu, dst: *mut u8, src: u64, len: usize) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The error `alloc_mapped`'s steps fail with in these tests.
+    fn cuda_error(what: &str) -> Error {
+        Error::new(ncclResult_t::ncclUnhandledCudaError, format!("{what} failed"))
+    }
+
+    #[test]
+    fn pinned_memory_that_cannot_be_mapped_is_given_back() {
+        let block = 0x1000 as *mut c_void;
+        let freed = std::cell::Cell::new(None);
+        let r = alloc_mapped(
+            || Ok(block),
+            |_| Err(cuda_error("cuMemHostGetDevicePointer")),
+            |p| {
+                freed.set(Some(p));
+                Ok(())
+            },
+        );
+        assert!(r.unwrap_err().msg.contains("cuMemHostGetDevicePointer"));
+        assert_eq!(freed.get(), Some(block), "the allocation is freed when mapping fails");
+        // Mapped: kept; an allocation that fails: nothing to free.
+        let freed = std::cell::Cell::new(false);
+        let free = |_| {
+            freed.set(true);
+            Ok(())
+        };
+        assert_eq!(alloc_mapped(|| Ok(block), |_| Ok(7), free).unwrap(), (block, 7));
+        assert!(!freed.get());
+        let r = alloc_mapped(|| Err(cuda_error("cuMemHostAlloc")), |_| Ok(7), |_| Ok(()));
+        assert!(r.is_err());
+    }
 
     #[test]
     fn host_memory_is_not_device_memory_and_copies_plainly() {

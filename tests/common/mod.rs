@@ -22,13 +22,24 @@ pub const TEST_IFNAME: &str = "lo";
 // default for clusters), whatever the environment says; and its log, the TCPX emulator's and the
 // peer processes' go to this binary's file, where each test claims the WARNs it provokes
 // (nccl_net_tcpxr::testlog), so a passing run's stderr is quiet.
+// A child case (run_child_case) runs it first too, whichever constructor comes first.
 #[used]
 #[link_section = ".init_array"]
 static SETUP: extern "C" fn() = setup;
 extern "C" fn setup() {
-    // Sound: before main, so before this process has a second thread.
-    std::env::set_var("NCCL_TCPXR_IFNAME", TEST_IFNAME);
-    nccl_net_tcpxr::testlog::capture_for_tests();
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // Sound: before main, so before this process has a second thread.
+        std::env::set_var("NCCL_TCPXR_IFNAME", TEST_IFNAME);
+        use nccl_net_tcpxr::testlog;
+        if let Some((file, fresh)) = testlog::capture_file_for_tests() {
+            if fresh {
+                // Sound, as above. The dlopened library and the processes started read it.
+                std::env::set_var(testlog::FILE_VAR, &file);
+            }
+            testlog::capture_to(file);
+        }
+    });
 }
 
 /// Claims the first unclaimed line of tcpxr's log that contains `text`, waiting for it (see
@@ -89,6 +100,34 @@ pub fn bench_command() -> std::process::Command {
     std::process::Command::new(
         std::env::var_os("TCPXR_BENCH").unwrap_or_else(|| env!("CARGO_BIN_EXE_tcpxr-bench").into()),
     )
+}
+
+// --- cases run in a child process of the test binary ----------------------------------------
+
+/// For a test binary whose cases run in child processes of itself (a crash, a signal or a
+/// process-wide setting must not reach the harness's process). Its `.init_array` constructor calls
+/// this first: in a child, whose environment sets `var`, `case` runs with that value before the
+/// test harness starts, and the process exits, 0 when `case` returns (a panic aborts it: a failure
+/// status). In the test process `var` is unset and this returns at once, so no test of the binary
+/// is a stand-in that passes by doing nothing. [`child_case`] starts such a child.
+pub fn run_child_case(var: &str, case: impl FnOnce(&str)) {
+    let Ok(value) = std::env::var(var) else { return };
+    setup();
+    case(&value);
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    // Nothing else runs: the harness, and destructors racing the threads a case leaves.
+    // SAFETY: _exit only ends the process.
+    unsafe { libc::_exit(0) };
+}
+
+/// A command that runs this test binary as a child playing case `value` of `var` (see
+/// [`run_child_case`]).
+pub fn child_case(var: &str, value: &str) -> std::process::Command {
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.env(var, value);
+    cmd
 }
 
 // --- the TCPX-ABI emulator --------------------------------------------------------------------

@@ -8,6 +8,12 @@ use crate::gpu::{self, Event, Gpu};
 use crate::transport::{InnerMr, InnerSend, InnerStripe};
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long closing a send lane waits for copies still in flight into its pinned staging (a copy
+/// of one chunk takes well under a millisecond) before it leaves that memory allocated rather
+/// than free it under the copy engine.
+const STAGING_DRAIN: Duration = Duration::from_millis(200);
 
 /// What a send lane needs to know of a message's memory.
 #[derive(Default)]
@@ -31,9 +37,12 @@ pub struct SendLane {
     /// Which stripe of the comm this is (its position in every registration).
     index: usize,
     chunk_bytes: usize,
-    /// The GPU, one event per staging slot, the slots (dropped in that order: the events wait for
-    /// pending copies before the staging memory goes).
+    /// The GPU, one event per staging slot, the slots. Dropping an event does not wait for its
+    /// copy: the lane's own drop does, before the staging memory goes.
     gpu: Option<(Arc<Gpu>, Vec<Event>, Slots)>,
+    /// A copy into staging was queued but its event could not be recorded (a CUDA error): nothing
+    /// says when it finishes, so the staging memory is never freed.
+    untracked_copy: bool,
     /// Chunks accepted but not yet handed to the inner send, in order.
     waiting: VecDeque<SendChunk>,
     /// Staging slot of each chunk handed to the inner send (None for host chunks), in order.
@@ -58,6 +67,7 @@ impl SendLane {
             index,
             chunk_bytes,
             gpu: None,
+            untracked_copy: false,
             waiting: VecDeque::new(),
             posted: VecDeque::new(),
         }
@@ -83,6 +93,49 @@ impl SendLane {
             self.posted.push_back(slot);
         }
         Ok(())
+    }
+}
+
+/// Takes a free staging slot and starts `copy` into it; a slot whose copy cannot be started goes
+/// back to `free` (with the error), so a CUDA error loses no slot. Ok(None): none is free.
+fn take_slot(free: &mut Vec<usize>, copy: impl FnOnce(usize) -> Result<()>) -> Result<Option<usize>> {
+    let Some(slot) = free.pop() else { return Ok(None) };
+    match copy(slot) {
+        Ok(()) => Ok(Some(slot)),
+        Err(e) => {
+            free.push(slot);
+            Err(e)
+        }
+    }
+}
+
+impl Drop for SendLane {
+    /// Staging memory is freed only once no copy into it is in flight: the copies of chunks still
+    /// waiting for their event are given [`STAGING_DRAIN`] to finish (chunks handed to the inner
+    /// send had finished theirs). One that has not, or one queued without an event, leaves the
+    /// staging allocated for the rest of the process, with a WARN, rather than freed under the
+    /// copy engine; a close never waits longer than that.
+    fn drop(&mut self) {
+        let Some((_, events, slots)) = &self.gpu else { return };
+        let deadline = Instant::now() + STAGING_DRAIN;
+        let copying: Vec<usize> = self
+            .waiting
+            .iter()
+            .filter_map(|c| match c {
+                SendChunk::Staged { slot, .. } => Some(*slot),
+                SendChunk::Direct { .. } => None,
+            })
+            .collect();
+        let settled = !self.untracked_copy && copying.iter().all(|&s| events[s].done_by(deadline).unwrap_or(false));
+        if !settled {
+            log::warn!(
+                "closing a send stripe with a copy into its pinned staging still in flight: its {} bytes stay allocated",
+                slots.mem.len
+            );
+            let (_, events, slots) = self.gpu.take().unwrap();
+            drop(events);
+            std::mem::forget(slots);
+        }
     }
 }
 
@@ -115,12 +168,19 @@ impl Lane for SendLane {
                 // Made at regMr; memory NCCL never registered gets them here.
                 self.prepare(g)?;
                 let (g, events, slots) = self.gpu.as_mut().unwrap();
-                let Some(slot) = slots.free.pop() else { return Ok(false) };
-                // SAFETY: the slot holds chunk_bytes >= len; NCCL keeps the source valid until the
-                // message completes, which is after this copy has.
-                unsafe { gpu::copy_dtoh_async(g, slots.host(slot), ptr as u64, len)? };
-                // The slot's event is free: its previous chunk completed before the slot was freed.
-                events[slot].record(g)?;
+                let untracked = &mut self.untracked_copy;
+                let Slots { mem, slot_bytes, free } = slots;
+                // Slot `slot`'s host address (slot < GPU_SLOTS: inside the allocation).
+                let host = |slot: usize| mem.host.wrapping_add(slot * *slot_bytes);
+                let staged = take_slot(free, |slot| {
+                    // SAFETY: the slot holds chunk_bytes >= len; NCCL keeps the source valid until
+                    // the message completes, which is after this copy has.
+                    unsafe { gpu::copy_dtoh_async(g, host(slot), ptr as u64, len)? };
+                    // The slot's event is free: its previous chunk completed before the slot was
+                    // freed.
+                    events[slot].record(g).inspect_err(|_| *untracked = true)
+                })?;
+                let Some(slot) = staged else { return Ok(false) };
                 self.waiting.push_back(SendChunk::Staged { slot, len });
             }
         }
@@ -141,5 +201,25 @@ impl Lane for SendLane {
 
     fn release(&mut self) -> Result<()> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+
+    #[test]
+    fn a_staging_slot_whose_copy_fails_goes_back_to_the_free_list() {
+        let mut free = vec![3, 2, 1, 0];
+        let failed = take_slot(&mut free, |_| Err(Error::internal("cuMemcpyDtoHAsync failed")));
+        assert!(failed.is_err());
+        let mut sorted = free.clone();
+        sorted.sort();
+        assert_eq!(sorted, [0, 1, 2, 3], "no slot lost to the error");
+        assert_eq!(take_slot(&mut free, |_| Ok(())).unwrap(), Some(0));
+        assert_eq!(free.len(), 3);
+        let mut none = Vec::new();
+        assert_eq!(take_slot(&mut none, |_| unreachable!()).unwrap(), None);
     }
 }

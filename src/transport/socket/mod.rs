@@ -290,14 +290,12 @@ impl Transport for SocketTransport {
         let (token, peer) = decode_stripe_handle(handle)?;
         // The address came from the peer's welcome: one that cannot even be connected to (a
         // broadcast address, say) is the peer's fault.
-        let stream = sys::connect_start(&peer).map_err(|e| {
+        // The traffic class is set before connect(2): the SYN carries it too.
+        let stream = sys::connect_start(&peer, traffic_class).map_err(|e| {
             Error::remote(format!(
                 "peer's stripe handle names {peer}, which cannot be connected to: {e}"
             ))
         })?;
-        if let Some(class) = traffic_class {
-            sys::set_traffic_class(&stream, class).map_err(|e| Error::os("traffic class of a stripe", e))?;
-        }
         Ok(Box::new(SocketConnector {
             stream: Some(stream),
             peer,

@@ -50,13 +50,19 @@ fn sockaddr_of(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
 }
 
 /// Starts a TCP connection without waiting for it: the returned stream is non-blocking and may
-/// still be connecting; `connect_finished` says when it is usable.
-pub fn connect_start(addr: &SocketAddr) -> io::Result<TcpStream> {
+/// still be connecting; `connect_finished` says when it is usable. `traffic_class` (the IP TOS
+/// byte, see [`set_traffic_class`]) is set before `connect(2)`, so every packet of the
+/// connection carries it, the SYN included.
+pub fn connect_start(addr: &SocketAddr, traffic_class: Option<u8>) -> io::Result<TcpStream> {
     let family = if addr.is_ipv4() { libc::AF_INET } else { libc::AF_INET6 };
     // SAFETY: plain socket(2) call; the fd is owned by the TcpStream right after.
     let fd = cvt(unsafe { libc::socket(family, libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, 0) })?;
     // SAFETY: fd is a fresh socket we own; TcpStream takes ownership and closes it on drop.
     let stream = unsafe { TcpStream::from_raw_fd(fd) };
+    if let Some(class) = traffic_class {
+        set_traffic_class(&stream, addr.is_ipv4(), class)
+            .map_err(|e| io::Error::new(e.kind(), format!("setting traffic class {class:#x}: {e}")))?;
+    }
     let (storage, len) = sockaddr_of(addr);
     // SAFETY: storage/len describe a valid sockaddr for this family.
     let ret = unsafe { libc::connect(fd, &storage as *const _ as *const libc::sockaddr, len) };
@@ -106,12 +112,13 @@ fn set_int_opt(stream: &TcpStream, level: libc::c_int, name: libc::c_int, value:
     .map(|_| ())
 }
 
-/// The IP traffic class (the TOS byte: DSCP << 2 | ECN) of the packets this socket sends: IP_TOS,
-/// or IPV6_TCLASS on an IPv6 socket. Linux also derives the socket's queueing priority from it.
-pub fn set_traffic_class(stream: &TcpStream, class: u8) -> io::Result<()> {
-    match stream.local_addr()? {
-        std::net::SocketAddr::V4(_) => set_int_opt(stream, libc::IPPROTO_IP, libc::IP_TOS, class.into()),
-        std::net::SocketAddr::V6(_) => set_int_opt(stream, libc::IPPROTO_IPV6, libc::IPV6_TCLASS, class.into()),
+/// The IP traffic class (the TOS byte: DSCP << 2 | ECN) of the packets this socket sends: IP_TOS
+/// on an IPv4 socket, IPV6_TCLASS on an IPv6 one. Linux also derives the socket's queueing
+/// priority from it.
+fn set_traffic_class(stream: &TcpStream, ipv4: bool, class: u8) -> io::Result<()> {
+    match ipv4 {
+        true => set_int_opt(stream, libc::IPPROTO_IP, libc::IP_TOS, class.into()),
+        false => set_int_opt(stream, libc::IPPROTO_IPV6, libc::IPV6_TCLASS, class.into()),
     }
 }
 

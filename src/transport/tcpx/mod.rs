@@ -65,6 +65,14 @@ pub const DEFAULT_LIBRARIES: &[&str] = &[
 /// known deployment sets 512 KiB).
 pub const TCPX_ENV_DEFAULTS: &[(&str, &str)] = &[("NCCL_DYNAMIC_CHUNK_SIZE", "524288")];
 
+/// Unsets the TCPX settings `open` gave (see crate::env), saying why.
+fn take_back(given: &[&'static str], why: &str) {
+    for name in given {
+        crate::env::unset(name);
+        log::info!(target: "tcpxr::init", "{name} unset again: {why}");
+    }
+}
+
 /// How to open the transport.
 pub struct TcpxOptions<'a> {
     /// NCCL_TCPXR_TCPX_LIB: a path or library name; None searches [`DEFAULT_LIBRARIES`].
@@ -83,19 +91,42 @@ pub struct TcpxTransport {
     /// Per device: whether TCPX takes GPU memory (NCCL_PTR_CUDA) and a CUDA driver is here, so
     /// stripes send from and receive into GPU memory directly.
     gpu_direct: Vec<bool>,
+    /// The [`TCPX_ENV_DEFAULTS`] `open` set because they were unset, taken back by
+    /// [`TcpxTransport::not_used`].
+    env_given: Vec<&'static str>,
 }
 
 impl TcpxTransport {
-    /// Loads the library, initialises it and lists its devices one to one.
+    /// Loads the library, initialises it and lists its devices one to one. TCPX reads its
+    /// settings in its init, so [`TCPX_ENV_DEFAULTS`] that are unset are set just before it (from
+    /// plugin's first init, see crate::env), and unset again when `open` fails.
     pub fn open(o: &TcpxOptions) -> Result<TcpxTransport> {
         let lib = Arc::new(load(o.lib)?);
-        for (name, value) in TCPX_ENV_DEFAULTS {
+        let mut given = Vec::new();
+        for &(name, value) in TCPX_ENV_DEFAULTS {
             if std::env::var_os(name).is_none() {
-                // TCPX reads it in init; NCCL itself sets variables from nccl.conf the same way.
-                std::env::set_var(name, value);
+                crate::env::set(name, value);
                 log::info!(target: "tcpxr::init", "{name} unset: set to {value} for TCPX");
+                given.push(name);
             }
         }
+        match Self::start(lib, o) {
+            Ok(t) => Ok(TcpxTransport { env_given: given, ..t }),
+            Err(e) => {
+                take_back(&given, "TCPX failed to start");
+                Err(e)
+            }
+        }
+    }
+
+    /// tcpxr will not use this TCPX after all (NCCL_TCPXR_TRANSPORT=auto falls back to the socket
+    /// transport, or it reports no device): the settings `open` gave it are unset again, so the
+    /// process's environment is as the user left it.
+    pub fn not_used(self) {
+        take_back(&self.env_given, "TCPX is not used");
+    }
+
+    fn start(lib: Arc<Lib>, o: &TcpxOptions) -> Result<TcpxTransport> {
         lib.init(o.logger)?;
         let n = lib.devices()?;
         let all = ifaces::list().map_err(|e| Error::os("getifaddrs", e))?;
@@ -137,6 +168,7 @@ impl TcpxTransport {
             lib,
             devices,
             gpu_direct,
+            env_given: Vec::new(),
         })
     }
 

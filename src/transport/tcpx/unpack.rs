@@ -135,16 +135,30 @@ mod tests {
     }
 
     #[test]
-    fn the_unavailable_unpacker_says_why() {
-        let records = [rec(0, 4, 0)];
+    fn the_unavailable_unpacker_refuses_every_job_without_writing_and_reports_bad_records_first() {
+        let bounce = [9u8; 8];
         let mut dst = [0u8; 4];
-        let job = Job {
-            records: &records,
-            bounce: std::ptr::null(),
-            dst: dst.as_mut_ptr(),
-            len: 4,
+        let mut u = Unavailable("no GPU unpack".into());
+        let mut place = |records: &[loadMeta]| {
+            let job = Job {
+                records,
+                bounce: bounce.as_ptr(),
+                dst: dst.as_mut_ptr(),
+                len: 4,
+            };
+            u.unpack(&job)
         };
-        let e = Unavailable("no GPU unpack".into()).unpack(&job).unwrap_err();
-        assert!(e.msg.contains("no GPU unpack"));
+        // A job it could place: refused (an error NCCL sees), with why.
+        let e = place(&[rec(0, 4, 0)]).unwrap_err();
+        assert_eq!(e.code, crate::abi::ncclResult_t::ncclInternalError);
+        assert!(e.msg.contains("no GPU unpack"), "{}", e.msg);
+        // A job with a record beyond the receive: that record is what is reported.
+        let e = place(&[rec(0, 8, 0)]).unwrap_err();
+        assert!(
+            e.msg.contains("record 0 puts 8 bytes at offset 0 of a 4-byte receive"),
+            "{}",
+            e.msg
+        );
+        assert_eq!(dst, [0u8; 4], "nothing is ever placed");
     }
 }

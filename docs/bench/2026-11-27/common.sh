@@ -1,0 +1,26 @@
+# Shared by the run scripts: environment, nccl-tests build, MPS, one nccl-tests run with its verdict.
+export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1 LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} CUDA_VISIBLE_DEVICES=0
+R=${OUT:-/tmp/out}; mkdir -p $A
+T0=$(date +%s); el(){ echo "[$(( $(date +%s)-T0 )) s] $*" | tee -a $A/steps.txt; }
+NT=ncclTests/nccl-tests/build
+build_tests(){ [ -x $NT/all_reduce_perf ] && return; (cd ncclTests/nccl-tests && make -j16 MPI=1 MPI_HOME=/usr/lib/x86_64-linux-gnu/openmpi CUDA_HOME=/usr/local/cuda NCCL_HOME=/usr NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" > $A/nccl-tests-build.txt 2>&1); el "nccl-tests build rc=$?"; }
+mps_on(){ export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps CUDA_MPS_LOG_DIRECTORY=/tmp/mpslog; mkdir -p $CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_LOG_DIRECTORY; nvidia-cuda-mps-control -d; el "MPS on"; }
+mps_off(){ echo quit | nvidia-cuda-mps-control; sleep 1; unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY; el "MPS off"; }
+# nt NAME LIBDIR NP OP BUF(gpu|host|socket) ALGO(-|Ring|Tree) [extra env K=V ...] : one nccl-tests run, -c 1
+nt(){
+  local name=$1 lib=$2 np=$3 op=$4 buf=$5 algo=$6; shift 6
+  local env=(NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_SOCKET_IFNAME=lo NCCL_TESTS_DEVICE=0 NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET)
+  case $buf in
+    gpu) env+=(NCCL_NET=tcpxr NCCL_NET_PLUGIN=tcpxr LD_LIBRARY_PATH=$PWD/$lib:$LD_LIBRARY_PATH NCCL_NET_GDR_LEVEL=SYS NCCL_TCPXR_GPU_BUFFERS=1);;
+    host) env+=(NCCL_NET=tcpxr NCCL_NET_PLUGIN=tcpxr LD_LIBRARY_PATH=$PWD/$lib:$LD_LIBRARY_PATH NCCL_TCPXR_GPU_BUFFERS=0);;
+    socket) env+=(NCCL_NET=Socket NCCL_NET_PLUGIN=none);;
+  esac
+  [ "$algo" != - ] && env+=(NCCL_ALGO=$algo)
+  env+=("$@")
+  local xs=(); for kv in "${env[@]}"; do xs+=(-x "$kv"); done
+  timeout ${NT_TIMEOUT:-150} mpirun --allow-run-as-root --bind-to none -np $np "${xs[@]}" sh -c 'NCCL_HOSTID="h${OMPI_COMM_WORLD_RANK}" exec "$@"' sh $NT/${op}_perf -b ${MINB:-8} -e ${MAXB:-32M} -f ${STEP:-4} -n ${ITERS:-3} -w 1 -c 1 -g 1 > $A/$name.log 2>&1
+  local rc=$? wrong=$(grep -h "Out of bounds values" $A/$name.log | awk '{print $7,$8}')
+  local bad=$(awk '/^ +[0-9]+ +[0-9]+ /{ if ($9!="0" && $9!="N/A") n++; if (NF>=13 && $13!="0" && $13!="N/A") n++ } END{print n+0}' $A/$name.log)
+  local loaded=$(grep -m1 -o "Loaded net plugin [^ ]*\|Using network [A-Za-z]*" $A/$name.log | head -1)
+  el "$name: rc=$rc oob='$wrong' rows_wrong=$bad ($loaded)"
+}

@@ -1,0 +1,446 @@
+#!/usr/bin/env python3
+"""Fold docs/bench's raw benchmark output into one results table and one archive per day.
+
+    python3 docs/bench/compact.py [pack]          # pack new raw files, rewrite the tables
+    python3 docs/bench/compact.py check           # rebuild the tables from the archives, compare
+    python3 docs/bench/compact.py show 136 table  # one run's figures side by side
+    python3 docs/bench/compact.py refs README.md docs/BENCHMARKS.md  # cited runs have records
+
+What stays in git, per day (docs/bench/<date>/): every run's script.sh and the other small sources
+a figure was made with (*.sh, *.py, *.c, *.cu, *.cpp, *.h, *.patch, README.md), and the raw files
+code in the repository reads (`KEEP_FILES`); `raw.tar.xz`, everything
+else the runs wrote (nccl-tests output, settings, run.json, logs, CSVs, figures), paths relative to
+the day's folder (`run136/table/all_reduce.tcpxr-host.txt`). Archives nested in a run's output
+(`logs.tar.xz`) are unpacked into the day's archive in place (`run136/table/logs/...`). Built
+libraries (*.so) are dropped: they are build output, and the commit that built them is recorded.
+
+A new run is added by copying its output folder to docs/bench/<date>/runNN/ and running this
+script: the day's archive is unpacked, the new files are laid over it, it is packed again
+(deterministically: sorted names, fixed times and owners, xz -9) and the loose raw files are
+removed. The tables are rewritten from the archives: `tests.csv`, one row per nccl-tests output
+(run, part, op, config, date, settings, machine, commit, ...), and `results.csv`, one row per
+message size of each (time, busbw, #wrong); the columns are explained in docs/bench/README.md.
+"""
+import argparse
+import csv
+import io
+import json
+import lzma
+import os
+import re
+import shutil
+import sys
+import tarfile
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+RUN = re.compile(r"^run(\d+[a-z]?)(?:-|$)")
+KEEP_EXT = (".sh", ".py", ".c", ".cu", ".cpp", ".h", ".patch")
+DROP_EXT = (".so",)
+ARCHIVE = "raw.tar.xz"
+TABLE = "results.csv"
+TESTS = "tests.csv"
+# tests.csv: one row per nccl-tests output; results.csv: one row per message size of each.
+TEST_COLUMNS = [
+    "run", "part", "op", "config", "date", "env", "ranks", "gpus", "iters", "cores", "nccl",
+    "commit", "machine", "file",
+]
+RESULT_COLUMNS = [
+    "run", "part", "op", "config", "size", "time_us", "busbw", "ip_time_us", "ip_busbw", "wrong",
+]
+# Runs that kept no machine.txt, with the commit docs/BENCHMARKS.md named for them (at 63c4898).
+KNOWN_COMMITS = {"4": "fb50117", "10": "cfea574", "12": "aa9c6cd", "33a": "cbec443", "33b": "cbec443",
+                 "33c": "cbec443"}
+# One nccl-tests result row: size count type redop root, then out-of-place and in-place
+# time algbw busbw #wrong (older builds print no root column).
+ROW = re.compile(
+    r"^\s*(\d+)\s+(\d+)\s+(\w+)\s+(\w+)\s+(?:(-?\d+)\s+)?"
+    r"(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*$"
+)
+
+
+# Raw files that code in the repository reads, kept in git as well as in the archive.
+KEEP_FILES = {
+    "2026-11-23/run57/topo-dump.xml",  # ncclTests/test_fuse_topology.py's fixture
+}
+
+
+def keep(day, rel):
+    """Whether a file of a day's folder stays in git beside the archive."""
+    name = os.path.basename(rel)
+    return (name.endswith(KEEP_EXT) or name == "README.md" or rel == ARCHIVE
+            or f"{day}/{rel}" in KEEP_FILES)
+
+
+def run_of(rel):
+    """(run id, path of the run's folder or "") of a path relative to the day's folder."""
+    first = rel.split("/")[0]
+    m = RUN.match(first)
+    if not m:
+        return "", ""
+    return m.group(1), (first if "/" in rel else "")
+
+
+def run_key(run):
+    m = re.match(r"(\d+)(.*)", run or "0")
+    return int(m.group(1)), m.group(2)
+
+
+def unpack(day_dir, tree):
+    """The day's archive, then its loose raw files over it, into `tree`; returns the loose ones."""
+    path = os.path.join(day_dir, ARCHIVE)
+    if os.path.exists(path):
+        with tarfile.open(path, "r:xz") as t:
+            t.extractall(tree, filter="data")
+    loose = []
+    for root, _, files in os.walk(day_dir):
+        for f in files:
+            full = os.path.join(root, f)
+            rel = os.path.relpath(full, day_dir)
+            if rel == ARCHIVE:
+                continue
+            if not keep(os.path.basename(day_dir), rel):
+                loose.append(full)
+            if f.endswith(DROP_EXT):
+                print(f"  dropped {rel} (a built binary)")
+                continue
+            dst = os.path.join(tree, rel)
+            if f.endswith(".tar.xz"):
+                # A run's own log archive: unpacked in place, one level of archive in all.
+                with tarfile.open(full, "r:xz") as t:
+                    t.extractall(os.path.dirname(dst), filter="data")
+                continue
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            shutil.copy2(full, dst)
+    return loose
+
+
+def pack(tree, path):
+    """Deterministic tar.xz of `tree`: sorted names, fixed time and owner, xz -9."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.GNU_FORMAT) as t:
+        entries = []
+        for root, dirs, files in os.walk(tree):
+            dirs.sort()
+            for f in sorted(files):
+                entries.append(os.path.relpath(os.path.join(root, f), tree))
+        for rel in sorted(entries):
+            info = t.gettarinfo(os.path.join(tree, rel), arcname=rel)
+            info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
+            info.mode = 0o755 if info.mode & 0o100 else 0o644
+            with open(os.path.join(tree, rel), "rb") as fh:
+                t.addfile(info, fh)
+    data = lzma.compress(buf.getvalue(), preset=9 | lzma.PRESET_EXTREME)
+    old = open(path, "rb").read() if os.path.exists(path) else None
+    if data != old:
+        with open(path, "wb") as fh:
+            fh.write(data)
+    return len(data)
+
+
+def read(path):
+    with open(path, errors="replace") as fh:
+        return fh.read()
+
+
+def machine_of(run_dir):
+    """(machine, [commits]) from a run's machine.txt: '2xH200/32c' and the commit lines in order."""
+    path = os.path.join(run_dir, "machine.txt")
+    if not os.path.exists(path):
+        return "", []
+    gpus, model, cores, commits = 0, "", "", []
+    for line in read(path).splitlines():
+        m = re.match(r"GPU \d+: NVIDIA (\S+)", line)
+        if m:
+            gpus += 1
+            model = m.group(1)
+        elif re.fullmatch(r"\d+", line.strip()) and not cores:
+            cores = line.strip()
+        elif re.match(r"^[0-9a-f]{7,40} ", line):
+            commits.append(line.split()[0][:7])
+        elif line.strip().startswith("(uncommitted") and commits:
+            commits[-1] += "+"  # built from that commit with changes not yet committed
+    machine = f"{gpus}x{model}" if gpus else "cpu"
+    return machine + (f"/{cores}c" if cores else ""), commits
+
+
+def commit_dirs(run_dir):
+    """The plugin folders whose commit.txt the run's script printed into machine.txt, in order."""
+    path = os.path.join(run_dir, "script.sh")
+    if not os.path.exists(path):
+        return []
+    m = re.search(r"cat ((?:\S*commit\.txt\s*)+)", read(path))
+    return [os.path.dirname(p) for p in m.group(1).split()] if m else []
+
+
+def settings_of(path):
+    """(extra env, plugin folder) from run_nccl_tests.py's <op>.<config>.settings.txt."""
+    if not os.path.exists(path):
+        return "", ""
+    env, plugin = [], ""
+    for line in read(path).splitlines():
+        m = re.match(r"--env extras(?: \(every run\))?:\s*(.*?)\s*$", line)
+        if m and m.group(1) != "none":
+            env += [e for e in m.group(1).split() if not e.startswith("NCCL_DEBUG_SUBSYS=")]
+        m = re.match(r"\s+NCCL_NET_PLUGIN=(\S+)", line)
+        if m and m.group(1) != "none":
+            plugin = os.path.dirname(m.group(1))
+    return " ".join(env), plugin
+
+
+def cores_of(dirpath):
+    """{output file name: CPU cores busy} from run_nccl_tests.py's run.json beside the outputs."""
+    path = os.path.join(dirpath, "run.json")
+    out = {}
+    if os.path.exists(path):
+        try:
+            for r in json.load(open(path)).get("runs", []):
+                if r.get("output") and r.get("cpu_cores") is not None:
+                    out[os.path.basename(r["output"])] = r["cpu_cores"]
+        except (ValueError, AttributeError):
+            pass
+    return out
+
+
+def nccl_of(text):
+    m = re.search(r"nccl-library=(\d+)", text)
+    if not m:
+        return ""
+    code = int(m.group(1))
+    return f"{code // 10000}.{code // 100 % 100}.{code % 100}"
+
+
+def parse_output(text):
+    """[(op, ranks, gpus, iters, row fields)] of every nccl-tests table in one output."""
+    op, ranks, buses, iters, rows = "", 0, set(), "", []
+    for line in text.splitlines():
+        m = re.search(r"Collective test starting: (\w+?)_perf", line)
+        if m:
+            op, ranks, buses = m.group(1), 0, set()
+            continue
+        m = re.search(r"warmup iters: \d+ iters: (\d+)", line)
+        if m:
+            iters = m.group(1)
+            continue
+        m = re.match(r"#\s+Rank\s+\d+ .* device\s+\d+ \[([^\]]+)\]", line)
+        if m:
+            ranks += 1
+            buses.add(m.group(1))
+            continue
+        m = ROW.match(line)
+        if m:
+            rows.append((op, ranks, len(buses), iters, m.groups()))
+    return rows
+
+
+def table_of(day, tree):
+    """(tests, results) rows of one day's unpacked tree."""
+    tests, results = [], []
+    for root, dirs, files in os.walk(tree):
+        dirs.sort()
+        for f in sorted(files):
+            if not f.endswith((".txt", ".log")) or f.endswith(".settings.txt"):
+                continue
+            full = os.path.join(root, f)
+            rel = os.path.relpath(full, tree)
+            text = read(full)
+            if "Collective test starting" not in text and "#wrong" not in text:
+                continue
+            found = parse_output(text)
+            if not found:
+                continue
+            run, run_rel = run_of(rel)
+            run_dir = os.path.join(tree, run_rel) if run_rel else ""
+            machine, commits = machine_of(run_dir) if run_dir else ("", [])
+            dirs_ = commit_dirs(run_dir) if run_dir else []
+            part = os.path.dirname(os.path.relpath(rel, run_rel)) if run_rel else ""
+            stem = f[: -len(".txt")] if f.endswith(".txt") else f
+            env, plugin = settings_of(os.path.join(root, stem + ".settings.txt"))
+            if not run_rel:
+                stem = RUN.sub("", stem)
+            commit = commits[0] if commits else KNOWN_COMMITS.get(run, "")
+            if plugin and dirs_ and len(commits) == len(dirs_):
+                for d, c in zip(dirs_, commits):
+                    if plugin.endswith("/" + d) or plugin == d:
+                        commit = c
+                if not plugin.endswith("/dist"):
+                    env = " ".join(x for x in (env, "plugin=" + plugin.split("/main/")[-1]) if x)
+            cores = cores_of(root).get(f, "")
+            nccl = nccl_of(text)
+            seen = set()
+            for op, ranks, gpus, iters, g in found:
+                config = stem
+                if op and config.startswith(op + "."):
+                    config = config[len(op) + 1:]
+                key = (run, part, op, config)
+                if key not in seen:
+                    seen.add(key)
+                    if not machine and gpus:
+                        model = re.search(r"NVIDIA (\S+)", text)
+                        machine_row = f"{gpus}x{model.group(1) if model else 'GPU'}"
+                    else:
+                        machine_row = machine
+                    tests.append({
+                        "run": run, "part": part, "op": op, "config": config, "date": day,
+                        "env": env, "ranks": ranks, "gpus": gpus, "iters": iters, "cores": cores,
+                        "nccl": nccl, "commit": commit, "machine": machine_row, "file": rel,
+                    })
+                size, _count, _type, _redop, _root, t, _ab, bb, w, it, _iab, ibb, iw = g
+                counts = [int(x) for x in (w, iw) if x.lstrip("-").isdigit()]
+                results.append({
+                    "run": run, "part": part, "op": op, "config": config, "size": size,
+                    "time_us": t, "busbw": bb, "ip_time_us": it, "ip_busbw": ibb,
+                    "wrong": str(sum(counts)) if counts else "",
+                })
+    return tests, results
+
+
+def prune(day_dir, loose):
+    for f in loose:
+        os.remove(f)
+    for root, dirs, files in os.walk(day_dir, topdown=False):
+        if root != day_dir and not os.listdir(root):
+            os.rmdir(root)
+
+
+def write_csv(path, columns, rows, check):
+    """Write (or with `check` compare) one table; returns whether it matched or was written."""
+    out = io.StringIO()
+    w = csv.DictWriter(out, columns, lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    name = os.path.basename(path)
+    if check:
+        same = os.path.exists(path) and read(path) == out.getvalue()
+        print(f"{name}: {'matches' if same else 'DIFFERS from'} the archives ({len(rows)} rows)")
+        return same
+    with open(path, "w") as fh:
+        fh.write(out.getvalue())
+    print(f"{name}: {len(rows)} rows, {len(out.getvalue()) / 1e6:.2f} MB")
+    return True
+
+
+def build(bench, check):
+    days = sorted(d for d in os.listdir(bench) if DAY.match(d))
+    tests, results = [], []
+    for day in days:
+        day_dir = os.path.join(bench, day)
+        with tempfile.TemporaryDirectory() as tree:
+            if check:
+                with tarfile.open(os.path.join(day_dir, ARCHIVE), "r:xz") as t:
+                    t.extractall(tree, filter="data")
+                loose = []
+            else:
+                loose = unpack(day_dir, tree)
+            day_tests, day_results = table_of(day, tree)
+            tests += day_tests
+            results += day_results
+            if loose:
+                size = pack(tree, os.path.join(day_dir, ARCHIVE))
+                prune(day_dir, loose)
+                print(f"{day}: {len(loose)} raw files into {ARCHIVE} ({size / 1e6:.2f} MB)")
+            print(f"{day}: {len(day_tests)} nccl-tests outputs, {len(day_results)} rows")
+    key = lambda r: (run_key(r["run"]), r["part"], r["op"], r["config"])  # noqa: E731
+    keys = [key(t) for t in tests]
+    if len(set(keys)) != len(keys):
+        print("warning: outputs share a (run, part, op, config) key", file=sys.stderr)
+    tests.sort(key=key)
+    results.sort(key=key)  # stable: sizes keep their order within an output
+    ok = write_csv(os.path.join(bench, TESTS), TEST_COLUMNS, tests, check)
+    ok &= write_csv(os.path.join(bench, TABLE), RESULT_COLUMNS, results, check)
+    return 0 if ok else 1
+
+
+def show(bench, run, part, op):
+    """Print one run's results side by side: time per config, and Socket's best / each tcpxr's."""
+    rows = [r for r in csv.DictReader(open(os.path.join(bench, TABLE)))
+            if r["run"] == run and (part is None or r["part"] == part)
+            and (op is None or r["op"] == op)]
+    if not rows:
+        print(f"no rows for run {run}" + (f" part {part}" if part is not None else ""))
+        return 1
+    groups = {}
+    for r in rows:
+        groups.setdefault((r["part"], r["op"]), []).append(r)
+    for (p, o), rs in groups.items():
+        configs = list(dict.fromkeys(r["config"] for r in rs))
+        socket = [c for c in configs if c.startswith("socket")]
+        others = [c for c in configs if c not in socket]
+        by = {}
+        for r in rs:
+            by.setdefault(int(r["size"]), {}).setdefault(r["config"], float(r["time_us"]))
+        print(f"run {run} {p or '.'} {o}: time_us (out of place)"
+              + (f"; ratio = best of {len(socket)} Socket tunings' time / config's time" if socket else ""))
+        head = ["size"] + configs + ([f"{c}/best" for c in others] if socket else [])
+        print(" ".join(f"{h:>12}" for h in head))
+        for size in sorted(by):
+            t = by[size]
+            cells = [f"{t[c]:12.2f}" if c in t else f"{'-':>12}" for c in configs]
+            best = min((t[c] for c in socket if c in t), default=None)
+            if socket:
+                cells += [f"{best / t[c]:12.2f}" if best and c in t and t[c] else f"{'-':>12}"
+                          for c in others]
+            print(f"{size:>12} " + " ".join(cells))
+        print()
+    return 0
+
+
+def cited_runs(text):
+    """Run ids a document cites: 'run 136', 'runs 114, 115 and 117', 'run 33a'; of a range
+    ('runs 89-136') its two ends, since not every number between names a run."""
+    run_id = r"\d{1,3}[a-z]?(?![\w.])"
+    runs = set()
+    for m in re.finditer(rf"\bruns? ({run_id}(?:(?:-|, | and | or ){run_id})*)", text):
+        for part in re.split(r", | and | or ", m.group(1)):
+            runs.update(part.split("-"))
+    return runs
+
+
+def refs(bench, docs):
+    """Every run the documents cite, checked for a script (runs 37 on) and archived raw output."""
+    days = sorted(d for d in os.listdir(bench) if DAY.match(d))
+    archived, scripts = {}, set()
+    for day in days:
+        with tarfile.open(os.path.join(bench, day, ARCHIVE), "r:xz") as t:
+            for name in t.getnames():
+                run, _ = run_of(name)
+                if run:
+                    archived.setdefault(run, day)
+        for entry in os.listdir(os.path.join(bench, day)):
+            if os.path.exists(os.path.join(bench, day, entry, "script.sh")):
+                scripts.add(run_of(entry)[0])
+    missing = 0
+    for doc in docs:
+        for run in sorted(cited_runs(read(doc)), key=run_key):
+            lacks = [what for what, ok in (("raw output", run in archived),
+                                           ("script.sh", run in scripts or run_key(run)[0] < 37)) if not ok]
+            if lacks:
+                missing += 1
+                print(f"{doc}: run {run} has no {' or '.join(lacks)}")
+    print(f"{len(docs)} documents checked; {missing} cited runs lack a record")
+    return 1 if missing else 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--bench", default=HERE, help="the docs/bench folder")
+    sub = ap.add_subparsers(dest="cmd")
+    sub.add_parser("pack", help="pack loose raw files into the archives, rewrite the tables (default)")
+    sub.add_parser("check", help="rebuild the tables from the archives alone; fail if they differ")
+    sh = sub.add_parser("show", help="print one run's results side by side")
+    sh.add_argument("run", help="run id, e.g. 136")
+    sh.add_argument("part", nargs="?", help="the run's sub-folder, e.g. table ('' for none)")
+    sh.add_argument("--op", help="all_reduce, sendrecv, ...")
+    rf = sub.add_parser("refs", help="check that every run the documents cite has its record")
+    rf.add_argument("docs", nargs="+", help="e.g. README.md docs/BENCHMARKS.md")
+    args = ap.parse_args()
+    if args.cmd == "refs":
+        return refs(args.bench, args.docs)
+    if args.cmd == "show":
+        return show(args.bench, args.run, args.part, args.op)
+    return build(args.bench, args.cmd == "check")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
