@@ -5,7 +5,8 @@
 //! `export` (the C tables) -> `plugin` (core API, with `devices`: physical and fused, and
 //! `nccl_settings`: the NCCL settings it gives) -> `engine` (logical connections) ->
 //! `transport` (inner nets) -> `net` (TCP helpers the engine and both transports share); beside
-//! them `abi`, `config`, `env` (the one place the process environment is written), `log`, `error`,
+//! them `abi`, `config`, `env` (the one place the process environment is written), `log` (and `testlog`, where test
+//! processes send it), `error`,
 //! `capi`, and `tuner` (the NCCL tuner exported from the same library, under `export`, reading
 //! `plugin`'s state).
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -24,5 +25,6 @@ pub mod name;
 pub mod nccl_settings;
 pub mod net;
 pub mod plugin;
+pub mod testlog;
 pub mod transport;
 pub mod tuner;
