@@ -5,8 +5,8 @@
 mod common;
 use common::*;
 use nccl_net_tcpxr::engine::wire::ListenHandle;
-use nccl_net_tcpxr::testlog;
 use nccl_net_tcpxr::net::acceptor::WARN_FREE;
+use nccl_net_tcpxr::testlog;
 use std::io::Write;
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
