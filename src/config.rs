@@ -175,7 +175,11 @@ const PEER_TIMEOUT_MS: Param = Param {
     name: "NCCL_TCPXR_PEER_TIMEOUT_MS",
     default: "5000",
     accepted: "500-600000",
-    doc: "TCP_USER_TIMEOUT and keepalive budget after which a silent peer is ncclRemoteError.",
+    doc: "TCP_USER_TIMEOUT and keepalive budget after which a silent peer is ncclRemoteError. Linux \
+          applies TCP_USER_TIMEOUT to a zero window too: a peer process that is frozen (SIGSTOP, \
+          stopped in a debugger) while data waits for it is declared dead after about this long \
+          (5.3 s at the default), where NCCL's Socket transport waits; a rank that is merely late \
+          (20-30 s, 2 and 4 ranks under torch) completes. When debugging, set 600000 (10 minutes).",
 };
 const TRANSPORT: Param = Param {
     name: "NCCL_TCPXR_TRANSPORT",

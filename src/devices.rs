@@ -106,7 +106,7 @@ impl Devices {
     /// the topology from NCCL_TOPO_FILE): NCCL 2.28 hangs every such NIC on one node under the
     /// CPU, takes them for ports of one NIC, fuses them on its own, and then loses the fused
     /// device's nets ("Could not find NET with id 0", an internal error at the first
-    /// collective: docs/BENCHMARKS.md section 19). Refused, NCCL uses them apart.
+    /// collective). Refused, NCCL uses them apart.
     pub fn fuse(&self, members: &[c_int], max: usize, placed_by_user: bool) -> Result<usize> {
         let n = self.physical.len();
         let accepted = || {

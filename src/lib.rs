@@ -6,7 +6,8 @@
 //! `nccl_settings`: the NCCL settings it gives) -> `engine` (logical connections) ->
 //! `transport` (inner nets) -> `net` (TCP helpers the engine and both transports share); beside
 //! them `abi`, `config`, `settings` (every auto rule, and the effective value of each setting),
-//! `env` (the one place the process environment is written), `log`, `error`,
+//! `env` (the one place the process environment is written), `log` (and `testlog`, where test
+//! processes send it), `error`,
 //! `capi`, and `tuner` (the NCCL tuner exported from the same library, under `export`, reading
 //! `plugin`'s state).
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -26,5 +27,6 @@ pub mod nccl_settings;
 pub mod net;
 pub mod plugin;
 pub mod settings;
+pub mod testlog;
 pub mod transport;
 pub mod tuner;

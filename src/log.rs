@@ -3,7 +3,8 @@
 //! Every layer logs with the `log` macros. Once [`install`] has been given NCCL's logger, records go
 //! to it, prefixed "NET/tcpxr ", always through the fixed format `"%s"` (a message is never a format
 //! string). Without an NCCL logger (the library used directly: the bench, the C API, tests) records
-//! go to stderr through an `env_logger` filtered by `TCPXR_LOG` (default "warn").
+//! go to stderr through an `env_logger` filtered by `TCPXR_LOG` (default "warn"), or are appended
+//! to the file `TCPXR_LOG_FILE` names (test processes: see testlog.rs).
 //!
 //! Targets with a meaning for NCCL's subsystem filter (`NCCL_DEBUG_SUBSYS`): `tcpxr::init` (INIT|NET)
 //! and `tcpxr::env` (ENV|NET); every other INFO record is NET.
@@ -76,10 +77,11 @@ fn fallback() -> &'static env_logger::Logger {
             .ok()
             .filter(|s| !s.trim().is_empty())
             .unwrap_or_else(|| "warn".to_owned());
-        env_logger::Builder::new()
-            .parse_filters(&spec)
-            .target(env_logger::Target::Stderr)
-            .build()
+        let target = match crate::testlog::file() {
+            Some(f) => env_logger::Target::Pipe(Box::new(f)),
+            None => env_logger::Target::Stderr,
+        };
+        env_logger::Builder::new().parse_filters(&spec).target(target).build()
     })
 }
 

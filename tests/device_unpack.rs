@@ -137,6 +137,7 @@ pub fn receives_are_placed_from_the_ring_slot_of_their_number_and_released_by_ir
             assert_eq!(p.consumed(rq), OK);
             if k == 0 {
                 assert_ne!(p.consumed(rq), OK, "a receive is consumed once");
+                expect_log("irecvConsumed of a request that is not a completed, unconsumed receive");
             }
         }
     }
@@ -181,6 +182,7 @@ fn consumes_out_of_order_and_a_seventeenth_unconsumed_receive_are_refused() {
     );
     assert!(rq.is_null(), "16 receives unconsumed fill the ring: busy, not an error");
     assert_ne!(p.consumed(rqs[1]), OK, "receive 1 before receive 0");
+    expect_log("irecvConsumed out of order: receive 1 while receive Some(0) is older");
     for (i, r) in rqs.iter().enumerate() {
         p.unpack(i as u64, &mut bufs[i]);
         assert!(bufs[i] == sent[i]);

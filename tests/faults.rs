@@ -1,8 +1,8 @@
 //! Bad input and bad peers: errors with the right code, within seconds, never a hang or a crash.
 mod common;
 use common::*;
-use nccl_net_tcpxr::abi::ncclResult_t;
-use std::ffi::c_void;
+use nccl_net_tcpxr::abi::{ncclNet_v11_t, ncclResult_t};
+use std::ffi::{c_int, c_void};
 use std::io::{BufReader, Write};
 use std::net::TcpStream;
 use std::process::{Command, Stdio};
@@ -17,6 +17,7 @@ fn a_message_larger_than_the_posted_receive_is_invalid_usage() {
     let (rq, _) = pair.post(&mut out, &mut data);
     let (r, _) = wait_result(&net, rq, Duration::from_secs(5));
     assert_eq!(r, ncclResult_t::ncclInvalidUsage);
+    expect_log("message truncated: peer sent 1000 bytes but the receive posted 100 bytes");
     assert!(
         out.iter().all(|b| *b == 0),
         "nothing may be written past a refused header"
@@ -24,8 +25,11 @@ fn a_message_larger_than_the_posted_receive_is_invalid_usage() {
     std::mem::forget(pair); // the comm is broken by design; closing it is covered elsewhere
 }
 
+/// A peer process whose tcpxr log goes to its own stderr, which these tests read.
 fn bench() -> Command {
-    bench_command()
+    let mut cmd = bench_command();
+    cmd.env(nccl_net_tcpxr::testlog::FILE_VAR, "");
+    cmd
 }
 
 /// How soon a killed peer is an error. Its kernel closes its connections as the process dies, so
@@ -62,6 +66,7 @@ fn a_killed_receiver_process_makes_the_sender_fail_with_remote_error_at_its_next
     }
     assert_eq!(result, ncclResult_t::ncclRemoteError);
     assert!(killed.elapsed() < KILLED_PEER_DETECTED, "took {:?}", killed.elapsed());
+    expect_peer_gone_log();
     assert_eq!(net.close_send(s), OK);
 }
 
@@ -106,6 +111,7 @@ fn a_killed_sender_process_makes_the_receiver_fail_with_remote_error_at_its_next
     }
     assert_eq!(result, ncclResult_t::ncclRemoteError);
     assert!(killed.elapsed() < KILLED_PEER_DETECTED, "took {:?}", killed.elapsed());
+    expect_peer_gone_log();
     assert_eq!(net.close_recv(r), OK);
     assert_eq!(net.close_listen(l), OK);
 }
@@ -151,6 +157,10 @@ fn stray_connections_to_the_listen_port_do_not_delay_the_real_peer() {
     let mut data = pattern(1 << 20, 8);
     assert!(pair.transfer(&mut data, 1 << 20) == data);
     assert_eq!(net.close_listen(l), OK);
+    expect_log(&format!(
+        "tcpxr listener: refused connection from {}: not a tcpxr hello",
+        garbage.local_addr().unwrap()
+    ));
 }
 
 #[test]
@@ -179,6 +189,8 @@ fn a_handle_with_the_wrong_nonce_is_refused_and_the_real_peer_still_connects() {
         );
     };
     assert_eq!(refused, ncclResult_t::ncclRemoteError);
+    expect_log("wrong nonce: the handle it connected with belongs to another listen");
+    expect_log("did not welcome this connection (control connection closed by peer)");
     let mut s = null();
     while s.is_null() || r.is_null() {
         if s.is_null() {
@@ -263,6 +275,10 @@ fn a_handle_with_wrong_magic_or_version_fails_connect_at_once() {
             "{what}"
         );
         assert!(s.is_null());
+        expect_log(&format!(
+            "connect (ncclNet v12): connect handle has {}",
+            what.replace("version", "protocol version")
+        ));
     }
     assert_eq!(net.close_listen(l), OK);
 }
@@ -273,10 +289,12 @@ fn pointers_tcpxr_did_not_hand_out_are_errors_not_crashes() {
     let pair = Pair::new(&net);
     let (mut done, mut size) = (7, 0);
     assert_eq!(net.test(null(), &mut done, &mut size), ncclResult_t::ncclInternalError);
+    expect_log("test (ncclNet v12): test on 0x0, which is not a request tcpxr returned");
     assert_eq!(
         net.test(std::ptr::without_provenance_mut(1), &mut done, &mut size),
         ncclResult_t::ncclInternalError
     );
+    expect_log("test (ncclNet v12): test on 0x1, which is not a request tcpxr returned");
     assert_eq!(done, 0);
     let mut junk = [0u64; 16];
     let mut req: *mut c_void = std::ptr::without_provenance_mut(1);
@@ -292,13 +310,103 @@ fn pointers_tcpxr_did_not_hand_out_are_errors_not_crashes() {
         OK
     );
     assert!(req.is_null(), "*request is written even on error");
+    expect_log(&format!(
+        "isend (ncclNet v12): {:p} is not a tcpxr send comm",
+        junk.as_ptr()
+    ));
     assert_ne!(
         net.isend(pair.recv, buf.as_mut_ptr() as *mut c_void, 16, null(), &mut req),
         OK,
         "a receive comm is not a send comm"
     );
+    expect_log(&format!(
+        "isend (ncclNet v12): {:p} is not a tcpxr send comm",
+        pair.recv
+    ));
     assert_ne!(net.close_send(pair.recv), OK);
+    expect_log(&format!(
+        "closeSend (ncclNet v12): closeSend of {:p}: a tcpxr receive comm, not a send comm",
+        pair.recv
+    ));
     assert_ne!(net.accept(pair.send, &mut req), OK);
+    expect_log(&format!(
+        "accept (ncclNet v12): accept of {:p}: a tcpxr send comm, not a listen comm",
+        pair.send
+    ));
+}
+
+/// Every bad argument gets its WARN and its error code: an init through the v11 and v12 tables
+/// without a slot for its context (refused before NCCL's logger was installed, it used to fail
+/// without a word), an iflush on NULL, on a send comm or of other than one buffer, a getDeviceMr
+/// of NULL, of a handle tcpxr did not register, or on what is not a comm. The good calls beside
+/// them succeed.
+#[test]
+fn bad_arguments_to_init_iflush_and_get_device_mr_are_errors_with_a_warn() {
+    let net = v12();
+    let pair = Pair::new(&net);
+    let v11: &ncclNet_v11_t = table("ncclNetPlugin_v11");
+    // SAFETY: tcpxr's tables, given a NULL context slot (what is under test) and no logger.
+    let (r11, r12) = unsafe {
+        (
+            v11.init.unwrap()(std::ptr::null_mut(), 1, std::ptr::null_mut(), None, None),
+            net.0.init.unwrap()(std::ptr::null_mut(), 1, std::ptr::null_mut(), None, None),
+        )
+    };
+    assert_eq!(
+        (r11, r12),
+        (ncclResult_t::ncclInvalidArgument, ncclResult_t::ncclInvalidArgument)
+    );
+    expect_log("init (ncclNet v11): init: ctx is NULL");
+    expect_log("init (ncclNet v12): init: ctx is NULL");
+
+    let mut buf = [0u8; 64];
+    let at = buf.as_mut_ptr() as *mut c_void;
+    let iflush = |comm: *mut c_void, n: c_int| {
+        let (mut data, mut size, mut mh) = ([at], [64 as c_int], [null()]);
+        let mut req: *mut c_void = std::ptr::without_provenance_mut(1);
+        // SAFETY: tcpxr's table; one-entry arrays and a live out-pointer; the comm is what is
+        // under test (tcpxr checks its tag).
+        let r =
+            unsafe { net.0.iflush.unwrap()(comm, n, data.as_mut_ptr(), size.as_mut_ptr(), mh.as_mut_ptr(), &mut req) };
+        assert!(req.is_null(), "*request is written, even on error");
+        r
+    };
+    assert_eq!(iflush(pair.recv, 1), OK);
+    assert_eq!(iflush(null(), 1), ncclResult_t::ncclInternalError);
+    expect_log("iflush (ncclNet v12): iflush of 0x0: not a live tcpxr receive comm");
+    assert_eq!(iflush(pair.send, 1), ncclResult_t::ncclInternalError);
+    expect_log(&format!(
+        "iflush (ncclNet v12): iflush of {:p}: a tcpxr send comm, not a receive comm",
+        pair.send
+    ));
+    assert_eq!(iflush(pair.recv, 0), ncclResult_t::ncclInvalidArgument);
+    expect_log("iflush (ncclNet v12): iflush with n=0: tcpxr reports maxRecvs=1");
+
+    let mut mh = null();
+    assert_eq!(net.reg_mr(pair.recv, at, 64, &mut mh), OK);
+    let junk = [0u64; 8];
+    let get_device_mr = |comm: *mut c_void, mhandle: *mut c_void| {
+        let mut dptr: *mut c_void = std::ptr::without_provenance_mut(1);
+        // SAFETY: tcpxr's table and a live out-pointer; the comm and handle are what is under
+        // test (tcpxr checks tag and magic; `junk` is readable and holds no magic).
+        let r = unsafe { net.0.getDeviceMr.unwrap()(comm, mhandle, &mut dptr) };
+        assert!(dptr.is_null(), "NCCL gets no device handle, even on error");
+        r
+    };
+    assert_eq!(get_device_mr(pair.recv, mh), OK);
+    assert_eq!(get_device_mr(pair.recv, null()), ncclResult_t::ncclInvalidArgument);
+    expect_log("getDeviceMr (ncclNet v12): getDeviceMr: mhandle is NULL");
+    let junk_mh = junk.as_ptr() as *mut c_void;
+    assert_eq!(get_device_mr(pair.recv, junk_mh), ncclResult_t::ncclInvalidArgument);
+    expect_log(&format!(
+        "getDeviceMr of {junk_mh:p}, which is not a memory handle tcpxr registered"
+    ));
+    let not_a_comm = junk.as_ptr() as *mut c_void;
+    assert_eq!(get_device_mr(not_a_comm, mh), ncclResult_t::ncclInternalError);
+    expect_log(&format!(
+        "getDeviceMr (ncclNet v12): getDeviceMr of {not_a_comm:p}: not a live tcpxr send or receive comm"
+    ));
+    assert_eq!(net.dereg_mr(pair.recv, mh), OK);
 }
 
 #[test]

@@ -164,13 +164,20 @@ fn bad_member_lists_are_refused_with_invalid_argument_and_make_no_device() {
     let t = net.0;
     assert_eq!(net.init(), OK);
     let n = devices(t);
-    for members in [&[0, 0][..], &[0, 5], &[-1], &[]] {
+    for (members, why) in [
+        (&[0, 0][..], "makeVDevice of [0, 0]: device 0 is named twice"),
+        (&[0, 5], "makeVDevice of [0, 5]: device 5 is not a physical device"),
+        (&[-1], "makeVDevice of [-1]: device -1 is not a physical device"),
+        (&[], "makeVDevice of 0 devices: accepted 1-8"),
+    ] {
         assert_eq!(fuse(t, members).0, ncclResult_t::ncclInvalidArgument, "{members:?}");
+        expect_log(&format!("makeVDevice (ncclNet v12): {why}"));
     }
     let mut d = -1;
     // SAFETY: a live int; NULL props is what tcpxr must refuse.
     let r = unsafe { t.makeVDevice.unwrap()(&mut d, std::ptr::null_mut()) };
     assert_eq!(r, ncclResult_t::ncclInvalidArgument);
+    expect_log("makeVDevice (ncclNet v12): makeVDevice: props is NULL");
     // v9-v11 structs hold 4 devices: a count beyond that is refused before any is read.
     let t9: &ncclNet_v9_t = table("ncclNetPlugin_v9");
     let mut vprops = ncclNetVDeviceProps_v9_t {
@@ -180,6 +187,7 @@ fn bad_member_lists_are_refused_with_invalid_argument_and_make_no_device() {
     // SAFETY: live pointers to an int and to a vProps struct of this version.
     let r = unsafe { t9.makeVDevice.unwrap()(&mut d, &mut vprops) };
     assert_eq!(r, ncclResult_t::ncclInvalidArgument);
+    expect_log("makeVDevice (ncclNet v9): makeVDevice of 5 devices: accepted 1-4 distinct physical devices");
     // The other test may have fused lo+lo.2 meanwhile; nothing else appears.
     assert!(devices(t) <= n.max(3), "no device made");
     // SAFETY: all-zero is a valid properties struct; a device that does not exist is refused.
@@ -187,4 +195,5 @@ fn bad_member_lists_are_refused_with_invalid_argument_and_make_no_device() {
     // SAFETY: a live out-pointer; device 64 does not exist and must be refused.
     let r = unsafe { t.getProperties.unwrap()(64, &mut p) };
     assert_eq!(r, ncclResult_t::ncclInvalidArgument);
+    expect_log("getProperties (ncclNet v12): getProperties on device 64, which does not exist");
 }

@@ -1,7 +1,8 @@
-//! GPU tests of the unpack path. They run where a CUDA driver is present (the GPU machine: build
-//! here with `cargo test --release --no-run`, run the `gpu-*` test binary there with
-//! `TCPXR_REQUIRE_GPU=1`, which turns every skip into a failure) and say SKIPPED, visibly and
-//! naming the CUDA reason, where CUDA cannot be used.
+//! GPU tests of the unpack path. Each is `#[ignore]`d, so that a plain `cargo test` counts them
+//! as ignored rather than passed; they run with `--include-ignored` (the GPU machine: build here
+//! with `cargo test --release --no-run`, run the `gpu-*` test binary there with
+//! `--include-ignored` and `TCPXR_REQUIRE_GPU=1`, which turns every skip into a failure) and,
+//! where CUDA cannot be used, say SKIPPED, visibly and naming the CUDA reason.
 use nccl_net_tcpxr::abi::loadMeta;
 use nccl_net_tcpxr::gpu::unpack::Unpacker;
 use nccl_net_tcpxr::gpu::{Gpu, Mapped};
@@ -21,6 +22,7 @@ fn place(gpu: &std::sync::Arc<Gpu>, u: &mut Unpacker, bounce: &Mapped, dst: &Map
 }
 
 #[test]
+#[ignore = "needs a GPU: cargo test -- --include-ignored, with TCPXR_REQUIRE_GPU=1 on a GPU host"]
 fn gpu_unpack_places_one_byte_misaligned_and_page_fragments_exactly_or_skipped() {
     let Some(gpu) = gpu_or_skip("gpu_unpack_places_...") else {
         return;
@@ -80,6 +82,7 @@ fn gpu_unpack_places_one_byte_misaligned_and_page_fragments_exactly_or_skipped()
 /// that dropped its jobs never places the last region. (`running <= 3` over a free-running loop,
 /// which this replaced, held by construction: no interleaving could break it.)
 #[test]
+#[ignore = "needs a GPU: cargo test -- --include-ignored, with TCPXR_REQUIRE_GPU=1 on a GPU host"]
 fn gpu_launch_depth_bounds_batches_in_flight_and_done_waits_for_the_gpu_or_skipped() {
     let Some(gpu) = gpu_or_skip("gpu_launch_depth_bounds_batches_in_flight_...") else {
         return;
@@ -226,7 +229,7 @@ fn a_gpu_test_run_with_require_gpu_fails_exactly_where_cuda_cannot_be_used() {
     let test = "gpu_unpack_places_one_byte_misaligned_and_page_fragments_exactly_or_skipped";
     for require in [false, true] {
         let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
-        cmd.args(["--exact", test, "--test-threads", "1"]);
+        cmd.args(["--exact", test, "--include-ignored", "--test-threads", "1"]);
         cmd.env_remove(common::gpu::REQUIRE_GPU);
         if require {
             cmd.env(common::gpu::REQUIRE_GPU, "1");
@@ -257,6 +260,7 @@ use cudarc::driver::sys;
 use std::ffi::c_void;
 
 #[test]
+#[ignore = "needs a GPU: cargo test -- --include-ignored, with TCPXR_REQUIRE_GPU=1 on a GPU host"]
 fn gpu_buffers_move_through_the_plugin_in_every_combination_or_skipped() {
     let Some(gpu) = gpu_or_skip("gpu_buffers_move_through_the_plugin_...") else {
         return;
@@ -470,6 +474,7 @@ impl Drop for Gate {
 /// buffers (a synchronous host-to-device copy of an inline payload). Every message here must
 /// complete while the legacy stream is blocked.
 #[test]
+#[ignore = "needs a GPU: cargo test -- --include-ignored, with TCPXR_REQUIRE_GPU=1 on a GPU host"]
 fn gpu_messages_complete_while_the_legacy_default_stream_waits_for_them_or_skipped() {
     let Some(gpu) = gpu_or_skip("gpu_messages_complete_while_the_legacy_default_stream_...") else {
         return;
@@ -570,6 +575,7 @@ fn gpu_messages_complete_while_the_legacy_default_stream_waits_for_them_or_skipp
 /// next CUDA call there to the wrong device. Every tcpxr call here starts on a thread with no
 /// context, and none may leave one behind.
 #[test]
+#[ignore = "needs a GPU: cargo test -- --include-ignored, with TCPXR_REQUIRE_GPU=1 on a GPU host"]
 fn gpu_calls_leave_the_callers_cuda_context_as_it_was_or_skipped() {
     let Some(gpu) = gpu_or_skip("gpu_calls_leave_the_callers_cuda_context_...") else {
         return;
@@ -631,6 +637,7 @@ fn current_context() -> sys::CUcontext {
 /// it was, and freeing an event never waits for the work recorded on it (an event recorded behind
 /// a kernel that spins until released goes at once; it waited for the kernel before).
 #[test]
+#[ignore = "needs a GPU: cargo test -- --include-ignored, with TCPXR_REQUIRE_GPU=1 on a GPU host"]
 fn gpu_events_and_pinned_memory_are_freed_in_their_gpus_context_without_waiting_or_skipped() {
     use nccl_net_tcpxr::gpu::Event;
     use std::time::{Duration, Instant};

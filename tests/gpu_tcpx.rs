@@ -1,8 +1,9 @@
 //! GPU buffers over the tcpx transport, with the TCPX-ABI emulator in its GPU layouts, and the
-//! emulator's own GPU self-check. Runs on the GPU machine: `cargo test --release --test gpu_tcpx`
-//! (or the built test binary with `TCPX_EMU_LIB` naming the emulator). Without a usable CUDA
-//! driver every test is SKIPPED, visibly, with the reason (cuInit's error); with
-//! `TCPXR_REQUIRE_GPU=1` a skip is a failure instead.
+//! emulator's own GPU self-check. Every test is `#[ignore]`d (a plain `cargo test` counts them
+//! as ignored); on the GPU machine: `cargo test --release --test gpu_tcpx -- --include-ignored`
+//! (or the built test binary with `--include-ignored` and `TCPX_EMU_LIB` naming the emulator).
+//! Run so without a usable CUDA driver, every test is SKIPPED, visibly, with the reason (cuInit's
+//! error); with `TCPXR_REQUIRE_GPU=1` a skip is a failure instead.
 //!
 //! * The tcpxr tests (`gpu_buffers_*`): sends go from GPU memory straight to TCPX; receives land
 //!   in TCPX's pool and the unpack kernel places them from TCPX's records, before the pages are
@@ -95,6 +96,7 @@ fn reg_mr(net: &V12, comm: *mut c_void, p: u64, len: usize, kind: c_int) -> *mut
 }
 
 #[test]
+#[ignore = "needs a GPU: cargo test -- --include-ignored, with TCPXR_REQUIRE_GPU=1 on a GPU host"]
 fn gpu_buffers_cross_tcpx_stripes_and_are_placed_from_tcpx_records_or_skipped() {
     let Some(_gpu) = gpu_here("gpu_buffers_cross_tcpx_stripes_and_are_placed_from_tcpx_records") else {
         return;
@@ -157,6 +159,7 @@ fn gpu_buffers_cross_tcpx_stripes_and_are_placed_from_tcpx_records_or_skipped() 
 /// owns it). Before, such a comm fell back to host bounce memory, which TCPX with its pool in GPU
 /// memory cannot fill, and every receive failed with ncclInternalError.
 #[test]
+#[ignore = "needs a GPU: cargo test -- --include-ignored, with TCPXR_REQUIRE_GPU=1 on a GPU host"]
 fn gpu_buffers_go_direct_on_a_pair_made_without_a_current_context_or_skipped() {
     let Some(gpu) = gpu_here("gpu_buffers_go_direct_on_a_pair_made_without_a_current_context") else {
         return;
@@ -195,6 +198,7 @@ fn gpu_buffers_go_direct_on_a_pair_made_without_a_current_context_or_skipped() {
 /// queue per context, so work queued behind a running kernel waits for it; CUDA reads the
 /// variable once, at initialisation, hence processes). A child that skips fails.
 #[test]
+#[ignore = "needs a GPU: cargo test -- --include-ignored, with TCPXR_REQUIRE_GPU=1 on a GPU host"]
 fn every_gpu_test_passes_in_both_emulator_modes_with_and_without_one_hardware_queue_or_skipped() {
     if std::env::var_os(CHILD).is_some() {
         return;
@@ -217,7 +221,7 @@ fn every_gpu_test_passes_in_both_emulator_modes_with_and_without_one_hardware_qu
             let _ = std::fs::remove_file(&child_stats);
             let mut cmd = std::process::Command::new(&exe);
             cmd.args(GPU_TESTS)
-                .args(["--exact", "--test-threads=1"])
+                .args(["--exact", "--include-ignored", "--test-threads=1"])
                 .env(CHILD, "1")
                 .env("TCPX_EMU_MODE", mode)
                 .env("TCPX_EMU_STATS", &child_stats)
@@ -542,6 +546,7 @@ impl Drop for EmuPair {
 /// it is released. Only then are the pool and records read, in the application's context, and
 /// every byte checked. Two pairs' handles must name the same pool (one per GPU, as TCPX's).
 #[test]
+#[ignore = "needs a GPU: cargo test -- --include-ignored, with TCPXR_REQUIRE_GPU=1 on a GPU host"]
 fn the_emulator_moves_gpu_bytes_while_a_kernel_of_the_application_context_holds_the_gpu_or_skipped() {
     let name = "the_emulator_moves_gpu_bytes_while_a_kernel_of_the_application_context_holds_the_gpu";
     let Some(_gpu) = gpu_here(name) else {

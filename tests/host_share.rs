@@ -55,9 +55,10 @@ fn a_pool_started_beside_another_tcpxr_process_takes_its_share_of_the_cores() {
         "{cores} of {online} cores, tcpxr processes {listed:?}"
     );
 
-    assert_eq!(net.close_send(s), OK);
+    // The peer goes first: closed under it, its receive would fail (an error it would print).
     child.kill().unwrap();
     child.wait().unwrap();
+    assert_eq!(net.close_send(s), OK);
     // The kernel drops a process's name when it exits, however it exits.
     let start = Instant::now();
     while tcpxr_processes().contains(&child_pid) {

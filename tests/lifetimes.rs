@@ -249,6 +249,9 @@ fn run_once(table: &str, scenario: &str, tunables: Option<&str>, env: &[(&str, &
     }
     let mut child = cmd
         .env("TCPXR_LOG", "warn")
+        // The child's log on its stderr, shown with its output when it fails: each misuse earns
+        // a WARN, and the calls' codes are what this checks.
+        .env(nccl_net_tcpxr::testlog::FILE_VAR, "")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

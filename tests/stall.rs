@@ -28,6 +28,8 @@ fn child(name: &str) -> String {
     let out = child_case(CHILD, name)
         .env("NCCL_TCPXR_STALL_SECONDS", "1")
         .env("TCPXR_LOG", "warn")
+        // Its log on its stderr, which this reads.
+        .env(nccl_net_tcpxr::testlog::FILE_VAR, "")
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr).into_owned();

@@ -123,6 +123,8 @@ fn init_log(env: &[(&str, &str)], unset: &[&str]) -> String {
     let mut cmd = bench_command();
     cmd.args(["peer", "--role", "recv"])
         .env("TCPXR_LOG", "info")
+        // Its log on its stderr, which this reads.
+        .env(nccl_net_tcpxr::testlog::FILE_VAR, "")
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());

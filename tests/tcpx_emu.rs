@@ -2,7 +2,7 @@
 //! table: it must behave as reference/tcpx.md 1.5-2.5 says TCPX does, or the tcpx transport's
 //! tests would prove nothing. Host mode: pool, ring and device handle in host memory.
 mod common;
-use common::{build_emulator, pattern, DEADLINE};
+use common::{build_emulator, expect_log, pattern, DEADLINE};
 use nccl_net_tcpxr::abi::*;
 use std::ffi::{c_int, c_void, CStr};
 use std::time::Instant;
@@ -349,6 +349,7 @@ fn accept_without_storage_for_the_device_handle_fails_instead_of_writing_through
         assert!(start.elapsed() < DEADLINE);
     };
     assert_eq!(code, USAGE);
+    expect_log("NET/tcpx-emu : accept: *recvDevComm is NULL");
     // SAFETY: comms of this table, each closed once, nothing outstanding.
     unsafe {
         t.closeSend.unwrap()(s);
@@ -379,6 +380,7 @@ fn connect_again_with_a_copy_of_the_handle_buffer_is_refused() {
         USAGE,
         "TCPX keeps its connect state in the buffer: a copy must not be used"
     );
+    expect_log("NET/tcpx-emu : connect: connect called again with a different handle buffer");
     assert!(s.is_null());
     // SAFETY: comms of this table, each closed once, nothing outstanding.
     assert_eq!(unsafe { t.closeListen.unwrap()(l) }, OK);
@@ -403,8 +405,10 @@ fn the_17th_request_is_refused_a_send_frees_its_slot_at_test_and_a_receive_only_
     let mut spare = [0u8; 64];
     let (r, req) = p.isend(&mut sbuf[..64], smh, 0);
     assert_eq!((r, req), (BUSY, null()), "17th send: unable to allocate requests");
+    expect_log("NET/tcpx-emu : isend: unable to allocate requests (16 held");
     let (r, req) = p.irecv(&mut rbuf[..64], rmh, 0);
     assert_eq!((r, req), (BUSY, null()), "17th receive: unable to allocate requests");
+    expect_log("NET/tcpx-emu : irecv: unable to allocate requests (16 held");
     for (s, r) in sreqs.iter().zip(&rreqs) {
         p.wait(*s);
         p.wait(*r);
@@ -414,6 +418,7 @@ fn the_17th_request_is_refused_a_send_frees_its_slot_at_test_and_a_receive_only_
     assert_eq!(r, OK);
     let (r2, _) = p.irecv(&mut spare, rmh, 0);
     assert_eq!(r2, USAGE, "spare lies outside the registered receive buffer");
+    expect_log("lies outside its memory handle");
     let (r2, _) = p.irecv(&mut rbuf[..64], rmh, 0);
     assert_eq!(r2, BUSY, "16 completed but unconsumed receives still hold every slot");
     assert_eq!(p.consumed(rreqs[0]), OK);
@@ -443,11 +448,13 @@ fn test_on_anything_but_the_oldest_is_an_error_and_test_never_writes_the_size() 
         BUSY,
         "test on the second send while the first is in flight"
     );
+    expect_log("NET/tcpx-emu : test: test called with invalid request: request 1 of comm");
     assert_eq!(
         p.test(r2).0,
         BUSY,
         "test on the second receive while the first is in flight"
     );
+    expect_log("NET/tcpx-emu : test: test called with invalid request: request 1 of comm");
     let start = Instant::now();
     loop {
         let (r, done, size) = p.test(r1);
@@ -583,14 +590,17 @@ fn consumes_out_of_fifo_order_or_before_test_said_done_are_errors() {
     let (_, r1) = p.irecv(&mut r[..100], rmh, 0);
     let (_, r2) = p.irecv(&mut r[100..200], rmh, 0);
     assert_eq!(p.consumed(r1), BUSY, "consume before test said done");
+    expect_log("irecvConsumed called with invalid request 0 of comm");
     p.wait(s1);
     p.wait(s2);
     p.wait(r1);
     p.wait(r2);
     assert_eq!(p.consumed(r2), BUSY, "consume of the second before the first");
+    expect_log("irecvConsumed called with invalid request 1 of comm");
     assert_eq!(p.consumed(r1), OK);
     assert_eq!(p.consumed(r2), OK);
     assert_eq!(p.consumed(r2), BUSY, "consume twice");
+    expect_log("irecvConsumed called with invalid request 1 of comm");
 }
 
 #[test]
@@ -613,6 +623,7 @@ fn more_than_2048_fragments_in_one_receive_is_an_error() {
         assert!(start.elapsed() < DEADLINE);
     };
     assert_eq!(code, BUSY);
+    expect_log("NET/tcpx-emu : test: request too many pages: more than 2048 fragments");
     let _ = sq;
 }
 
@@ -622,7 +633,9 @@ fn memory_must_be_registered_on_the_comm_it_is_used_on() {
     let mut buf = pattern(64, 8);
     let on_recv = p.reg(p.recv, &mut buf);
     assert_eq!(p.isend(&mut buf, null(), 0).0, USAGE, "NULL memory handle");
+    expect_log("NET/tcpx-emu : isend: mhandle is null");
     assert_eq!(p.isend(&mut buf, on_recv, 0).0, USAGE, "registered on the other comm");
+    expect_log("NET/tcpx-emu : isend: a memory handle registered on comm");
     let q = Pair::new();
     let mut other = vec![0u8; 64];
     let on_other_pair = q.reg(q.recv, &mut other);
@@ -631,6 +644,7 @@ fn memory_must_be_registered_on_the_comm_it_is_used_on() {
         USAGE,
         "registered on another pair's comm"
     );
+    expect_log("NET/tcpx-emu : irecv: a memory handle registered on comm");
     let mut mh = null();
     // SAFETY: one byte into the live 64-byte buffer.
     let misaligned = unsafe { buf.as_mut_ptr().add(1) } as *mut c_void;
@@ -640,6 +654,7 @@ fn memory_must_be_registered_on_the_comm_it_is_used_on() {
         BUSY,
         "CUDA memory must start on a 4 KiB boundary"
     );
+    expect_log("NET/tcpx-emu : regMr: data not aligned");
     // SAFETY: a handle regMr gave the receive comm, deregistered once.
     assert_eq!(unsafe { net().deregMr.unwrap()(p.recv, on_recv) }, OK);
 }

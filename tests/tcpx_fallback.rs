@@ -31,6 +31,7 @@ fn auto_falling_back_to_the_socket_leaves_no_tcpx_setting_in_the_environment() {
     let (r, speed, _) = net.speed_and_ptr(0);
     assert_eq!(r, OK);
     assert_eq!(speed, SOCKET_SPEED, "the socket transport was chosen");
+    expect_log("loads but reports no devices; NCCL_TCPXR_TRANSPORT=auto");
     assert_eq!(
         std::env::var("NCCL_DYNAMIC_CHUNK_SIZE").ok(),
         None,

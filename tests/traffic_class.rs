@@ -219,6 +219,7 @@ fn a_traffic_class_outside_0_255_is_an_invalid_argument() {
     let r = unsafe { t12.init.unwrap()(&mut ctx, 1, &mut cfg, None, None) };
     assert_eq!(r, ncclResult_t::ncclInvalidArgument);
     assert!(ctx.is_null(), "no context for a refused init");
+    expect_log("init (ncclNet v12): trafficClass 256: accepted -1 (unset) or 0-255");
     let t10: &ncclNet_v10_t = table("ncclNetPlugin_v10");
     let mut handle = [0u8; 128];
     let mut l: *mut c_void = std::ptr::null_mut();
@@ -234,6 +235,7 @@ fn a_traffic_class_outside_0_255_is_an_invalid_argument() {
     let r = unsafe { t10.connect.unwrap()(0, &mut cfg, handle.as_mut_ptr().cast(), &mut s, &mut dh) };
     assert_eq!(r, ncclResult_t::ncclInvalidArgument);
     assert!(s.is_null(), "*sendComm is written even on an error");
+    expect_log("connect (ncclNet v10): trafficClass -2: accepted -1 (unset) or 0-255");
     // SAFETY: the listen comm above, closed once.
     assert_eq!(unsafe { t10.closeListen.unwrap()(l) }, OK);
 }
@@ -254,16 +256,23 @@ fn hints_are_taken_on_the_communicators_context_and_bad_pointers_are_refused() {
         attr.op = 1 << 2;
         assert_eq!(set(ctx, &mut attr), OK);
         assert_eq!(set(ctx, std::ptr::null_mut()), ncclResult_t::ncclInvalidArgument);
+        expect_log("setNetAttr (ncclNet v12): setNetAttr: netAttr is NULL");
         assert_eq!(set(std::ptr::null_mut(), &mut attr), ncclResult_t::ncclInvalidArgument);
+        expect_log("setNetAttr (ncclNet v12): setNetAttr: ctx is NULL");
         let mut not_a_context = [0u64; 32];
         assert_eq!(
             set(not_a_context.as_mut_ptr().cast(), &mut attr),
             ncclResult_t::ncclInvalidArgument
         );
+        expect_log("setNetAttr (ncclNet v12): setNetAttr: ctx is not a context tcpxr's init returned");
         assert_eq!(
             t.finalize.unwrap()(not_a_context.as_mut_ptr().cast()),
             ncclResult_t::ncclInvalidArgument
         );
+        expect_log(&format!(
+            "finalize (ncclNet v12): finalize of {:p}: not a live tcpxr context",
+            not_a_context.as_ptr()
+        ));
         assert_eq!(t.finalize.unwrap()(ctx), OK);
     }
 }

@@ -85,6 +85,9 @@ fn a_send_larger_than_the_posted_receive_fails_that_receive_and_writes_nothing()
         );
         let (r, waited) = wait_result(&net, rq, std::time::Duration::from_secs(5));
         assert_eq!(r, R::ncclInvalidUsage, "{n} bytes into {posted}: after {waited:?}");
+        expect_log(&format!(
+            "message truncated: peer sent {n} bytes but the receive posted {posted} bytes"
+        ));
         assert!(
             out.iter().all(|b| *b == 0xEE),
             "{n} bytes into {posted}: the buffer was written"
@@ -227,6 +230,7 @@ fn init_may_be_called_many_times_and_properties_stay_sane() {
         assert_eq!(ptr, nccl_net_tcpxr::abi::NCCL_PTR_HOST);
     }
     assert_ne!(a.speed_and_ptr(n).0, OK, "a device past the end is an error");
+    expect_log(&format!("getProperties on device {n}, which does not exist"));
     let pair = Pair::new(&a);
     let mut data = pattern(1 << 20, 5);
     assert!(pair.transfer(&mut data, 1 << 20) == data);
@@ -246,6 +250,7 @@ fn memory_registration_round_trips_and_refuses_foreign_handles() {
     assert_eq!(net.dereg_mr(pair.send, mh), OK);
     let mut junk = [0u64; 8];
     assert_ne!(net.dereg_mr(pair.send, junk.as_mut_ptr() as *mut c_void), OK);
+    expect_log("deregMr (ncclNet v12): deregMr of a handle tcpxr did not register");
     assert_ne!(
         net.reg_mr(
             junk.as_mut_ptr() as *mut c_void,
@@ -255,4 +260,35 @@ fn memory_registration_round_trips_and_refuses_foreign_handles() {
         ),
         OK
     );
+    expect_log(&format!(
+        "regMr (ncclNet v12): regMr of {:p}: not a live tcpxr send or receive comm",
+        junk.as_ptr()
+    ));
+}
+
+/// The tests talk over loopback (tests/common pins NCCL_TCPXR_IFNAME), never through whatever
+/// address the host's first NIC has, which is tcpxr's own default for clusters: every device is
+/// `lo`, and a listen handle carries a loopback address.
+#[test]
+fn the_tests_talk_over_loopback() {
+    assert_eq!(std::env::var("NCCL_TCPXR_IFNAME").as_deref(), Ok(TEST_IFNAME));
+    let net = v12();
+    assert_eq!(net.init(), OK);
+    let mut n = 0;
+    assert_eq!(net.devices(&mut n), OK);
+    for dev in 0..n {
+        // SAFETY: all-zero is a valid properties struct (numbers and NULL pointers).
+        let mut p: nccl_net_tcpxr::abi::ncclNetProperties_v12_t = unsafe { std::mem::zeroed() };
+        // SAFETY: a live out-pointer to one properties struct of this version.
+        assert_eq!(unsafe { net.0.getProperties.unwrap()(dev, &mut p) }, OK);
+        // SAFETY: tcpxr's name of the device, a NUL-terminated string it keeps.
+        let name = unsafe { std::ffi::CStr::from_ptr(p.name) }.to_string_lossy();
+        assert!(name.starts_with("lo"), "device {dev} is {name}");
+    }
+    let mut handle = [0u8; 128];
+    let mut l = null();
+    assert_eq!(net.listen(0, &mut handle, &mut l), OK);
+    let h = nccl_net_tcpxr::engine::wire::ListenHandle::read(&handle).unwrap();
+    assert!(h.ctrl.ip().is_loopback(), "listening on {}", h.ctrl);
+    assert_eq!(net.close_listen(l), OK);
 }

@@ -157,6 +157,7 @@ fn bad_arguments_are_errors_not_crashes() {
         )
     };
     assert_eq!(r, ncclResult_t::ncclInvalidArgument);
+    expect_log("init (ncclTuner v5): init: context is NULL");
     let mut ctx: *mut c_void = std::ptr::null_mut();
     // SAFETY: as NCCL calls it.
     let r = unsafe { t.init.unwrap()(&mut ctx, 0, 2, 2, None, std::ptr::null_mut(), std::ptr::null_mut()) };
@@ -178,6 +179,7 @@ fn bad_arguments_are_errors_not_crashes() {
         )
     };
     assert_eq!(r, ncclResult_t::ncclInvalidArgument);
+    expect_log("getCollInfo (ncclTuner v5): getCollInfo: collCostTable is NULL");
     // SAFETY: as above.
     let r = unsafe {
         t.getCollInfo.unwrap()(
@@ -193,6 +195,7 @@ fn bad_arguments_are_errors_not_crashes() {
         )
     };
     assert_eq!(r, ncclResult_t::ncclInvalidArgument);
+    expect_log("getCollInfo (ncclTuner v5): getCollInfo: -1 algorithms x 3 protocols");
     // SAFETY: the context init returned.
     assert_eq!(unsafe { t.finalize.unwrap()(ctx) }, OK);
     // SAFETY: finalize of NULL is refused by nothing and touches nothing.

@@ -1,5 +1,6 @@
 //! Sizes and offsets of the ABI mirrors, checked against the x86_64/gcc layouts computed from
-//! NCCL 2.30.7's headers (`shared/reference/nccl-net-abi.md` §1.13 and §4.1).
+//! NCCL 2.30.7's headers (`src/include/plugin/net/net_v*.h`, `nccl_net.h` and the device-unpack
+//! definitions in `src/include/net_device.h`).
 #![cfg(test)]
 
 use std::mem::{align_of, offset_of, size_of};

@@ -1,7 +1,7 @@
 //! `#[repr(C)]` mirrors of NCCL's net-plugin ABI, versions v5 through v12.
 //!
 //! Names follow NCCL's C names so that a reader can put this file beside `net_vN.h`. Layouts are
-//! checked against the sizes and offsets in `shared/reference/nccl-net-abi.md` by the tests in
+//! checked against the sizes and offsets gcc gives NCCL's own headers on x86-64 by the tests in
 //! `layout_tests.rs`.
 #![allow(non_camel_case_types, non_snake_case, non_upper_case_globals)]
 

@@ -198,7 +198,7 @@ pub(crate) enum Inline {
 /// comm not yet reported done. Up to `always` bytes inline. Up to `idle` bytes inline too while
 /// the comm is not streaming (at most one other message out): one socket write from NCCL's thread
 /// then beats handing the chunk to a stripe's thread and waking it, which is what a small
-/// collective waits on (docs/BENCHMARKS.md section 8). A comm with more messages out is moving
+/// collective waits on. A comm with more messages out is moving
 /// bulk data, which the stripes carry in parallel.
 pub(crate) fn goes_inline(size: usize, outstanding: usize, always: usize, idle: usize) -> Inline {
     if size <= always {
@@ -219,7 +219,7 @@ thread_local! {
 /// thread serves every connection of its communicator and copies each inline payload itself, so
 /// two such messages on two connections (a sendrecv of 256 KiB is a 128 KiB message on each of two
 /// channels) would be copied one after the other; the second goes to the stripes instead, whose
-/// threads copy it meanwhile (docs/BENCHMARKS.md section 27).
+/// threads copy it meanwhile.
 struct IdleInline(Arc<AtomicBool>);
 
 impl IdleInline {

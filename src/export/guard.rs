@@ -59,10 +59,13 @@ pub fn run(table: &'static str, name: &'static str, version: u32, body: impl FnO
     match outcome {
         Ok(Ok(())) => ncclResult_t::ncclSuccess,
         Ok(Err(e)) => {
+            // A call that fails before init installed a logger (or without init) is still logged.
+            crate::log::install_fallback();
             log::warn!("{name} ({table} v{version}): {}", e.msg);
             e.code
         }
         Err(payload) => {
+            crate::log::install_fallback();
             log::warn!(
                 "{name} ({table} v{version}): internal error ({}); returning ncclInternalError",
                 panic_message(payload.as_ref())
@@ -119,5 +122,10 @@ mod tests {
         );
         // The guard depth is restored after a panic.
         assert_eq!(IN_PLUGIN.with(|d| d.get()), 0);
+        // Each failure is logged, with the function and the table version, even though no init
+        // installed a logger.
+        crate::testlog::expect("remote (ncclNet v12): gone");
+        crate::testlog::expect("internal error at src/export/guard.rs");
+        crate::testlog::expect("boom (ncclTuner v5): internal error (deliberate); returning ncclInternalError");
     }
 }

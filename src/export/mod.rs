@@ -47,6 +47,8 @@ ffi_fn! {
         logFunction: ncclDebugLogger_t,
         profFunction: ncclProfilerCallback_t,
     ) {
+        // NCCL's logger first, so that even a refused call is logged where NCCL logs.
+        crate::log::install(logFunction);
         non_null!(ctx, "init: ctx");
         crate::engine::profile::install(profFunction);
         // SAFETY: NCCL passes a writable pointer-sized slot (checked non-NULL).
@@ -265,12 +267,14 @@ ffi_fn! {
 
 ffi_fn! {
     /// NCCL's device unpack kernel does not read memory handles, so none is made for the device
-    /// (NCCL keeps NULL).
-    "getDeviceMr" fn getDeviceMr(_comm: *mut c_void, _mhandle: *mut c_void, dptr_mhandle: *mut *mut c_void) {
+    /// (NCCL keeps NULL); the comm and handle are checked all the same.
+    "getDeviceMr" fn getDeviceMr(comm: *mut c_void, mhandle: *mut c_void, dptr_mhandle: *mut *mut c_void) {
         non_null!(dptr_mhandle, "getDeviceMr: dptr_mhandle");
         // SAFETY: NCCL passes a writable pointer-sized slot (checked non-NULL).
         unsafe { *dptr_mhandle = std::ptr::null_mut() };
-        Ok(())
+        // SAFETY: NCCL passes back a comm and a memory handle of it that tcpxr returned
+        // (plugin::get_device_mr checks tag and magic before use).
+        unsafe { plugin::get_device_mr(comm, mhandle) }
     }
 }
 
@@ -441,8 +445,8 @@ ffi_fn! {
     /// device unpack, once NCCL's kernel may place them). A NULL request tells NCCL the flush is
     /// complete.
     "iflush" fn iflush(
-        _recvComm: *mut c_void,
-        _n: c_int,
+        recvComm: *mut c_void,
+        n: c_int,
         _data: *mut *mut c_void,
         _sizes: *mut c_int,
         _mhandles: *mut *mut c_void,
@@ -451,7 +455,7 @@ ffi_fn! {
         non_null!(request, "iflush: request");
         // SAFETY: NCCL's writable slot (checked non-NULL).
         unsafe { *request = std::ptr::null_mut() };
-        Ok(())
+        plugin::iflush(recvComm, n)
     }
 }
 

@@ -21,10 +21,11 @@ fn open(
     comm_id: u64,
     logger: ncclDebugLogger_t,
 ) -> crate::error::Result<()> {
+    // NCCL's logger first, so that even a refused call is logged where NCCL logs.
+    crate::log::install(logger);
     non_null!(context, "init: context");
     // SAFETY: NCCL passes a writable pointer-sized slot (checked non-NULL).
     unsafe { *context = std::ptr::null_mut() };
-    crate::log::install(logger);
     let t = Tuner::open(n_ranks, n_nodes)?;
     match &t.idle_because {
         None => log::info!(

@@ -4,7 +4,7 @@
 // in the launch's parameter block (constant memory: nothing to copy, nothing to fetch over PCIe),
 // and the kernel searches them where they are (__grid_constant__), rather than copying them into
 // shared memory first: most blocks copy one tile and exit, and the copy and its barrier cost them
-// 2-3 points of cudaMemcpy at 64 MiB (run 23, docs/BENCHMARKS.md section 2d).
+// 2-3 points of cudaMemcpy at 64 MiB (measured on one H200).
 // Each job points at its fragment records (NCCL's loadMeta layout: src_off u32, len u32, dst_off
 // u64), usually in host memory mapped into the device, so no descriptor is copied per chunk. A block
 // stages a tile of records with one coalesced 16-byte load per thread (ld.global.cv: the host
@@ -26,8 +26,8 @@ struct TcpxrJob {
 // Jobs per launch: 8 + 64 * 32 = 2056 bytes of parameters, within the 4 KiB limit. 64 rather than
 // the 120 that would fit: a burst cut into launches of at most 32 MiB runs as two concurrent
 // kernels on the two unpack streams: 3-6 points nearer cudaMemcpy at 64 MiB, 1-3 points further at
-// 256 MiB (runs 17-20, docs/BENCHMARKS.md section 2c). (Overridable only for the kernel experiments in
-// docs/bench; unpack.rs's MAX_JOBS must match what tcpxr uses.)
+// 256 MiB (measured on one H200). (Overridable only for kernel experiments; unpack.rs's MAX_JOBS
+// must match what tcpxr uses.)
 #ifndef TCPXR_MAX_JOBS
 #define TCPXR_MAX_JOBS 64
 #endif
@@ -155,7 +155,7 @@ __device__ __forceinline__ void tcpxr_record(const TcpxrJob* jobs, int njobs, un
 
 // __grid_constant__ (compute capability 7.0, CUDA 11.7) says the search reads the parameter block
 // in place. NVRTC 13.0 builds byte-identical code with or without it (63 registers, no local
-// memory: docs/bench/2026-11-23/kernel-experiments/nvrtc_grid_constant.cpp, run 27); a compiler
+// memory, checked with NVRTC's output); a compiler
 // that copied the parameters into local memory instead would be slower, still exact.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700 && \
     (__CUDACC_VER_MAJOR__ > 11 || (__CUDACC_VER_MAJOR__ == 11 && __CUDACC_VER_MINOR__ >= 7))

@@ -198,7 +198,7 @@ pub struct Gpu {
     pub stream: sys::CUstream,
     /// The second unpack stream: launches alternate between the two, so one batch's last blocks
     /// overlap the next batch's first instead of draining the GPU between launches (measured:
-    /// 74-76 % of memcpy on one stream, 90-92 % alternating; docs/BENCHMARKS.md section 2).
+    /// 74-76 % of memcpy on one stream, 90-92 % alternating; docs/BENCHMARKS.md#gpu-buffers).
     pub(crate) unpack_alt: sys::CUstream,
     dev: sys::CUdevice,
     /// tcpxr's unpack kernel, compiled (NVRTC) and loaded the first time a comm needs it; NCCL's

@@ -1,7 +1,7 @@
 //! The per-message calls (isend, irecv, test, irecvConsumed), which take no lock of the plugin's,
 //! and close.
 use super::connect::sweep_connects;
-use super::live::{comm_ref, take_back, Handed};
+use super::live::{check_live, comm_ref, take_back, Handed};
 use super::memory::{gpu_of, mem_arg, registration_of};
 use crate::engine::profile;
 use crate::engine::requests::{Kind, Lookup, Request};
@@ -137,6 +137,20 @@ pub unsafe fn irecv_consumed(comm: *mut c_void, request: *mut c_void) -> Result<
             "irecvConsumed of {request:p}, which is not a receive request of this comm"
         ))),
     }
+}
+
+/// NCCL's iflush of `n` receive buffers on `comm`. Nothing to flush: test reports a receive done
+/// only once its bytes are in place (or, with device unpack, once NCCL's kernel may place them);
+/// the caller tells NCCL the flush is complete. The comm must be a live receive comm (asked of the
+/// registry: the comm itself is never read) and `n` what irecv takes.
+pub fn iflush(comm: *mut c_void, n: c_int) -> Result<()> {
+    check_live(comm, Handed::Recv, "iflush")?;
+    if n != 1 {
+        return Err(Error::invalid_argument(format!(
+            "iflush with n={n}: tcpxr reports maxRecvs=1 and takes n=1"
+        )));
+    }
+    Ok(())
 }
 
 /// # Safety

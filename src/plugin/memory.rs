@@ -101,6 +101,24 @@ pub unsafe fn dereg_mr(comm: *mut c_void, mhandle: *mut c_void) -> Result<()> {
     Ok(())
 }
 
+/// NCCL's getDeviceMr: tcpxr makes no device-side handle (NCCL's unpack kernel reads none), but
+/// the comm and the memory handle must be ones tcpxr made.
+///
+/// # Safety
+/// `comm` as for [`reg_mr`]; `mhandle` as for [`dereg_mr`] (it is not freed).
+pub unsafe fn get_device_mr(comm: *mut c_void, mhandle: *mut c_void) -> Result<()> {
+    // SAFETY: the caller's promise on `comm`; live_data_comm asks the registry before reading it.
+    unsafe { live_data_comm(comm, "getDeviceMr") }?;
+    // SAFETY: the caller's promise on `mhandle`.
+    match unsafe { mem_arg(mhandle) } {
+        MemArg::Ours(_) => Ok(()),
+        MemArg::Absent => Err(Error::invalid_argument("getDeviceMr: mhandle is NULL")),
+        MemArg::Foreign(p) => Err(Error::invalid_argument(format!(
+            "getDeviceMr of {p:p}, which is not a memory handle tcpxr registered"
+        ))),
+    }
+}
+
 /// A memory handle as NCCL passed it with isend or irecv.
 pub(super) enum MemArg<'a> {
     /// NULL: NCCL registered nothing for this buffer.

@@ -13,17 +13,17 @@
 //! * live.rs: the registry of live objects handed to NCCL, and the pointer and tag checks every
 //!   call makes before it reads what NCCL handed back (`comm_ref`, `live_data_comm`);
 //! * connect.rs: listen, connect (and the table of connects under way), accept;
-//! * memory.rs: regMr / deregMr and the memory handle NCCL passes back with each message;
-//! * data.rs: isend, irecv, test, irecvConsumed and close.
+//! * memory.rs: regMr / deregMr / getDeviceMr and the memory handle NCCL passes back with each message;
+//! * data.rs: isend, irecv, iflush, test, irecvConsumed and close.
 mod connect;
 mod data;
 mod live;
 mod memory;
 
 pub use connect::{accept, connect, listen};
-pub use data::{close_listen, close_recv, close_send, irecv, irecv_consumed, isend, test};
+pub use data::{close_listen, close_recv, close_send, iflush, irecv, irecv_consumed, isend, test};
 pub use live::{hand_out, take_back, Handed};
-pub use memory::{dereg_mr, reg_mr, MemHandle};
+pub use memory::{dereg_mr, get_device_mr, reg_mr, MemHandle};
 
 use crate::abi::{ncclDebugLogger_t, NCCL_PTR_CUDA, NCCL_PTR_HOST};
 use crate::config::{self, Config};

@@ -1,6 +1,6 @@
 //! The inner transport: what tcpxr stripes one NCCL connection over.
 //!
-//! The contract mirrors what TCPX offers (reference/tcpx.md), so the engine drives every transport
+//! The contract mirrors what TCPX offers (docs/TCPX.md), so the engine drives every transport
 //! the same way: requests complete in FIFO order per connection, only the oldest is tested, sizes are
 //! tracked by the engine (never reported by the transport), and a transport may refuse a post when
 //! its request slots are full (`Ok(false)`: retry later). Receives may hold their slot after

@@ -14,6 +14,49 @@ use std::time::{Duration, Instant};
 pub type R = ncclResult_t;
 pub const OK: R = ncclResult_t::ncclSuccess;
 
+/// The interfaces the tests pin tcpxr to (NCCL_TCPXR_IFNAME): loopback.
+pub const TEST_IFNAME: &str = "lo";
+
+// Before main, in every test binary (a binary that includes this module twice runs it twice, to
+// the same effect): tcpxr talks over loopback, never through the host's first NIC's address (its
+// default for clusters), whatever the environment says; and its log, the TCPX emulator's and the
+// peer processes' go to this binary's file, where each test claims the WARNs it provokes
+// (nccl_net_tcpxr::testlog), so a passing run's stderr is quiet.
+// A child case (run_child_case) runs it first too, whichever constructor comes first.
+#[used]
+#[link_section = ".init_array"]
+static SETUP: extern "C" fn() = setup;
+extern "C" fn setup() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // Sound: before main, so before this process has a second thread.
+        std::env::set_var("NCCL_TCPXR_IFNAME", TEST_IFNAME);
+        use nccl_net_tcpxr::testlog;
+        if let Some((file, fresh)) = testlog::capture_file_for_tests() {
+            if fresh {
+                // Sound, as above. The dlopened library and the processes started read it.
+                std::env::set_var(testlog::FILE_VAR, &file);
+            }
+            testlog::capture_to(file);
+        }
+    });
+}
+
+/// Claims the first unclaimed line of tcpxr's log that contains `text`, waiting for it (see
+/// nccl_net_tcpxr::testlog).
+pub fn expect_log(text: &str) -> String {
+    nccl_net_tcpxr::testlog::expect(text)
+}
+
+/// The WARN a peer that vanished earns, in whichever words the call that saw it first uses (a
+/// failed send or receive on a stripe or the control connection, or TCPX's remote error, after the
+/// emulator's own line). Claims it (and the emulator's line) and returns tcpxr's.
+pub fn expect_peer_gone_log() -> String {
+    let line = nccl_net_tcpxr::testlog::expect_any(&["peer gone", "closed by peer", "(remote error)"]);
+    nccl_net_tcpxr::testlog::claim_all("connection closed by remote peer");
+    line
+}
+
 /// The built cdylib: target/<profile>/libnccl-net-tcpxr.so, next to the deps/ folder of this test.
 pub fn library_path() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
@@ -69,6 +112,7 @@ pub fn bench_command() -> std::process::Command {
 /// is a stand-in that passes by doing nothing. [`child_case`] starts such a child.
 pub fn run_child_case(var: &str, case: impl FnOnce(&str)) {
     let Ok(value) = std::env::var(var) else { return };
+    setup();
     case(&value);
     use std::io::Write;
     let _ = std::io::stdout().flush();

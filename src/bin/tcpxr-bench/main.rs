@@ -3,11 +3,14 @@
 //! stripe counts, beside a plain single-TCP-connection baseline measured in the same run.
 //!
 //!   tcpxr-bench [--sizes 4K:1G] [--stripes 1,2,4,8] [--seconds 0.5] [--csv FILE] [--no-baseline]
+//!   tcpxr-bench soak [--pairs 4] [--seconds 60] ...   (a long run checking every byte, soak.rs)
 //!   tcpxr-bench interference [--sizes 512K,4M]   (GEMM beside tcpxr traffic on GPU 0)
 //!   tcpxr-bench peer --role recv|send [--size N] [--handle HEX]   (a peer process, for tests)
 //!
 //! Each stripe count runs in a child process of its own, because tcpxr reads its configuration
-//! (NCCL_TCPXR_STRIPES) once per process, as it does inside NCCL.
+//! (NCCL_TCPXR_STRIPES) once per process, as it does inside NCCL. Every subcommand pins tcpxr to
+//! the loopback interface (NCCL_TCPXR_IFNAME=lo) unless the user names interfaces
+//! (NCCL_TCPXR_IFNAME or NCCL_SOCKET_IFNAME).
 //!
 //! An unknown option or a bad value is reported on stderr with exit code 2 (see cli.rs).
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -25,8 +28,19 @@ mod gpu;
 mod interference;
 mod latency;
 mod nccl;
+mod soak;
 
 fn main() {
+    // Two endpoints on one host talk over loopback, never through whatever address the host's
+    // first NIC has (tcpxr's default for clusters), unless the user names interfaces.
+    if ["NCCL_TCPXR_IFNAME", "NCCL_SOCKET_IFNAME"]
+        .iter()
+        .all(|v| std::env::var_os(v).is_none())
+    {
+        // Sound: the first thing main does, before this process has a second thread.
+        std::env::set_var("NCCL_TCPXR_IFNAME", "lo");
+        let _ = PINNED.set(());
+    }
     let args: Vec<String> = std::env::args().skip(1).collect();
     let code = match args.first().map(String::as_str) {
         Some("peer") => peer(&args[1..]),
@@ -34,6 +48,7 @@ fn main() {
         Some("gpu") => gpu::run(&args[1..]),
         Some("latency") => latency::run(&args[1..]),
         Some("nccl") => nccl::run(&args[1..]),
+        Some("soak") => soak::run(&args[1..]),
         Some("interference") => interference::run(&args[1..]),
         Some("-h") | Some("--help") => {
             println!("{}", HELP);
@@ -74,15 +89,24 @@ macro_rules! read_or_exit {
 pub(crate) use read_or_exit;
 
 const HELP: &str = "tcpxr-bench: two endpoints over loopback through tcpxr's NCCL table (no GPU needed)
+  Every subcommand runs tcpxr on lo (sets NCCL_TCPXR_IFNAME=lo) unless NCCL_TCPXR_IFNAME or
+  NCCL_SOCKET_IFNAME names interfaces.
   tcpxr-bench [--sizes MIN:MAX] [--stripes 1,2,4,8] [--seconds S] [--csv FILE] [--no-baseline]
       sizes double from MIN to MAX (K/M/G suffixes, 1 B - 1G, default 4K:1G); stripes 1-16; each
       point runs about S seconds (default 0.3, at most 3600; a point is never fewer messages than
       are kept in flight) after a warm-up; every received message of the first round is checked
-      byte for byte.
+      byte for byte. Beside it plain TCP (tcp x1), warmed up and timed the same way; the output
+      ends with how each column was measured. --csv writes the figures to FILE (nothing is
+      written without it).
   tcpxr-bench nccl [--comms 4] [--sizes 128K,512K] [--inflight 8] [--seconds 1] [--no-baseline]
       traffic shaped as NCCL drives a plugin: several connections, 8 messages in flight on each,
       one polling thread per side; aggregate rate, CPU cores busy, threads of the process; beside
       it plain TCP with as many copying threads as tcpxr's pool (GB/s per busy core compares them)
+  tcpxr-bench soak [--pairs 4] [--inflight 4] [--max-size 8M] [--seconds 60] [--report 10] [--seed 1]
+      a long correctness run: several pairs, messages of 0 B - max-size in flight on each, receives
+      posted larger a third of the time, every byte (and the posted tail past it) checked; a line
+      every --report seconds with messages verified, resident memory, threads and open fds; exit
+      code 4 at the first wrong byte or size
   tcpxr-bench latency [--size 8] [--iters 20000]
       small-message ping-pong between two threads: one-way latency, median and p99
   tcpxr-bench gpu [--mib 64]
@@ -164,8 +188,17 @@ fn sweep(args: &[String]) -> i32 {
         let rows = sizes
             .iter()
             .map(|&n| {
-                let (gbps, cores) = baseline(n, secs, 1);
-                (n, gbps, cores)
+                let b = baseline(n, secs, 1, warmup_messages(n));
+                eprintln!(
+                    "  {:>8}: {} messages ({} B) in {:.3} s = {:.2} GB/s, {:.2} CPU cores busy",
+                    human(n),
+                    b.messages,
+                    b.bytes,
+                    b.secs,
+                    b.gbps,
+                    b.cores
+                );
+                (n, b.gbps, b.cores)
             })
             .collect();
         columns.push(("tcp x1".into(), rows));
@@ -177,6 +210,8 @@ fn sweep(args: &[String]) -> i32 {
         "CPU cores busy: the whole process, both endpoints and their polling threads",
         |r| r.2,
     );
+    println!();
+    print!("{}", how_measured(secs, !a.has("--no-baseline")));
     if let Some((path, f)) = csv.as_mut() {
         let mut text = String::from("size_bytes,config,gbps,cpu_cores\n");
         for (label, rows) in &columns {
@@ -192,6 +227,43 @@ fn sweep(args: &[String]) -> i32 {
     }
     0
 }
+
+/// What the sweep's columns are and how each was timed, printed under its tables.
+fn how_measured(seconds: f64, baseline: bool) -> String {
+    let mut text = format!(
+        "How each column was measured (over {}; every point the same way):\n\
+         \x20 tcpxr xN: one connection through tcpxr's ncclNetPlugin_v12 table with N stripes\n\
+         \x20   (NCCL_TCPXR_STRIPES), a sending and a receiving thread polling it as NCCL's proxy does,\n\
+         \x20   4 messages in flight (fewer from 128 MiB); per size, after a warm-up of 3 rounds of\n\
+         \x20   messages in flight (the first checked byte for byte), the clock runs for about {seconds} s of\n\
+         \x20   whole messages, buffers allocated beforehand.\n",
+        interface()
+    );
+    if baseline {
+        text.push_str(
+            "  tcp x1: one plain TCP connection on 127.0.0.1 (TCP_NODELAY), a blocking writer thread and a\n\
+             \x20   blocking reader thread, the same messages; buffers allocated and written and the same\n\
+             \x20   number of warm-up messages moved before the clock starts; then whole messages for the same\n\
+             \x20   time, the clock stopping when the reader has the last byte.\n",
+        );
+    }
+    text
+}
+
+/// The interfaces tcpxr uses here, as the user reads them.
+pub(crate) fn interface() -> String {
+    let var = |v: &str| std::env::var(v).ok().map(|value| format!("{v}={value}"));
+    match var("NCCL_TCPXR_IFNAME").or_else(|| var("NCCL_SOCKET_IFNAME")) {
+        Some(set) if PINNED.get().is_some() => {
+            format!("{set}, which the bench sets when neither it nor NCCL_SOCKET_IFNAME is set")
+        }
+        Some(set) => set,
+        None => "tcpxr's default interface".into(),
+    }
+}
+
+/// Set when the bench pinned tcpxr to the loopback interface itself.
+static PINNED: std::sync::OnceLock<()> = std::sync::OnceLock::new();
 
 /// One measured point: size in bytes, GB/s, CPU cores busy meanwhile.
 type Row = (usize, f64, f64);
@@ -392,7 +464,7 @@ fn worker(args: &[String]) -> i32 {
     let (send_comm, recv_comm) = connect_pair();
     let (send_comm, recv_comm) = (send_comm as usize, recv_comm as usize);
     for n in sizes {
-        let depth = ((256usize << 20) / n).clamp(1, 4);
+        let depth = depth_of(n);
         // Warm-up and check: `depth` messages with distinct patterns, verified byte for byte.
         let sends: Vec<Vec<u8>> = (0..depth).map(|i| pattern(n, i)).collect();
         let mut recvs: Vec<Vec<u8>> = (0..depth).map(|_| vec![0u8; n]).collect();
@@ -444,20 +516,54 @@ fn worker(args: &[String]) -> i32 {
     0
 }
 
-/// Plain TCP over `connections` loopback connections, one blocking thread per end of each, for
-/// `seconds`: the baseline tcpxr is compared against. Returns GB/s (what arrived) and the CPU
-/// cores the process kept busy meanwhile.
-pub(crate) fn baseline(n: usize, seconds: f64, connections: usize) -> (f64, f64) {
+/// Messages of `n` bytes a tcpxr point keeps in flight (and the baseline's warm-up counts in
+/// them): 4, fewer from 128 MiB so that the buffers stay within 1 GiB.
+fn depth_of(n: usize) -> usize {
+    ((256usize << 20) / n).clamp(1, 4)
+}
+
+/// Messages each side moves before a point's clock starts: the tcpxr worker's checked round
+/// (`depth`) and its rate probe (`2 x depth`); the baseline warms up with as many.
+fn warmup_messages(n: usize) -> usize {
+    3 * depth_of(n)
+}
+
+/// What [`baseline`] measured.
+pub(crate) struct Baseline {
+    /// GB/s: the bytes received while the clock ran, over its seconds.
+    pub gbps: f64,
+    /// CPU cores the process kept busy while the clock ran.
+    pub cores: f64,
+    /// Seconds on the clock.
+    pub secs: f64,
+    /// Bytes the receivers read while the clock ran, and whole messages the senders wrote meanwhile.
+    pub bytes: u64,
+    pub messages: u64,
+}
+
+/// Plain TCP over `connections` loopback connections (127.0.0.1, TCP_NODELAY), one blocking
+/// thread per end of each, sending messages of `n` bytes: the baseline tcpxr is compared against.
+/// Measured as tcpxr's points are: connections made, buffers allocated and written and `warmup`
+/// messages moved on each connection before the clock starts; then each sender sends whole
+/// messages for `seconds` and closes, and the clock stops when every receiver has read the last
+/// byte.
+pub(crate) fn baseline(n: usize, seconds: f64, connections: usize, warmup: usize) -> Baseline {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
-    let (cpu0, start) = (cpu_seconds(), Instant::now());
+    // Every sender and receiver, and this thread, which starts the clock.
+    let go = std::sync::Arc::new(std::sync::Barrier::new(2 * connections + 1));
     let ends: Vec<_> = (0..connections)
         .map(|_| {
             let tx = std::net::TcpStream::connect(addr).unwrap();
             let (mut rx, _) = listener.accept().unwrap();
             tx.set_nodelay(true).unwrap();
+            let ready = go.clone();
             let receiver = std::thread::spawn(move || {
                 let mut buf = vec![0u8; n];
+                for _ in 0..warmup {
+                    rx.read_exact(&mut buf).unwrap();
+                }
+                ready.wait();
                 let mut total = 0u64;
                 loop {
                     match rx.read(&mut buf) {
@@ -466,24 +572,39 @@ pub(crate) fn baseline(n: usize, seconds: f64, connections: usize) -> (f64, f64)
                     }
                 }
             });
+            let ready = go.clone();
             let sender = std::thread::spawn(move || {
                 let (mut tx, buf) = (tx, pattern(n, 1));
-                while start.elapsed() < Duration::from_secs_f64(seconds) {
+                for _ in 0..warmup {
                     tx.write_all(&buf).unwrap();
                 }
+                ready.wait();
+                let (start, mut sent) = (Instant::now(), 0u64);
+                while start.elapsed() < Duration::from_secs_f64(seconds) {
+                    tx.write_all(&buf).unwrap();
+                    sent += 1;
+                }
+                // Closing ends the receiver's stream after the last message.
+                sent
             });
             (sender, receiver)
         })
         .collect();
-    let got: u64 = ends
-        .into_iter()
-        .map(|(sender, receiver)| {
-            sender.join().unwrap();
-            receiver.join().unwrap()
-        })
-        .sum();
+    go.wait();
+    let (cpu0, start) = (cpu_seconds(), Instant::now());
+    let (mut bytes, mut messages) = (0, 0);
+    for (sender, receiver) in ends {
+        messages += sender.join().unwrap();
+        bytes += receiver.join().unwrap();
+    }
     let secs = start.elapsed().as_secs_f64();
-    (got as f64 / secs / 1e9, (cpu_seconds() - cpu0) / secs)
+    Baseline {
+        gbps: bytes as f64 / secs / 1e9,
+        cores: (cpu_seconds() - cpu0) / secs,
+        secs,
+        bytes,
+        messages,
+    }
 }
 
 /// A long-running peer for the fault tests: it is killed while a transfer is under way.
@@ -551,4 +672,47 @@ fn hex_handle(s: &str) -> Result<[u8; 128], String> {
         *b = u8::from_str_radix(&s[2 * i..2 * i + 2], 16).map_err(|_| accepted())?;
     }
     Ok(h)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The baseline counts only what moves while its clock runs: what its receivers read then is
+    /// exactly the whole messages its senders wrote after the warm-up, and the clock covers at
+    /// least the time asked.
+    #[test]
+    fn the_baseline_times_whole_messages_after_its_warm_up_and_nothing_else() {
+        let n = 256 << 10;
+        for (connections, warmup) in [(1, 3), (2, 5)] {
+            let b = baseline(n, 0.05, connections, warmup);
+            assert!(
+                b.messages >= connections as u64,
+                "each sender sends at least one message"
+            );
+            assert_eq!(
+                b.bytes,
+                b.messages * n as u64,
+                "warm-up bytes counted, or a message cut"
+            );
+            assert!(b.secs >= 0.05, "{} s on the clock", b.secs);
+            assert!(b.gbps > 0.0 && b.cores > 0.0);
+        }
+    }
+
+    #[test]
+    fn the_sweep_says_how_each_column_was_measured() {
+        let text = how_measured(0.3, true);
+        for needed in [
+            "tcpxr xN",
+            "tcp x1",
+            "warm-up",
+            "0.3 s",
+            "127.0.0.1",
+            "before the clock starts",
+        ] {
+            assert!(text.contains(needed), "{needed:?} missing from:\n{text}");
+        }
+        assert!(!how_measured(0.3, false).contains("tcp x1"));
+    }
 }

@@ -460,6 +460,7 @@ mod tests {
 
     #[test]
     fn a_panicking_turn_abandons_its_stripe_and_the_worker_lives_on() {
+        crate::log::install_fallback();
         let pool = Pool::start(PoolShape::threads(1)).unwrap();
         let fd = Latch::new().unwrap();
         fd.set().unwrap(); // readable from now on
@@ -474,6 +475,7 @@ mod tests {
         };
         reg.hand_off().unwrap();
         wait("abandoned", &|| work.abandoned.load(Ordering::Acquire));
+        crate::testlog::expect("a tcpxr I/O thread panicked while moving a stripe's bytes");
         reg.hand_off().unwrap();
         wait("a second turn by the same thread", &|| {
             work.turns.load(Ordering::Acquire) == 2

@@ -735,10 +735,14 @@ mod tests {
 
     #[test]
     fn result_3_is_busy_while_requests_are_held_and_an_error_otherwise() {
+        crate::log::install_fallback();
         let mut b = Busy::default();
         assert_eq!(b.judge("isend", 3, 5), Ok(false));
         assert_eq!(b.judge("isend", 3, 16), Ok(false));
         assert_eq!(b.refusals, 2);
+        // The first refusal is logged, the second only counted.
+        crate::testlog::expect("TCPX refused isend with result 3 while this stripe held 5 requests");
+        assert!(crate::testlog::claim_all("TCPX refused isend").is_empty());
         assert!(b.judge("isend", 3, 0).is_err());
         assert_eq!(
             b.judge("irecv", 6, 4).unwrap_err().code,

@@ -3,7 +3,7 @@
 //! `dst + dst_off`. Records in, bytes placed: that is the whole interface ([`Unpack`]), so the GPU
 //! kernel can take the CPU scatter's place without the transport changing.
 //!
-//! Ordering rule (reference/tcpx.md 2.5): a receive's bounce pages may be released
+//! Ordering rule (TCPX's, docs/TCPX.md): a receive's bounce pages may be released
 //! (`irecvConsumed`) only after its unpack has finished reading them. The CPU scatter finishes
 //! before it returns; a GPU unpack finishes when its event does, and consume must wait for that.
 use crate::abi::loadMeta;

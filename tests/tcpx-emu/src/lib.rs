@@ -81,7 +81,9 @@
 //! * `TCPX_EMU_SEED`: seed of the fragment sizes and offsets;
 //! * `TCPX_EMU_STATS`: a file to which every closed comm appends one line of counters (posts,
 //!   most requests held, refusals, tests not on the oldest, out-of-order consumes, largest
-//!   message, most records in one receive, regMr calls).
+//!   message, most records in one receive, regMr calls);
+//! * `TCPXR_LOG_FILE`: without a logger from init, WARNs are appended to this file (as
+//!   `[tcpx-emu WARN] ...`, where tcpxr's tests collect and check their logs) instead of stderr.
 #![deny(unsafe_op_in_unsafe_fn)]
 
 mod abi;
@@ -253,7 +255,7 @@ fn log(level: c_int, msg: &str) {
     let text = format!("NET/tcpx-emu : {msg}");
     if raw.is_null() {
         if level == LOG_WARN {
-            eprintln!("{text}");
+            warn_without_logger(&text);
         }
         return;
     }
@@ -265,6 +267,20 @@ fn log(level: c_int, msg: &str) {
     let flags = if level == LOG_WARN { ALL } else { NET };
     // SAFETY: NCCL-style logger; a NUL-terminated format without conversions and a static file name.
     unsafe { f(level, flags, c"tcpx-emu".as_ptr(), 0, fmt.as_ptr()) };
+}
+
+/// A WARN when no logger was given: appended to the file TCPXR_LOG_FILE names (where tcpxr's tests
+/// collect the logs they check; tcpxr's own log goes there too), else to stderr.
+fn warn_without_logger(text: &str) {
+    use std::io::Write;
+    if let Some(path) = std::env::var_os("TCPXR_LOG_FILE").filter(|p| !p.is_empty()) {
+        if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
+            // One write, so that lines of several threads and processes never interleave.
+            let _ = f.write_all(format!("[tcpx-emu WARN] {text}\n").as_bytes());
+            return;
+        }
+    }
+    eprintln!("{text}");
 }
 
 pub(crate) fn warn(msg: &str) {
