@@ -550,8 +550,10 @@ pub(crate) struct Baseline {
 pub(crate) fn baseline(n: usize, seconds: f64, connections: usize, warmup: usize) -> Baseline {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
-    // Every sender and receiver, and this thread, which starts the clock.
+    // Every sender and receiver, and this thread, which starts the clock and, `seconds` later,
+    // tells the senders to stop: one clock for all, so no sender runs shorter than the clock.
     let go = std::sync::Arc::new(std::sync::Barrier::new(2 * connections + 1));
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let ends: Vec<_> = (0..connections)
         .map(|_| {
             let tx = std::net::TcpStream::connect(addr).unwrap();
@@ -572,17 +574,21 @@ pub(crate) fn baseline(n: usize, seconds: f64, connections: usize, warmup: usize
                     }
                 }
             });
-            let ready = go.clone();
+            let (ready, stop) = (go.clone(), stop.clone());
             let sender = std::thread::spawn(move || {
                 let (mut tx, buf) = (tx, pattern(n, 1));
                 for _ in 0..warmup {
                     tx.write_all(&buf).unwrap();
                 }
                 ready.wait();
-                let (start, mut sent) = (Instant::now(), 0u64);
-                while start.elapsed() < Duration::from_secs_f64(seconds) {
+                // At least one message, however late this thread runs.
+                let mut sent = 0u64;
+                loop {
                     tx.write_all(&buf).unwrap();
                     sent += 1;
+                    if stop.load(std::sync::atomic::Ordering::Acquire) {
+                        break;
+                    }
                 }
                 // Closing ends the receiver's stream after the last message.
                 sent
@@ -592,6 +598,8 @@ pub(crate) fn baseline(n: usize, seconds: f64, connections: usize, warmup: usize
         .collect();
     go.wait();
     let (cpu0, start) = (cpu_seconds(), Instant::now());
+    std::thread::sleep(Duration::from_secs_f64(seconds));
+    stop.store(true, std::sync::atomic::Ordering::Release);
     let (mut bytes, mut messages) = (0, 0);
     for (sender, receiver) in ends {
         messages += sender.join().unwrap();
