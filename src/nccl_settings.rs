@@ -38,8 +38,9 @@ pub const CHANNEL_BOUNDS: [&str; 6] = [
 /// this transport, since the two make one choice of channels, measured over the socket transport):
 /// NCCL builds 4 channels
 /// for tcpxr's 400 Gb/s device. With 8, the value of Google's TCPX recipe, NCCL's kernel and proxy
-/// have twice the steps in flight, and a 128 MiB-1 GiB all_reduce took 5-13 % less time on one
-/// H200 under MPS, all_gather and reduce_scatter 10-25 % less (docs/BENCHMARKS.md section 29);
+/// have twice the steps in flight: on one H200 under MPS an all_reduce of 512 MiB-1 GiB took 2-21 %
+/// less time (at 128-256 MiB it was within the spread, slower in some alternations), all_gather
+/// 8-27 % less and reduce_scatter of 512 MiB-1 GiB 4-15 % less (docs/BENCHMARKS.md#defaults);
 /// sendrecv runs on NCCL's per-peer channels and is unchanged. Smaller collectives were slower on
 /// 8, so tcpxr's tuner keeps per-rank shares under 32 MiB on at most 4 (crate::tuner). NCCL reads
 /// it when it sets up a communicator's channels, after its net plugin's init.
@@ -47,7 +48,7 @@ pub const CHANNEL_BOUNDS: [&str; 6] = [
 /// NCCL_P2P_NET_CHUNKSIZE: NCCL cuts a point-to-point transfer into network messages of this
 /// size, 128 KiB by default. tcpxr pays per message (a frame, a hand-off to the I/O pool), and at
 /// 512 KiB, the value of Google's TCPX recipe, sendrecv moved 12.7-15.1 GB/s at 128 MiB-1 GiB
-/// on two H200s against 4.5-5.0 at 128 KiB in the same run (docs/BENCHMARKS.md section 15).
+/// on two H200s against 4.5-5.0 at 128 KiB in the same run (docs/BENCHMARKS.md#defaults).
 pub(crate) fn defaults(tuner_acts: bool, env: &mut dyn FnMut(&str) -> Option<String>) -> Vec<Setting> {
     let mut set = Vec::new();
     if tuner_acts && CHANNEL_BOUNDS.iter().all(|k| env(k).is_none()) {
@@ -78,8 +79,8 @@ const DEVICE_UNPACK_NEEDS: [(&str, &str, &str); 2] = [
     ),
     // NCCL 2.24-2.30 never set the communicator's net device type that their own check reads
     // (tuning.cc: "PAT doesn't support net device offload"), so they run PAT over a device-unpack
-    // net; all_gather and reduce_scatter then returned wrong data on one rank per node (run 119,
-    // docs/BENCHMARKS.md section 29).
+    // net; all_gather and reduce_scatter then returned wrong data on one rank per node, and
+    // correct data with PAT off.
     (
         "NCCL_PAT_ENABLE",
         "0",

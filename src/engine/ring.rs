@@ -49,8 +49,6 @@ use std::sync::{Arc, Mutex};
 pub const RING_SLOTS: usize = DEPTH;
 /// Largest receive NCCL's unpack path takes (`NET_UNPACK_MAX_SLICE_SIZE`).
 pub const MAX_RECEIVE_BYTES: usize = NET_UNPACK_MAX_SLICE_SIZE;
-/// Bounce memory of a socket comm (one arena section).
-pub const BOUNCE_BYTES: usize = SECTION_BYTES;
 /// Set in a test's environment, device-unpack comms over the socket land receives into host
 /// memory in bounce memory too, so that the GPU path's records are exercised on a host without a
 /// GPU (the test plays NCCL's kernel). Never set under NCCL: its proxy does not unpack host memory.

@@ -13,7 +13,7 @@
 //! **Spinning.** Waking a sleeping thread costs tens of microseconds on a virtual machine (an
 //! inter-processor interrupt to a halted vCPU), which is what a hand-off paid on every NCCL message
 //! of 128-512 KiB (a ping-pong of 128 KiB messages: 53 us one way through the pool against 32 with
-//! NCCL's thread moving the bytes itself; docs/BENCHMARKS.md section 22). So one idle worker at a
+//! NCCL's thread moving the bytes itself, measured on a VM of the GPU machine). So one idle worker at a
 //! time keeps looking at the worker set without sleeping for `spin` after it last had work: a
 //! stripe handed off while traffic flows is taken at once. The other idle workers sleep, so the
 //! pool keeps at most one core busy waiting, and none once traffic has stopped for `spin`.

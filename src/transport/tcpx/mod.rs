@@ -1,8 +1,8 @@
 //! The tcpx transport: every stripe is one connection of Google's GPUDirect-TCPX plugin (or of any
 //! library with its ABI, such as tcpxr's emulator in `tests/tcpx-emu`), loaded at run time.
 //!
-//! TCPX's rules (reference/tcpx.md 1.5-2.5) and where they are kept (docs/TCPX.md maps each to
-//! its test):
+//! TCPX's rules, as read from its plugin's source, and where they are kept (docs/TCPX.md maps each
+//! to its test):
 //! * only `ncclNetPlugin_v7` exists; it is loaded with libloading and never unloaded ([`ffi::Lib`]);
 //!   the default search never takes tcpxr itself nor a net not named GPUDirectTCPX;
 //! * 16 request slots per TCPX comm, a receive holding its slot until `irecvConsumed`: each stripe
@@ -61,8 +61,8 @@ pub const DEFAULT_LIBRARIES: &[&str] = &[
 ];
 
 /// Settings TCPX reads that tcpxr gives a value when the user has not: with the dynamic chunk
-/// size at its effective default of 0, TCPX's sender never advances (reference/tcpx.md 1.3; every
-/// known deployment sets 512 KiB).
+/// size at its effective default of 0, TCPX's sender never advances (as its plugin's source reads;
+/// every known deployment sets 512 KiB).
 pub const TCPX_ENV_DEFAULTS: &[(&str, &str)] = &[("NCCL_DYNAMIC_CHUNK_SIZE", "524288")];
 
 /// Unsets the TCPX settings `open` gave (see crate::env), saying why.
