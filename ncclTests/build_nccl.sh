@@ -198,7 +198,7 @@ if os.path.exists(path(wrap_h)) and "extern PFN_##symbol pfn_##symbol" in read(w
 # report support; with CUDA 13 skip the query (cgMdLaunch stays 0, as on GPUs without it) and
 # the call, so NCCL takes its own fallback, one cudaLaunchKernel per GPU.
 comm_h = "src/include/comm.h"
-if "cudaLaunchCooperativeKernelMultiDevice(" in read("src/enqueue.cc"):
+if os.path.exists(path("src/enqueue.cc")) and "cudaLaunchCooperativeKernelMultiDevice(" in read("src/enqueue.cc"):
     replace_once(comm_h, "#if CUDART_VERSION < 9000\nstruct cudaLaunchParams {",
                  "#if CUDART_VERSION < 9000 || CUDART_VERSION >= 13000\nstruct cudaLaunchParams {",
                  "struct cudaLaunchParams defined for CUDA 13")
@@ -215,6 +215,8 @@ for rel in sources():
         if gone in read(rel) and "CUDART_VERSION < 13000" not in read(rel):
             fail("%s still uses %s" % (rel, gone))
 
+if not done:
+    fail("found none of the calls CUDA 13 changed")
 for rel, text in edited.items():
     with open(path(rel), "w") as f:
         f.write(text)
