@@ -56,7 +56,7 @@ def path(rel):
 
 def read(rel):
     if rel not in edited:
-        with open(path(rel)) as f:
+        with open(path(rel), encoding="utf-8", errors="surrogateescape") as f:
             return f.read()
     return edited[rel]
 
@@ -218,7 +218,7 @@ for rel in sources():
 if not done:
     fail("found none of the calls CUDA 13 changed")
 for rel, text in edited.items():
-    with open(path(rel), "w") as f:
+    with open(path(rel), "w", encoding="utf-8", errors="surrogateescape") as f:
         f.write(text)
 with open(path(".tcpxr-cuda13-edits"), "w") as f:
     f.write("".join(line + "\n" for line in done))
