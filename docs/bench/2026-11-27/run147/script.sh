@@ -3,6 +3,8 @@
 # the CUDA 13 edits), nccl-tests built against it; tcpxr's v5 table through the v5-only shim and the
 # full library (NCCL 2.25 takes v9): all_reduce and sendrecv -c 1, host buffers, 2 and 3 ranks.
 cd "$(dirname "$0")/.."; A=/tmp/run147; source dist/common.sh
+# dist/build_nccl.sh and dist/v5_shim.c were copies of ncclTests/build_nccl.sh and ncclTests/hazard/v5_shim.c
+# (branch nccl35, e97a663), carried with the NCCL v2.25.1-1 source tree in dist/nccl-src/.
 fin(){ tar czf $R/run147.tgz -C /tmp run147; }; trap fin EXIT
 { date -u; uname -r; nvidia-smi -L; nproc; cat dist/commit.txt; } > $A/machine.txt 2>&1
 N=/tmp/nccl-2.25.1
