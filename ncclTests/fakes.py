@@ -82,6 +82,25 @@ sys.exit(max(p.wait() for p in ranks))
 '''
 
 
+# What every fake <op>_perf process does first: records its arguments and NCCL_/CUDA_/OMPI_
+# variables in $FAKE_CALLS, and writes an NCCL INFO log that proves the configured transport.
+RECORD_AND_LOG = r'''
+with open(os.environ["FAKE_CALLS"], "a") as fh:
+    fh.write(json.dumps({"argv": args, "pid": os.getpid(), "env": {k: v for k, v in os.environ.items()
+                         if k.startswith(("NCCL_", "CUDA_", "OMPI_"))}}) + "\n")
+net = os.environ["NCCL_NET"]
+gdr = "/GDRDMA" if os.environ.get("NCCL_NET_GDR_LEVEL") == "SYS" else ""
+log = os.environ["NCCL_DEBUG_FILE"].replace("%h", socket.gethostname()).replace("%p", str(os.getpid()))
+with open(log, "w") as fh:
+    if net == "tcpxr":
+        fh.write("h:1:1 [0] NCCL INFO NET/Plugin: Loaded net plugin tcpxr (v11)\n")
+        if gdr:
+            fh.write("h:1:1 [0] NCCL INFO Using NCCL_NET_DEVICE_UNPACK net plugin version 7\n")
+    fh.write(f"h:1:1 [0] NCCL INFO Using network {net}\nh:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] "
+             f"[send] via NET/{net}/0{gdr}\n")
+'''
+
+
 # <op>_perf for soak.py: honours -b -e -N (0: until stopped), prints one row per size per cycle
 # (rank 0 only, flushed at once, as stdbuf -oL makes nccl-tests do) and writes an NCCL INFO log
 # that proves the configured transport; row sizes are those nccl-tests prints at the job's rank
@@ -96,19 +115,7 @@ lo, hi, wanted = int(opt("-b")), int(opt("-e")), int(opt("-N", "1"))
 op, mode = os.path.basename(sys.argv[0])[: -len("_perf")], os.environ.get("FAKE_MODE", "ok")
 rank = os.environ.get("OMPI_COMM_WORLD_RANK", "0")
 nranks = int(os.environ.get("OMPI_COMM_WORLD_SIZE", "1")) * int(opt("-g", "1"))
-with open(os.environ["FAKE_CALLS"], "a") as fh:
-    fh.write(json.dumps({"argv": args, "pid": os.getpid(), "env": {k: v for k, v in os.environ.items()
-                         if k.startswith(("NCCL_", "CUDA_", "OMPI_"))}}) + "\n")
-net = os.environ["NCCL_NET"]
-gdr = "/GDRDMA" if os.environ.get("NCCL_NET_GDR_LEVEL") == "SYS" else ""
-log = os.environ["NCCL_DEBUG_FILE"].replace("%h", socket.gethostname()).replace("%p", str(os.getpid()))
-with open(log, "w") as fh:
-    if net == "tcpxr":
-        fh.write("h:1:1 [0] NCCL INFO NET/Plugin: Loaded net plugin tcpxr (v11)\n")
-        if gdr:
-            fh.write("h:1:1 [0] NCCL INFO Using NCCL_NET_DEVICE_UNPACK net plugin version 7\n")
-    fh.write(f"h:1:1 [0] NCCL INFO Using network {net}\nh:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] "
-             f"[send] via NET/{net}/0{gdr}\n")
+RECORD_AND_LOG
 say = (lambda line: print(line, flush=True)) if rank == "0" else (lambda line: None)
 say(f"# nccl-tests version 2.19.6 nccl-headers=22803 nccl-library=22803\n# Collective test starting: {op}_perf")
 held, cycle = [], 0
@@ -127,7 +134,7 @@ while wanted == 0 or cycle < wanted:
     if mode == "exit" and cycle == 3:
         sys.exit(3)
     time.sleep(0.05)
-'''.replace("PRINTED_SIZE", PRINTED_SIZE)
+'''.replace("PRINTED_SIZE", PRINTED_SIZE).replace("RECORD_AND_LOG\n", RECORD_AND_LOG.lstrip("\n"))
 
 
 # <op>_perf for run_nccl_tests.py at any rank count: honours -b -e -g and the MPI world
@@ -146,19 +153,7 @@ op, mode = os.path.basename(sys.argv[0])[: -len("_perf")], os.environ.get("FAKE_
 procs = 1 if mode == "mpi0" else int(os.environ.get("OMPI_COMM_WORLD_SIZE", "1"))
 rank = 0 if mode == "mpi0" else int(os.environ.get("OMPI_COMM_WORLD_RANK", "0"))
 nranks = procs * gpus
-with open(os.environ["FAKE_CALLS"], "a") as fh:
-    fh.write(json.dumps({"argv": args, "pid": os.getpid(), "env": {k: v for k, v in os.environ.items()
-                         if k.startswith(("NCCL_", "CUDA_", "OMPI_"))}}) + "\n")
-net = os.environ["NCCL_NET"]
-gdr = "/GDRDMA" if os.environ.get("NCCL_NET_GDR_LEVEL") == "SYS" else ""
-log = os.environ["NCCL_DEBUG_FILE"].replace("%h", socket.gethostname()).replace("%p", str(os.getpid()))
-with open(log, "w") as fh:
-    if net == "tcpxr":
-        fh.write("h:1:1 [0] NCCL INFO NET/Plugin: Loaded net plugin tcpxr (v11)\n")
-        if gdr:
-            fh.write("h:1:1 [0] NCCL INFO Using NCCL_NET_DEVICE_UNPACK net plugin version 7\n")
-    fh.write(f"h:1:1 [0] NCCL INFO Using network {net}\nh:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] "
-             f"[send] via NET/{net}/0{gdr}\n")
+RECORD_AND_LOG
 if rank == 0:
     out = ["# nccl-tests version 2.19.6 nccl-headers=22803 nccl-library=22803",
            f"# Collective test starting: {op}_perf", "# Using devices"]
@@ -174,7 +169,7 @@ if rank == 0:
     out += ["# Out of bounds values : 0 OK", "# Avg bus bandwidth    : 1.00 ", "#",
             f"# Collective test concluded: {op}_perf"]
     print("\n".join(out))
-'''.replace("PRINTED_SIZE", PRINTED_SIZE)
+'''.replace("PRINTED_SIZE", PRINTED_SIZE).replace("RECORD_AND_LOG\n", RECORD_AND_LOG.lstrip("\n"))
 
 
 def install(directory, name, source):
