@@ -238,14 +238,11 @@ const TUNER: Param = Param {
     default: "auto",
     accepted: "auto, 0 or 1",
     doc: "The NCCL tuner exported from tcpxr's library, used by NCCL 2.24+ when NCCL_TUNER_PLUGIN is \
-          unset. For collectives on two or more nodes, by per-rank share (the bytes over the ranks): \
-          an all_reduce with a share from 16 KiB to under 2 MiB runs the ring in Simple, on 1 \
-          channel below a 256 KiB share and on at most 2 from there; an all_gather or reduce_scatter \
-          with a share from 64 KiB to under 1 MiB the same way; a broadcast or reduce from 64 KiB \
-          to under 512 KiB runs the ring in Simple; and below a 32 MiB share any collective NCCL \
-          runs on the ring or in PAT keeps at most the 4 channels NCCL builds for tcpxr's device by \
-          itself (tcpxr has it build 8, which pay only at bulk). NCCL's own smaller counts for small \
-          messages stand, and every other choice is NCCL's. It acts only in a process whose \
+          unset. For collectives on two or more nodes it applies the rules of docs/CONFIG.md's \
+          \"The tuner's rules\" (generated from src/tuner.rs's RULES), by per-rank share (the bytes \
+          over the ranks) or size: the mid band in the ring's Simple protocol on 1-2 channels, and at \
+          most the 4 channels NCCL builds for tcpxr's device below bulk (tcpxr has it build 8, which \
+          pay only at bulk); every other choice is NCCL's. It acts only in a process whose \
           communicators NCCL runs over tcpxr, and leaves the channel count to NCCL when the user \
           bounds it (NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, NCCL_MIN_CTAS, NCCL_MAX_CTAS, or the \
           older _NRINGS variables). auto: over the socket transport only (over tcpx unmeasured); 1: \

@@ -139,8 +139,8 @@ pub const RULES: [Rule; 6] = [
         size: Size::Share,
         range: 0..(32 << 20),
         decision: Decision::OwnChannels,
-        why: "tcpxr has NCCL build 8 channels (nccl_settings), which pay only from shares of 32 MiB (measured: bulk \
-              5-25 % faster; all_gather and reduce_scatter of 64-256 KiB and 2-4 MiB 1.3-1.8x slower on 8)",
+        why: "tcpxr has NCCL build 8 channels (nccl_settings), which pay only from shares of 32 MiB (measured: all_reduce \
+              of 512 MiB-1 GiB 2-21 % faster, all_gather 8-27 %; all_gather and reduce_scatter of 64-256 KiB and 2-4 MiB 1.3-1.8x slower on 8)",
     },
 ];
 
@@ -177,6 +177,18 @@ impl Rule {
         };
         format!("{} with {size} {range}: {decision}", self.funcs.name())
     }
+}
+
+/// Where docs/CONFIG.md holds [`markdown_rules`] (a test keeps it equal).
+pub const RULES_BEGIN: &str = "<!-- tuner:begin: generated from src/tuner.rs RULES, do not edit -->";
+pub const RULES_END: &str = "<!-- tuner:end -->";
+
+/// The rules for docs/CONFIG.md: one list item per row, in table order, with its reason.
+pub fn markdown_rules() -> String {
+    RULES
+        .iter()
+        .map(|r| format!("- {} ({}).\n", r.summary(), r.why))
+        .collect()
 }
 
 /// The rules as the log line and the docs say them: one summary per row, in table order, joined
@@ -352,6 +364,23 @@ fn cheapest(costs: &[f32]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn config_doc_lists_the_rules_as_the_table_says_them() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/CONFIG.md");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let fresh = markdown_rules();
+        let block = text
+            .split_once(RULES_BEGIN)
+            .and_then(|(_, rest)| rest.split_once(RULES_END))
+            .map(|(block, _)| block.trim_start_matches('\n'))
+            .unwrap_or_else(|| panic!("docs/CONFIG.md has no block between {RULES_BEGIN} and {RULES_END}"));
+        assert!(
+            block == fresh,
+            "docs/CONFIG.md's tuner rules differ from tuner::RULES; replace its block with:\n{RULES_BEGIN}\n{fresh}{RULES_END}\n"
+        );
+        assert_eq!(fresh.lines().count(), RULES.len());
+    }
 
     const N_ALGO: usize = 7;
     const N_PROTO: usize = 3;
