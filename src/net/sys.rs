@@ -124,21 +124,10 @@ fn set_traffic_class(stream: &TcpStream, ipv4: bool, class: u8) -> io::Result<()
 
 /// Socket buffer sizes; 0 leaves the kernel's autotuning in charge.
 pub fn set_buffers(stream: &TcpStream, sndbuf: usize, rcvbuf: usize) -> io::Result<()> {
-    if sndbuf > 0 {
-        set_int_opt(
-            stream,
-            libc::SOL_SOCKET,
-            libc::SO_SNDBUF,
-            sndbuf.min(i32::MAX as usize) as i32,
-        )?;
-    }
-    if rcvbuf > 0 {
-        set_int_opt(
-            stream,
-            libc::SOL_SOCKET,
-            libc::SO_RCVBUF,
-            rcvbuf.min(i32::MAX as usize) as i32,
-        )?;
+    for (option, bytes) in [(libc::SO_SNDBUF, sndbuf), (libc::SO_RCVBUF, rcvbuf)] {
+        if bytes > 0 {
+            set_int_opt(stream, libc::SOL_SOCKET, option, bytes.min(i32::MAX as usize) as i32)?;
+        }
     }
     Ok(())
 }
