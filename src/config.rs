@@ -78,8 +78,9 @@ const INLINE_IDLE_BYTES: Param = Param {
           NCCL's thread has no other such mid-sized message out on any connection; latency-bound \
           traffic is then one socket write from NCCL's thread, while bulk traffic (more in flight) \
           and a second mid-sized message, which the I/O pool copies in parallel, stay striped. A \
-          receiver that offers GPU buffers accepts only NCCL_TCPXR_INLINE_BYTES. auto: 32768 with \
-          at least 8 cores, where the stripes copy in parallel on the I/O pool, else 524288 \
+          receiver that offers GPU buffers accepts only NCCL_TCPXR_INLINE_BYTES. auto: 32768 where \
+          the stripes move in parallel (at least 2 I/O threads on 4 cores of the process's own share \
+          of the host), else 524288; decided at the first connection and logged then \
           (docs/BENCHMARKS.md, \"Defaults\").",
 };
 const INLINE_IDLE_P2P_BYTES: Param = Param {
@@ -125,7 +126,7 @@ const IO_THREADS: Param = Param {
           an abstract Unix socket) split them, each leaving 2 for NCCL's own threads and keeping \
           at least 1 (two ranks on 16 cores: 6 each); a process held to part of the host by CPU \
           affinity or a cgroup quota takes that part. More than the cores is capped; the count is \
-          logged when the pool starts.",
+          fixed and logged at the first connection.",
 };
 const HANDOFF_BYTES: Param = Param {
     name: "NCCL_TCPXR_HANDOFF_BYTES",
@@ -136,9 +137,11 @@ const HANDOFF_BYTES: Param = Param {
           with at least this many bytes to move (not yet taken by the socket, or the rest of a \
           receive that has started to arrive) goes to one too; smaller chunks and backlogs the \
           proxy thread moves as the socket allows. 0: every striped chunk goes to an I/O thread, and \
-          NCCL's thread moves only the control connection's messages. auto: 0 with at least 8 \
-          cores, where the pool copies in parallel (measured fastest on 32 cores), else 524288, \
-          where NCCL's thread doing the work itself measured faster (2 cores).",
+          NCCL's thread moves only the control connection's messages. auto: 0 where the \
+          stripes move in parallel (at least 2 I/O threads on 4 cores of the process's own share of \
+          the host: two ranks on 16 cores, or four), else 524288, where NCCL's thread doing the \
+          work itself measured faster (2 cores; eight ranks on 16 cores, one I/O thread each); \
+          decided at the first connection and logged then.",
 };
 const IO_SPIN_US: Param = Param {
     name: "NCCL_TCPXR_IO_SPIN_US",
@@ -147,8 +150,8 @@ const IO_SPIN_US: Param = Param {
     doc: "Microseconds an idle I/O thread keeps looking for work before it sleeps. Up to \
           NCCL_TCPXR_IO_SPIN_THREADS threads of the pool do (a zero-timeout epoll_wait), so that a \
           stripe handed off while traffic flows is taken without a wake-up; none spin once traffic \
-          has stopped that long. 0: idle threads sleep at once. auto: 200 with at least 8 cores, \
-          else 0.",
+          has stopped that long. 0: idle threads sleep at once. auto: 200 where the stripes move \
+          in parallel (see NCCL_TCPXR_HANDOFF_BYTES), else 0.",
 };
 const IO_SPIN_THREADS: Param = Param {
     name: "NCCL_TCPXR_IO_SPIN_THREADS",

@@ -1,33 +1,37 @@
 //! Every "auto" rule of tcpxr's own settings in one place: the host facts the rules read (once per
-//! process, [`host`]), the rules as data with their reasons ([`CORE_RULES`] and the functions
+//! process, [`host`]), the rules as data with their reasons ([`POOL_RULES`] and the functions
 //! beside it), and the value each setting takes with where it came from (set by environment,
-//! default, auto: reason, or capped: reason), which plugin's init logs as one "effective settings"
-//! block (target `tcpxr::init`).
+//! default, auto: reason, or capped: reason), which plugin logs as "effective settings" blocks
+//! (target `tcpxr::init`): one at init, and one when the first connection fixes the I/O pool.
 //!
 //! The evidence behind each auto value is in docs/BENCHMARKS.md#defaults.
 //!
-//! **Known flaw (issue 34), kept on purpose:** three rules (NCCL_TCPXR_HANDOFF_BYTES,
-//! NCCL_TCPXR_INLINE_IDLE_BYTES and NCCL_TCPXR_IO_SPIN_US, [`CORE_RULES`]) decide from whether
-//! the process may use at least [`PARALLEL_POOL_CORES`] cores, not from the I/O pool actually
-//! built. With 8 ranks on 16 cores each rank may use 16 cores, so its pool counts as parallel,
-//! yet the pool's auto size ([`io_threads_auto`]) gives it 1 I/O thread: every chunk is handed to
-//! that one thread. Deciding from the pool built is the likely fix, but changing a default waits
-//! for a measurement (issue 31); until then these rules decide exactly as they always have.
+//! **The pool rules** ([`POOL_RULES`]: NCCL_TCPXR_HANDOFF_BYTES, NCCL_TCPXR_INLINE_IDLE_BYTES,
+//! NCCL_TCPXR_IO_SPIN_US) decide from who moves the process's stripes ([`Movers`]): the threads
+//! built for it and the cores it has of its own, not from the cores the process may use. Eight
+//! ranks on 16 cores may each use all 16, yet each gets one I/O thread and 2 cores' share: handing
+//! every chunk to that one thread made all_reduce and sendrecv of 512 KiB-128 MiB 1.6-7x slower
+//! than NCCL's thread copying itself, while four ranks (2 threads on 4 cores each) were 1.7-2.3x
+//! faster handing off. The movers are known only when the first connection is made, once the
+//! other ranks on the host have announced themselves, so these rules are resolved then.
 //!
 //! Not here, though listed in the block: the inner transport's choice (plugin's
 //! `open_transport`: deciding means loading TCPX) and the NCCL variables tcpxr gives values
 //! (nccl_settings.rs: NCCL's settings, not tcpxr's).
 //!
 //! This module uses only config and error, so that every layer may ask it: the socket transport
-//! sizes its auto pool with [`io_threads_auto`] when the pool starts.
+//! sizes its pool with [`pool_movers`] and resolves the rules it applies when its first
+//! connection is made.
 use crate::config::{self, Config};
 use std::fmt;
 use std::sync::OnceLock;
-use std::time::Duration;
 
-/// The cores from which the I/O pool counts as copying stripes in parallel (see the module's
-/// known flaw).
-pub const PARALLEL_POOL_CORES: usize = 8;
+/// The cores a process needs of its own for its stripes to move in parallel: NCCL's threads keep
+/// [`NCCL_CORES_PER_PROCESS`] busy, and two threads of the pool need two more.
+pub const PARALLEL_CORES: usize = 4;
+
+/// The threads that must move stripes for them to move in parallel.
+pub const PARALLEL_THREADS: usize = 2;
 
 /// I/O threads of an auto-sized pool at most (measured best for bulk on 32 cores).
 pub const MAX_AUTO_IO_THREADS: usize = 8;
@@ -50,11 +54,6 @@ pub struct Host {
 }
 
 impl Host {
-    /// Whether the I/O pool counts as copying stripes in parallel.
-    pub fn parallel_pool(&self) -> bool {
-        self.cores >= PARALLEL_POOL_CORES
-    }
-
     /// Whether the process is held to part of the host (CPU affinity, a cgroup quota): then it
     /// was given its share, and other processes are not counted.
     pub fn held(&self) -> bool {
@@ -117,40 +116,66 @@ fn env_or_default(var: &str) -> Source {
     }
 }
 
-/// A rule that decides an auto setting from whether the I/O pool copies in parallel
-/// ([`Host::parallel_pool`]).
+/// Who moves a process's stripes, as the pool rules see it: the threads that do (the socket
+/// transport's I/O pool; TCPX's own) and the cores the process has of its own (its share of the
+/// host), with how they were found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Movers {
+    pub threads: usize,
+    pub cores: usize,
+    pub why: String,
+}
+
+impl Movers {
+    /// Whether stripes move in parallel: at least [`PARALLEL_THREADS`] threads move them, on at
+    /// least [`PARALLEL_CORES`] cores of the process's own.
+    pub fn parallel(&self) -> bool {
+        self.threads >= PARALLEL_THREADS && self.cores >= PARALLEL_CORES
+    }
+}
+
+impl fmt::Display for Movers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = if self.threads == 1 { "" } else { "s" };
+        write!(
+            f,
+            "{} thread{s} on {} cores of its own ({})",
+            self.threads, self.cores, self.why
+        )
+    }
+}
+
+/// A rule that decides an auto setting from whether stripes move in parallel
+/// ([`Movers::parallel`]).
 #[derive(Clone, Copy, Debug)]
-pub struct CoreRule {
+pub struct PoolRule {
     /// The variable it resolves.
     pub var: &'static str,
-    /// Its value with a parallel pool, and why.
+    /// Its value when stripes move in parallel, and why.
     pub parallel: u64,
     pub why_parallel: &'static str,
-    /// Its value below, and why.
+    /// Its value otherwise, and why.
     pub few: u64,
     pub why_few: &'static str,
 }
 
-impl CoreRule {
-    /// The user's value, or this rule's for `host`.
-    pub fn resolve(&self, setting: Option<u64>, host: Host) -> Value<u64> {
-        match (setting, host.parallel_pool()) {
+impl PoolRule {
+    /// The user's value, or this rule's for `movers`.
+    pub fn resolve(&self, setting: Option<u64>, movers: &Movers) -> Value<u64> {
+        match (setting, movers.parallel()) {
             (Some(v), _) => Value {
                 value: v,
                 source: Source::Env,
             },
             (None, true) => Value {
                 value: self.parallel,
-                source: Source::Auto(format!(
-                    "{} cores usable, at least {PARALLEL_POOL_CORES}: {}",
-                    host.cores, self.why_parallel
-                )),
+                source: Source::Auto(format!("{movers}, in parallel: {}", self.why_parallel)),
             },
             (None, false) => Value {
                 value: self.few,
                 source: Source::Auto(format!(
-                    "{} cores usable, fewer than {PARALLEL_POOL_CORES}: {}",
-                    host.cores, self.why_few
+                    "{movers}, fewer than {PARALLEL_THREADS} threads on {PARALLEL_CORES} cores: {}",
+                    self.why_few
                 )),
             },
         }
@@ -158,19 +183,20 @@ impl CoreRule {
 }
 
 /// NCCL_TCPXR_HANDOFF_BYTES: the backlog from which a stripe goes to the I/O pool.
-pub const HANDOFF: CoreRule = CoreRule {
+pub const HANDOFF: PoolRule = PoolRule {
     var: "NCCL_TCPXR_HANDOFF_BYTES",
     parallel: 0,
     why_parallel: "every backlog to the pool, which copies stripes in parallel (measured at 4 connections on 32 \
                    cores: 512 KiB messages at 24.8 GB/s against 5.1 with NCCL's thread copying up to 512 KiB alone)",
     few: 512 << 10,
-    why_few: "NCCL's thread copies up to 512 KiB itself, as few cores gain little from a hand-off (measured on 2 \
-              cores: 3.5 GB/s against 2.0 handing every backlog off)",
+    why_few: "NCCL's thread copies up to 512 KiB itself, as a hand-off gains nothing without cores to copy in \
+              parallel (measured on 2 cores: 3.5 GB/s against 2.0 handing every backlog off; 8 ranks on 16 cores, \
+              one I/O thread each: all_reduce and sendrecv of 512 KiB-128 MiB 1.6-7x faster)",
 };
 
 /// NCCL_TCPXR_INLINE_IDLE_BYTES: the largest message sent inline on the control connection while
 /// its comm has nothing else in flight.
-pub const INLINE_IDLE: CoreRule = CoreRule {
+pub const INLINE_IDLE: PoolRule = PoolRule {
     var: "NCCL_TCPXR_INLINE_IDLE_BYTES",
     parallel: 32 << 10,
     why_parallel: "an inline message is copied by NCCL's proxy thread alone on one socket while the pool could \
@@ -182,7 +208,7 @@ pub const INLINE_IDLE: CoreRule = CoreRule {
 };
 
 /// NCCL_TCPXR_IO_SPIN_US: how long an idle I/O thread looks for work before it sleeps.
-pub const IO_SPIN: CoreRule = CoreRule {
+pub const IO_SPIN: PoolRule = PoolRule {
     var: "NCCL_TCPXR_IO_SPIN_US",
     parallel: 200,
     why_parallel: "a hand-off while traffic flows skips a wake-up (measured up to 1.10x faster in the all_reduce \
@@ -191,8 +217,8 @@ pub const IO_SPIN: CoreRule = CoreRule {
     why_few: "a spinning thread would take one of few cores from NCCL's",
 };
 
-/// The rules that decide from [`Host::parallel_pool`] (the module's known flaw).
-pub const CORE_RULES: [CoreRule; 3] = [HANDOFF, INLINE_IDLE, IO_SPIN];
+/// The rules that decide from [`Movers::parallel`].
+pub const POOL_RULES: [PoolRule; 3] = [HANDOFF, INLINE_IDLE, IO_SPIN];
 
 /// NCCL_TCPXR_INLINE_IDLE_P2P_BYTES: the user's value, or the larger of 128 KiB and the general
 /// idle limit in effect (`inline_idle`). Point-to-point connections carry one message each way
@@ -216,14 +242,14 @@ pub fn inline_idle_p2p(setting: Option<usize>, inline_idle: usize) -> Value<usiz
 }
 
 /// NCCL_TCPXR_IO_THREADS as init resolves it: the user's count capped at the cores (said at INFO,
-/// target `tcpxr::init`), or None for auto, which the pool sizes when it starts
-/// ([`io_threads_auto`]), once the other ranks on the host have announced themselves.
+/// target `tcpxr::init`), or None for auto, which [`pool_movers`] sizes when the first connection
+/// is made, once the other ranks on the host have announced themselves.
 pub fn io_threads(setting: Option<usize>, host: Host) -> Value<Option<usize>> {
     let Some(wanted) = setting else {
         return Value {
             value: None,
             source: Source::Auto(format!(
-                "sized when the pool starts: this process's share of its {} cores among the tcpxr processes on \
+                "sized at the first connection: this process's share of its {} cores among the tcpxr processes on \
                  the host, less {NCCL_CORES_PER_PROCESS} each for NCCL's threads when shared, 1 to \
                  {MAX_AUTO_IO_THREADS}",
                 host.cores
@@ -247,26 +273,46 @@ pub fn io_threads(setting: Option<usize>, host: Host) -> Value<Option<usize>> {
     }
 }
 
-/// The I/O threads of an auto-sized pool, and why (for the log). A process alone on its cores
-/// takes up to 8; processes sharing the host's cores split them, each leaving 2 for NCCL's own
-/// threads (measured: two ranks on 16 cores with 6 threads each ran all_reduce of 256 MiB - 1 GiB
-/// 1.05-1.3x faster than with 8, 5 and 7 in between or slower). `processes` counts the tcpxr
-/// processes on the host, this one included; it is not asked when the process is held to part of
-/// the host ([`Host::held`]).
-pub fn io_threads_auto(host: Host, processes: impl FnOnce() -> usize) -> (usize, String) {
-    if host.held() {
-        let cores = host.cores;
-        return (share(cores, 1), format!("auto: {cores} cores this process may use"));
+/// Who moves the socket transport's stripes: its I/O pool of `setting` threads (NCCL_TCPXR_IO_THREADS
+/// as [`io_threads`] resolved it; None: auto, [`share`]). A process held to part of the host
+/// ([`Host::held`]) has the cores it may use; otherwise the host's cores are split among the
+/// tcpxr processes on it, `processes()`, this one included (asked only then). Auto: a process
+/// alone takes up to 8 threads; processes sharing the host's cores split them, each leaving 2 for
+/// NCCL's own threads (measured: two ranks on 16 cores with 6 threads each ran all_reduce of
+/// 256 MiB - 1 GiB 1.05-1.3x faster than with 8, 5 and 7 in between or slower).
+pub fn pool_movers(setting: Option<usize>, host: Host, processes: impl FnOnce() -> usize) -> Movers {
+    let (processes, whose) = if host.held() {
+        (1, format!("{} cores this process may use", host.cores))
+    } else {
+        let n = processes().max(1);
+        let plural = if n == 1 { "" } else { "es" };
+        (
+            n,
+            format!("{} cores, {n} tcpxr process{plural} on this host", host.cores),
+        )
+    };
+    let (threads, why) = match setting {
+        Some(n) => (n, format!("NCCL_TCPXR_IO_THREADS; {whose}")),
+        None => (share(host.cores, processes), format!("auto: {whose}")),
+    };
+    Movers {
+        threads,
+        cores: (host.cores / processes).max(1),
+        why,
     }
-    let processes = processes();
-    let plural = if processes == 1 { "" } else { "es" };
-    (
-        share(host.cores, processes),
-        format!(
-            "auto: {} cores, {processes} tcpxr process{plural} on this host",
+}
+
+/// Who moves TCPX's stripes: TCPX moves each comm on threads of its own, so the rules see the
+/// cores this process may use as both its threads and its cores.
+pub fn tcpx_movers(host: Host) -> Movers {
+    Movers {
+        threads: host.cores,
+        cores: host.cores,
+        why: format!(
+            "TCPX's own threads, counted as the {} cores this process may use",
             host.cores
         ),
-    )
+    }
 }
 
 /// The auto pool size for `cores` shared by `processes` tcpxr processes.
@@ -332,35 +378,34 @@ pub fn inline_accept(
     }
 }
 
-/// The settings init resolves before it opens the transport (the socket transport's options are
-/// made from them).
+/// The idle inline limits a connection's sender uses, resolved with the pool rules.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Early {
-    pub io_threads: Value<Option<usize>>,
-    pub io_spin: Value<Duration>,
-    pub handoff_bytes: Value<usize>,
-    pub inline_idle_bytes: Value<usize>,
-    pub inline_idle_p2p_bytes: Value<usize>,
+pub struct InlineIdle {
+    pub general: Value<usize>,
+    pub p2p: Value<usize>,
 }
 
-/// Resolves the settings that need no transport, from `config` and `host`.
-pub fn early(config: &Config, host: Host) -> Early {
-    let bytes = |v: Value<u64>| Value {
-        value: v.value as usize,
-        source: v.source,
+/// NCCL_TCPXR_INLINE_IDLE_BYTES and NCCL_TCPXR_INLINE_IDLE_P2P_BYTES for `movers`.
+pub fn inline_idle(config: &Config, movers: &Movers) -> InlineIdle {
+    let general = INLINE_IDLE.resolve(config.inline_idle_bytes.map(|v| v as u64), movers);
+    let general = Value {
+        value: general.value as usize,
+        source: general.source,
     };
-    let inline_idle_bytes = bytes(INLINE_IDLE.resolve(config.inline_idle_bytes.map(|v| v as u64), host));
-    let inline_idle_p2p_bytes = inline_idle_p2p(config.inline_idle_p2p_bytes, inline_idle_bytes.value);
-    let spin = IO_SPIN.resolve(config.io_spin_us, host);
-    Early {
-        io_threads: io_threads(config.io_threads, host),
-        io_spin: Value {
-            value: Duration::from_micros(spin.value),
-            source: spin.source,
-        },
-        handoff_bytes: bytes(HANDOFF.resolve(config.handoff_bytes.map(|v| v as u64), host)),
-        inline_idle_bytes,
-        inline_idle_p2p_bytes,
+    let p2p = inline_idle_p2p(config.inline_idle_p2p_bytes, general.value);
+    InlineIdle { general, p2p }
+}
+
+/// A pool rule's line in init's block, before the first connection decides it: the user's value,
+/// or "auto" with when it will be decided.
+pub fn deferred(var: &str, setting: Option<u64>) -> Line {
+    match setting {
+        Some(v) => Line::new(var, v, Source::Env),
+        None => Line::new(
+            var,
+            "auto",
+            Source::Auto("decided from the I/O pool when the first connection is made (logged then)".into()),
+        ),
     }
 }
 
@@ -382,8 +427,8 @@ impl Line {
 }
 
 /// The block init logs: a heading, then one `NAME = value (source)` line per setting.
-pub fn block(lines: &[Line]) -> String {
-    let mut text = String::from("effective settings (resolved at init; the rules: src/settings.rs):");
+pub fn block(heading: &str, lines: &[Line]) -> String {
+    let mut text = format!("effective settings ({heading}; the rules: src/settings.rs):");
     for l in lines {
         text.push_str(&format!("\n  {} = {} ({})", l.name, l.value, l.source));
     }
@@ -398,32 +443,82 @@ mod tests {
         Host { cores, online: cores }
     }
 
+    fn movers(threads: usize, cores: usize) -> Movers {
+        Movers {
+            threads,
+            cores,
+            why: "test".into(),
+        }
+    }
+
     #[test]
-    fn the_core_rules_switch_at_eight_usable_cores_and_keep_the_users_value() {
+    fn the_pool_rules_switch_at_two_threads_on_four_cores_of_its_own_and_keep_the_users_value() {
         let expect = [
             ("NCCL_TCPXR_HANDOFF_BYTES", 512 << 10, 0),
             ("NCCL_TCPXR_INLINE_IDLE_BYTES", 512 << 10, 32 << 10),
             ("NCCL_TCPXR_IO_SPIN_US", 0, 200),
         ];
-        for (rule, (var, few, parallel)) in CORE_RULES.iter().zip(expect) {
+        for (rule, (var, few, parallel)) in POOL_RULES.iter().zip(expect) {
             assert_eq!(rule.var, var);
-            assert_eq!(rule.resolve(None, on(2)).value, few, "{var} on 2 cores");
-            assert_eq!(rule.resolve(None, on(7)).value, few, "{var} on 7 cores");
-            assert_eq!(rule.resolve(None, on(8)).value, parallel, "{var} on 8 cores");
-            assert_eq!(rule.resolve(None, on(16)).value, parallel, "{var} on 16 cores");
-            for cores in [2, 8, 16] {
-                let user = rule.resolve(Some(12345), on(cores));
+            // One thread however many cores; two or more on fewer than 4 cores of its own.
+            for (threads, cores) in [(1, 2), (1, 16), (2, 2), (2, 3), (8, 3)] {
                 assert_eq!(
-                    user,
+                    rule.resolve(None, &movers(threads, cores)).value,
+                    few,
+                    "{var}: {threads} threads on {cores} cores"
+                );
+            }
+            for (threads, cores) in [(2, 4), (6, 8), (8, 16)] {
+                assert_eq!(
+                    rule.resolve(None, &movers(threads, cores)).value,
+                    parallel,
+                    "{var}: {threads} threads on {cores} cores"
+                );
+            }
+            for (threads, cores) in [(1, 2), (8, 16)] {
+                let m = movers(threads, cores);
+                assert_eq!(
+                    rule.resolve(Some(12345), &m),
                     Value {
                         value: 12345,
                         source: Source::Env
                     },
-                    "{var} set, {cores} cores"
+                    "{var} set"
                 );
-                assert!(matches!(rule.resolve(None, on(cores)).source, Source::Auto(_)));
+                assert!(matches!(rule.resolve(None, &m).source, Source::Auto(_)));
             }
         }
+    }
+
+    #[test]
+    fn the_pool_the_ranks_of_a_host_build_decides_the_rules() {
+        let host = on(16);
+        // Measured on one 16-core host: 2 and 4 ranks move stripes in parallel, 8 do not (one
+        // I/O thread each on 2 cores' share).
+        for (ranks, threads, cores, parallel) in [(1, 8, 16, true), (2, 6, 8, true), (4, 2, 4, true), (8, 1, 2, false)]
+        {
+            let m = pool_movers(None, host, || ranks);
+            assert_eq!(
+                (m.threads, m.cores, m.parallel()),
+                (threads, cores, parallel),
+                "{ranks} ranks"
+            );
+        }
+        // A process alone on 2 cores: 2 threads, but no cores beside NCCL's.
+        assert!(!pool_movers(None, on(2), || 1).parallel());
+        // The user's thread count with the host's share.
+        let m = pool_movers(Some(3), host, || 4);
+        assert_eq!((m.threads, m.cores, m.parallel()), (3, 4, true));
+        assert!(
+            m.why.starts_with("NCCL_TCPXR_IO_THREADS; 16 cores, 4 tcpxr processes"),
+            "{}",
+            m.why
+        );
+        // No pool: NCCL's thread moves every byte.
+        assert!(!pool_movers(Some(0), host, || 1).parallel());
+        // TCPX: the process's cores.
+        assert!(tcpx_movers(on(208)).parallel());
+        assert!(!tcpx_movers(on(2)).parallel());
     }
 
     #[test]
@@ -435,43 +530,38 @@ mod tests {
     }
 
     #[test]
-    fn early_resolves_every_auto_setting_from_the_cores() {
+    fn the_inline_limits_follow_the_movers_unless_set() {
         let auto = Config::default();
-        for (cores, handoff, idle, p2p, spin) in [
-            (2, 512 << 10, 512 << 10, 512 << 10, 0),
-            (8, 0, 32 << 10, 128 << 10, 200),
-            (16, 0, 32 << 10, 128 << 10, 200),
-        ] {
-            let e = early(&auto, on(cores));
-            assert_eq!(e.handoff_bytes.value, handoff, "{cores} cores");
-            assert_eq!(e.inline_idle_bytes.value, idle, "{cores} cores");
-            assert_eq!(e.inline_idle_p2p_bytes.value, p2p, "{cores} cores");
-            assert_eq!(e.io_spin.value, Duration::from_micros(spin), "{cores} cores");
-            assert_eq!(e.io_threads.value, None, "{cores} cores: sized when the pool starts");
+        for (threads, cores, idle, p2p) in [(1, 2, 512 << 10, 512 << 10), (2, 4, 32 << 10, 128 << 10)] {
+            let i = inline_idle(&auto, &movers(threads, cores));
+            assert_eq!(
+                (i.general.value, i.p2p.value),
+                (idle, p2p),
+                "{threads} threads on {cores} cores"
+            );
         }
         let set = Config {
-            handoff_bytes: Some(4096),
             inline_idle_bytes: Some(8192),
             inline_idle_p2p_bytes: Some(1024),
-            io_spin_us: Some(7),
-            io_threads: Some(3),
             ..Config::default()
         };
-        for cores in [2, 8, 16] {
-            let e = early(&set, on(cores));
-            assert_eq!(
-                (
-                    e.handoff_bytes.value,
-                    e.inline_idle_bytes.value,
-                    e.inline_idle_p2p_bytes.value
-                ),
-                (4096, 8192, 1024)
-            );
-            assert_eq!(e.io_spin.value, Duration::from_micros(7));
-            // The user's thread count, capped at the cores.
-            assert_eq!(e.io_threads.value, Some(3.min(cores)), "{cores} cores");
-            assert_eq!(e.io_threads.source == Source::Env, cores >= 3);
+        for (threads, cores) in [(1, 2), (8, 16)] {
+            let i = inline_idle(&set, &movers(threads, cores));
+            assert_eq!((i.general.value, i.p2p.value), (8192, 1024));
+            assert_eq!((i.general.source, i.p2p.source), (Source::Env, Source::Env));
         }
+        assert_eq!(deferred("NCCL_TCPXR_IO_SPIN_US", Some(7)).value, "7");
+        assert_eq!(deferred("NCCL_TCPXR_IO_SPIN_US", None).value, "auto");
+    }
+
+    #[test]
+    fn init_caps_the_users_thread_count_at_the_cores() {
+        for cores in [2, 8, 16] {
+            let v = io_threads(Some(3), on(cores));
+            assert_eq!(v.value, Some(3.min(cores)), "{cores} cores");
+            assert_eq!(v.source == Source::Env, cores >= 3);
+        }
+        assert_eq!(io_threads(None, on(16)).value, None);
     }
 
     #[test]
@@ -487,8 +577,7 @@ mod tests {
     fn processes_sharing_the_cores_split_them_and_leave_two_each_for_nccl() {
         // Two ranks on one 16-core host: the measured best.
         assert_eq!(share(16, 2), 6);
-        // Eight ranks on 16 cores: one thread each (the module's known flaw: their pools still
-        // count as parallel).
+        // Eight ranks on 16 cores: one thread each, which the pool rules see.
         assert_eq!(share(16, 8), 1);
         // Eight ranks on an A3 (208 vCPUs): 26 each, still the cap.
         assert_eq!(share(208, 8), 8);
@@ -500,12 +589,18 @@ mod tests {
     #[test]
     fn a_held_process_takes_its_cores_without_counting_the_others() {
         let held = Host { cores: 8, online: 16 };
-        let (n, why) = io_threads_auto(held, || panic!("not asked when held"));
-        assert_eq!((n, why.as_str()), (8, "auto: 8 cores this process may use"));
-        let (n, why) = io_threads_auto(on(16), || 2);
-        assert_eq!((n, why.as_str()), (6, "auto: 16 cores, 2 tcpxr processes on this host"));
+        let m = pool_movers(None, held, || panic!("not asked when held"));
         assert_eq!(
-            io_threads_auto(on(2), || 1).1,
+            (m.threads, m.cores, m.why.as_str()),
+            (8, 8, "auto: 8 cores this process may use")
+        );
+        let m = pool_movers(None, on(16), || 2);
+        assert_eq!(
+            (m.threads, m.why.as_str()),
+            (6, "auto: 16 cores, 2 tcpxr processes on this host")
+        );
+        assert_eq!(
+            pool_movers(None, on(2), || 1).why,
             "auto: 2 cores, 1 tcpxr process on this host"
         );
     }
@@ -542,11 +637,14 @@ mod tests {
 
     #[test]
     fn the_block_names_each_value_and_its_source() {
-        let text = block(&[
-            Line::new("NCCL_TCPXR_IO_SPIN_US", 0, Source::Auto("why".into())),
-            Line::new("NCCL_TCPXR_CHUNK_BYTES", 524288, Source::Default),
-        ]);
-        assert!(text.starts_with("effective settings"));
+        let text = block(
+            "resolved at init",
+            &[
+                Line::new("NCCL_TCPXR_IO_SPIN_US", 0, Source::Auto("why".into())),
+                Line::new("NCCL_TCPXR_CHUNK_BYTES", 524288, Source::Default),
+            ],
+        );
+        assert!(text.starts_with("effective settings (resolved at init;"));
         assert!(text.contains("\n  NCCL_TCPXR_IO_SPIN_US = 0 (auto: why)"));
         assert!(text.contains("\n  NCCL_TCPXR_CHUNK_BYTES = 524288 (default)"));
     }

@@ -38,7 +38,7 @@ use crate::transport::{Transport, TransportKind};
 use connect::sweep_connects;
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -52,18 +52,60 @@ pub struct Plugin {
     pub chunk_bytes: usize,
     pub send_window: usize,
     pub recv_window: usize,
-    /// NCCL_TCPXR_INLINE_IDLE_BYTES in effect (auto resolved).
-    pub inline_idle_bytes: usize,
-    /// NCCL_TCPXR_INLINE_IDLE_P2P_BYTES in effect: for connections NCCL's hints say are
-    /// point-to-point.
-    pub inline_idle_p2p_bytes: usize,
-    /// The largest inline payload a receive comm accepts ([`settings::inline_accept`]).
-    pub inline_accept: usize,
+    /// The settings the first connection fixes ([`Plugin::inline`]).
+    inline: OnceLock<Inline>,
+    /// GPU buffers are offered (NCCL_PTR_CUDA).
+    pub gpu_offered: bool,
     /// GPU buffers are offered and NCCL places received GPU pages itself (`NCCL_NET_DEVICE_UNPACK`,
     /// v7+ tables): receive comms give NCCL a device handle at accept.
     pub device_unpack: bool,
     /// The NCCL settings tcpxr gave a value at init because the user left them unset.
     pub nccl_set: Vec<&'static str>,
+}
+
+/// The inline limits, decided from who moves the stripes ([`Transport::movers`]) at the first
+/// listen or connect, when every rank on the host has announced itself.
+#[derive(Clone, Copy, Debug)]
+pub struct Inline {
+    /// NCCL_TCPXR_INLINE_IDLE_BYTES in effect.
+    pub idle: usize,
+    /// NCCL_TCPXR_INLINE_IDLE_P2P_BYTES in effect: for connections NCCL's hints say are
+    /// point-to-point.
+    pub idle_p2p: usize,
+    /// The largest inline payload a receive comm accepts ([`settings::inline_accept`]).
+    pub accept: usize,
+}
+
+impl Plugin {
+    /// The inline limits, resolved and logged at the first call.
+    pub fn inline(&self) -> Inline {
+        *self.inline.get_or_init(|| {
+            let movers = self.transport.movers();
+            let idle = settings::inline_idle(self.config, &movers);
+            let accept = settings::inline_accept(
+                self.config,
+                self.gpu_offered,
+                self.device_unpack && self.transport.kind() == TransportKind::Tcpx,
+                idle.general.value,
+                idle.p2p.value,
+            );
+            let lines = [
+                settings::Line::new("NCCL_TCPXR_INLINE_IDLE_BYTES", idle.general.value, idle.general.source),
+                settings::Line::new("NCCL_TCPXR_INLINE_IDLE_P2P_BYTES", idle.p2p.value, idle.p2p.source),
+                settings::Line::new("inline accepted by receive comms", accept.value, accept.source),
+            ];
+            log::info!(
+                target: "tcpxr::init",
+                "{}",
+                settings::block("the inline limits, fixed at the first connection", &lines)
+            );
+            Inline {
+                idle: idle.general.value,
+                idle_p2p: idle.p2p.value,
+                accept: accept.value,
+            }
+        })
+    }
 }
 
 static PLUGIN: Mutex<Option<Arc<Plugin>>> = Mutex::new(None);
@@ -91,26 +133,17 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
         return Ok(());
     }
     let config = config::global()?;
-    let early = settings::early(config, settings::host());
+    let io_threads = settings::io_threads(config.io_threads, settings::host());
     let opts = SocketOptions {
         sndbuf: config.sndbuf,
         rcvbuf: config.rcvbuf,
         handshake_timeout: Duration::from_millis(config.handshake_timeout_ms),
         peer_timeout_ms: config.peer_timeout_ms,
-        pool: crate::transport::socket::PoolShape {
-            threads: early.io_threads.value,
-            spin: early.io_spin.value,
-            spinners: config.io_spin_threads,
-        },
-        handoff_bytes: early.handoff_bytes.value,
+        io_threads: io_threads.value,
+        spinners: config.io_spin_threads,
+        io_spin_us: config.io_spin_us,
+        handoff_bytes: config.handoff_bytes,
     };
-    let inline_idle_bytes = early.inline_idle_bytes.value;
-    let inline_idle_p2p_bytes = early.inline_idle_p2p_bytes.value;
-    log::info!(
-        target: "tcpxr::init",
-        "inline when idle up to {inline_idle_bytes} bytes ({inline_idle_p2p_bytes} on connections NCCL's hints say are \
-         point-to-point)"
-    );
     let ifname = ifname_setting(config);
     let (transport, transport_why) = open_transport(
         config,
@@ -165,13 +198,6 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
         gpu.summary,
         list.join(" ")
     );
-    let inline_accept = settings::inline_accept(
-        config,
-        gpu.offered,
-        gpu.device_unpack && kind == TransportKind::Tcpx,
-        inline_idle_bytes,
-        inline_idle_p2p_bytes,
-    );
     let switch = |var: &str, setting: config::Switch, acts: bool, auto: &str| {
         let source = match setting {
             config::Switch::Auto => Source::Auto(auto.into()),
@@ -196,36 +222,18 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
         settings::Line::new("NCCL_TCPXR_RECV_WINDOW", recv_window, recv.source),
         settings::Line::new(
             "NCCL_TCPXR_IO_THREADS",
-            early
-                .io_threads
-                .value
-                .map_or_else(|| "auto".to_string(), |n| n.to_string()),
-            early.io_threads.source,
+            io_threads.value.map_or_else(|| "auto".to_string(), |n| n.to_string()),
+            io_threads.source,
         ),
-        settings::Line::new(
-            "NCCL_TCPXR_IO_SPIN_US",
-            early.io_spin.value.as_micros(),
-            early.io_spin.source,
-        ),
-        settings::Line::new(
-            "NCCL_TCPXR_HANDOFF_BYTES",
-            early.handoff_bytes.value,
-            early.handoff_bytes.source,
-        ),
-        settings::Line::new(
+        settings::deferred("NCCL_TCPXR_IO_SPIN_US", config.io_spin_us),
+        settings::deferred("NCCL_TCPXR_HANDOFF_BYTES", config.handoff_bytes.map(|v| v as u64)),
+        settings::deferred(
             "NCCL_TCPXR_INLINE_IDLE_BYTES",
-            inline_idle_bytes,
-            early.inline_idle_bytes.source,
+            config.inline_idle_bytes.map(|v| v as u64),
         ),
-        settings::Line::new(
+        settings::deferred(
             "NCCL_TCPXR_INLINE_IDLE_P2P_BYTES",
-            inline_idle_p2p_bytes,
-            early.inline_idle_p2p_bytes.source,
-        ),
-        settings::Line::new(
-            "inline accepted by receive comms",
-            inline_accept.value,
-            inline_accept.source,
+            config.inline_idle_p2p_bytes.map(|v| v as u64),
         ),
         switch(
             "NCCL_TCPXR_GPU_BUFFERS",
@@ -238,7 +246,7 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
     .into_iter()
     .chain(nccl_lines)
     .collect();
-    log::info!(target: "tcpxr::init", "{}", settings::block(&lines));
+    log::info!(target: "tcpxr::init", "{}", settings::block("resolved at init", &lines));
     *slot = Some(Arc::new(Plugin {
         config,
         transport,
@@ -246,9 +254,8 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
         chunk_bytes,
         send_window,
         recv_window,
-        inline_idle_bytes,
-        inline_idle_p2p_bytes,
-        inline_accept: inline_accept.value,
+        inline: OnceLock::new(),
+        gpu_offered: gpu.offered,
         device_unpack: gpu.device_unpack,
         nccl_set,
     }));
@@ -403,16 +410,13 @@ pub fn device_count() -> Result<usize> {
 /// (a send comm's inline limit while idle; see [`connect`]).
 pub(super) fn tuning(p: &Plugin, max_requests: usize, p2p: bool) -> Tuning {
     let config = p.config;
+    let inline = p.inline();
     Tuning {
         send_window: p.send_window,
         recv_window: p.recv_window,
         inline_bytes: config.inline_bytes,
-        inline_idle_bytes: if p2p {
-            p.inline_idle_p2p_bytes
-        } else {
-            p.inline_idle_bytes
-        },
-        inline_accept: p.inline_accept,
+        inline_idle_bytes: if p2p { inline.idle_p2p } else { inline.idle },
+        inline_accept: inline.accept,
         max_requests,
         handshake_timeout: Duration::from_millis(config.handshake_timeout_ms),
         peer_timeout_ms: config.peer_timeout_ms,

@@ -128,6 +128,9 @@ pub struct StripeProgress {
 pub trait Transport: Send + Sync {
     fn kind(&self) -> TransportKind;
     fn devices(&self) -> &[DeviceInfo];
+    /// Who moves the stripes (crate::settings's pool rules decide from it). The socket transport
+    /// fixes its pool at the first call, which is made at the first listen or connect.
+    fn movers(&self) -> crate::settings::Movers;
     /// Limits the engine must stay inside (chunk size, requests per stripe).
     fn limits(&self) -> Limits {
         Limits::NONE

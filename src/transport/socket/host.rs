@@ -26,17 +26,13 @@ pub fn announce() {
     });
 }
 
-/// The I/O threads of an auto-sized pool, and why, for the log: crate::settings's rule
-/// ([`crate::settings::io_threads_auto`]) over the host's cores and the tcpxr processes named in
-/// /proc/net/unix now (read only when the process is not held to part of the host).
-pub fn auto_io_threads() -> (usize, String) {
-    crate::settings::io_threads_auto(crate::settings::host(), || {
-        processes(&std::fs::read_to_string("/proc/net/unix").unwrap_or_default())
-    })
+/// The tcpxr processes on the host now, this one included: the names in /proc/net/unix.
+pub fn processes() -> usize {
+    named(&std::fs::read_to_string("/proc/net/unix").unwrap_or_default())
 }
 
 /// Processes whose name is in `table` (the text of /proc/net/unix), this one included.
-fn processes(table: &str) -> usize {
+fn named(table: &str) -> usize {
     // Columns: Num RefCount Protocol Flags Type St Inode Path; an abstract path starts with '@'.
     let mut pids: Vec<&str> = table
         .lines()
@@ -70,8 +66,8 @@ Num       RefCount Protocol Flags    Type St Inode Path
 0000000000000000: 00000002 00000000 00000000 0001 01 1007 @other.5
 0000000000000000: 00000003 00000000 00000000 0001 03 1008
 ";
-        assert_eq!(processes(table), 2);
-        assert_eq!(processes(""), 1);
+        assert_eq!(named(table), 2);
+        assert_eq!(named(""), 1);
     }
 
     #[test]
@@ -87,6 +83,6 @@ Num       RefCount Protocol Flags    Type St Inode Path
                 .count(),
             1
         );
-        assert!(processes(&table) >= 1);
+        assert!(named(&table) >= 1);
     }
 }

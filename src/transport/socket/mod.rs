@@ -18,12 +18,14 @@ use crate::error::{Error, Result};
 use crate::net::acceptor::{Acceptor, Verdict};
 use crate::net::conn::{self, Direction};
 use crate::net::{addr, ifaces, sys};
+use crate::settings::{self, Line, Movers, Source};
 use crate::transport::{
     DeviceInfo, InnerConnector, InnerHandle, InnerListener, InnerRecv, InnerSend, Transport, TransportKind,
     INNER_HANDLE_BYTES,
 };
 use std::io::{ErrorKind, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 use stripe::Stripe;
 
@@ -41,16 +43,32 @@ pub struct SocketOptions {
     pub rcvbuf: usize,
     pub handshake_timeout: Duration,
     pub peer_timeout_ms: u64,
-    /// The process-wide I/O pool: its threads (already capped at the cores; 0: none, NCCL's proxy
-    /// thread moves every byte) and how long an idle one spins (crate::settings resolves both).
-    pub pool: PoolShape,
+    /// NCCL_TCPXR_IO_THREADS as init resolved it (already capped at the cores; 0: none, NCCL's
+    /// proxy thread moves every byte; None: auto, sized at the first connection).
+    pub io_threads: Option<usize>,
+    /// How many idle I/O threads may spin at once.
+    pub spinners: usize,
+    /// The user's NCCL_TCPXR_IO_SPIN_US and NCCL_TCPXR_HANDOFF_BYTES; None: the pool rules decide
+    /// them at the first connection ([`Plan`]).
+    pub io_spin_us: Option<u64>,
+    pub handoff_bytes: Option<usize>,
+}
+
+/// The I/O pool and the hand-off as the first listen or connect fixes them: by then every rank on
+/// the host has announced itself (at its init), so the pool's auto size and crate::settings's pool
+/// rules see them all. One per transport, so every stripe of the process agrees.
+#[derive(Clone, Debug)]
+struct Plan {
+    movers: Movers,
+    shape: PoolShape,
     /// Backlog from which a stripe is handed to the pool (crate::settings::HANDOFF).
-    pub handoff_bytes: usize,
+    handoff_bytes: usize,
 }
 
 pub struct SocketTransport {
     devices: Vec<DeviceInfo>,
     opts: SocketOptions,
+    plan: OnceLock<Plan>,
 }
 
 impl SocketTransport {
@@ -97,25 +115,45 @@ impl SocketTransport {
             })
             .collect();
         host::announce();
-        let threads = opts.pool.threads.map_or_else(
-            || {
-                format!(
-                    "auto (up to {}: this process's share of the host's cores)",
-                    crate::settings::MAX_AUTO_IO_THREADS
-                )
-            },
-            |n| n.to_string(),
-        );
-        log::info!(
-            target: "tcpxr::init",
-            "socket transport: {} I/O threads shared by all connections ({} of them, when idle, look for work for {} us \
-             before they sleep), stripes with a backlog of {} bytes or more go to them",
-            threads,
-            opts.pool.spinners,
-            opts.pool.spin.as_micros(),
-            opts.handoff_bytes
-        );
-        Ok(SocketTransport { devices, opts })
+        Ok(SocketTransport {
+            devices,
+            opts,
+            plan: OnceLock::new(),
+        })
+    }
+
+    /// The pool and hand-off, fixed at the first call (the first listen or connect) and logged.
+    fn plan(&self) -> &Plan {
+        self.plan.get_or_init(|| {
+            let o = &self.opts;
+            let movers = settings::pool_movers(o.io_threads, settings::host(), host::processes);
+            let handoff = settings::HANDOFF.resolve(o.handoff_bytes.map(|v| v as u64), &movers);
+            let spin = settings::IO_SPIN.resolve(o.io_spin_us, &movers);
+            let lines = [
+                Line::new(
+                    "NCCL_TCPXR_IO_THREADS",
+                    movers.threads,
+                    Source::Auto(movers.to_string()),
+                ),
+                Line::new("NCCL_TCPXR_IO_SPIN_US", spin.value, spin.source),
+                Line::new("NCCL_TCPXR_IO_SPIN_THREADS", o.spinners, Source::Env),
+                Line::new("NCCL_TCPXR_HANDOFF_BYTES", handoff.value, handoff.source),
+            ];
+            log::info!(
+                target: "tcpxr::init",
+                "{}",
+                settings::block("the socket transport's I/O pool, fixed at the first connection", &lines)
+            );
+            Plan {
+                shape: PoolShape {
+                    threads: movers.threads,
+                    spin: Duration::from_micros(spin.value),
+                    spinners: o.spinners,
+                },
+                handoff_bytes: handoff.value as usize,
+                movers,
+            }
+        })
     }
 
     fn device(&self, dev: usize) -> Result<&DeviceInfo> {
@@ -200,8 +238,13 @@ impl Transport for SocketTransport {
         &self.devices
     }
 
+    fn movers(&self) -> Movers {
+        self.plan().movers.clone()
+    }
+
     fn listen(&self, dev: usize) -> Result<(InnerHandle, Box<dyn InnerListener>)> {
         let ip = self.device(dev)?.ctrl_addr;
+        let plan = self.plan();
         let acceptor = Acceptor::bind(ip, HELLO_BYTES, self.opts.handshake_timeout, "tcpxr stripe listener")?;
         let token = crate::net::nonce();
         let handle = encode_stripe_handle(token, &acceptor.local_addr()?);
@@ -211,12 +254,15 @@ impl Transport for SocketTransport {
                 acceptor,
                 token,
                 opts: self.opts.clone(),
+                pool: plan.shape,
+                handoff_bytes: plan.handoff_bytes,
             }),
         ))
     }
 
     fn connect(&self, _dev: usize, handle: &InnerHandle, traffic_class: Option<u8>) -> Result<Box<dyn InnerConnector>> {
         let (token, peer) = decode_stripe_handle(handle)?;
+        let plan = self.plan();
         // The address came from the peer's welcome: one that cannot even be connected to (a
         // broadcast address, say) is the peer's fault.
         // The traffic class is set before connect(2): the SYN carries it too.
@@ -233,6 +279,8 @@ impl Transport for SocketTransport {
             connected: false,
             started: Instant::now(),
             opts: self.opts.clone(),
+            pool: plan.shape,
+            handoff_bytes: plan.handoff_bytes,
         }))
     }
 }
@@ -241,6 +289,8 @@ struct SocketListener {
     acceptor: Acceptor,
     token: u64,
     opts: SocketOptions,
+    pool: PoolShape,
+    handoff_bytes: usize,
 }
 
 impl InnerListener for SocketListener {
@@ -254,8 +304,8 @@ impl InnerListener for SocketListener {
         Ok(Some(Box::new(Stripe::start(
             stream,
             Direction::Recv,
-            self.opts.pool,
-            self.opts.handoff_bytes,
+            self.pool,
+            self.handoff_bytes,
         )?)))
     }
 }
@@ -268,6 +318,8 @@ struct SocketConnector {
     connected: bool,
     started: Instant,
     opts: SocketOptions,
+    pool: PoolShape,
+    handoff_bytes: usize,
 }
 
 impl InnerConnector for SocketConnector {
@@ -301,8 +353,8 @@ impl InnerConnector for SocketConnector {
         Ok(Some(Box::new(Stripe::start(
             stream,
             Direction::Send,
-            self.opts.pool,
-            self.opts.handoff_bytes,
+            self.pool,
+            self.handoff_bytes,
         )?)))
     }
 }

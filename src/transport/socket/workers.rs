@@ -20,12 +20,12 @@
 //!
 //! Events name a registration by a token (slot index and generation), looked up in a registry
 //! that holds the stripe's shared state, so an event that arrives after its stripe closed finds
-//! nothing. Threads: the configured count (capped at the cores) or, for auto, the process's share
-//! of the host's cores (host.rs), shared by every comm of the process; they start with the pool
+//! nothing. Threads: the count the transport's plan fixed at the first connection (the configured
+//! count, or the process's share of the host's cores: crate::settings::pool_movers), shared by
+//! every comm of the process; they start with the pool
 //! and are joined when the last stripe closes (NCCL may dlclose the plugin right after its last
 //! comm goes).
 use super::epoll::{Epoll, Latch, NO_EVENT};
-use super::host;
 use crate::error::{Error, Result};
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -37,9 +37,8 @@ use std::time::{Duration, Instant};
 /// before it sleeps (see "Spinning" above; zero: never).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PoolShape {
-    /// None: auto, sized when the pool starts from the cores and the tcpxr processes sharing them
-    /// ([`host::auto_io_threads`]).
-    pub threads: Option<usize>,
+    /// 0: none, NCCL's proxy thread moves every byte.
+    pub threads: usize,
     pub spin: Duration,
     /// How many idle threads may spin at once.
     pub spinners: usize,
@@ -49,7 +48,7 @@ impl PoolShape {
     /// `threads` threads that sleep as soon as they are idle.
     pub fn threads(threads: usize) -> PoolShape {
         PoolShape {
-            threads: Some(threads),
+            threads,
             spin: Duration::ZERO,
             spinners: 0,
         }
@@ -166,15 +165,7 @@ impl Pool {
             shared,
             threads: Vec::new(),
         };
-        let threads = match shape.threads {
-            Some(n) => n,
-            None => {
-                let (n, why) = host::auto_io_threads();
-                log::info!(target: "tcpxr::socket", "I/O pool: {n} threads ({why})");
-                n
-            }
-        };
-        for i in 0..threads {
+        for i in 0..shape.threads {
             let shared = pool.shared.clone();
             let t = std::thread::Builder::new()
                 .name(format!("tcpxr-io{i}"))
@@ -426,7 +417,7 @@ mod tests {
         }
         let spin = Duration::from_millis(300);
         let pool = Pool::start(PoolShape {
-            threads: Some(3),
+            threads: 3,
             spin,
             spinners: 1,
         })

@@ -237,6 +237,10 @@ impl Transport for TcpxTransport {
         &self.devices
     }
 
+    fn movers(&self) -> crate::settings::Movers {
+        crate::settings::tcpx_movers(crate::settings::host())
+    }
+
     fn limits(&self) -> Limits {
         Limits {
             max_chunk_bytes: MAX_RECV_BYTES,
