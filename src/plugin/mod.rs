@@ -189,7 +189,7 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
         .collect();
     log::info!(
         target: "tcpxr::init",
-        "tcpxr {VERSION}: transport {}, {} stripes x {} B chunks, windows {} sends / {} receives per stripe, GPU buffers {}, devices {}",
+        "tcpxr {VERSION} (NCCL called ncclNetPlugin_v{table}): transport {}, {} stripes x {} B chunks, windows {} sends / {} receives per stripe, GPU buffers {}, devices {}",
         transport.kind(),
         config.stripes,
         chunk_bytes,
