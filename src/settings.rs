@@ -108,7 +108,7 @@ pub struct Value<T> {
 }
 
 /// The source of a setting config read as a plain value: the environment's, or the default.
-fn env_or_default(var: &str) -> Source {
+pub fn env_or_default(var: &str) -> Source {
     if config::env_value(var).is_some() {
         Source::Env
     } else {
@@ -293,7 +293,7 @@ pub fn pool_movers(setting: Option<usize>, host: Host, processes: impl FnOnce() 
     };
     let (threads, why) = match setting {
         Some(n) => (n, format!("NCCL_TCPXR_IO_THREADS; {whose}")),
-        None => (share(host.cores, processes), format!("auto: {whose}")),
+        None => (share(host.cores, processes), whose),
     };
     Movers {
         threads,
@@ -592,16 +592,16 @@ mod tests {
         let m = pool_movers(None, held, || panic!("not asked when held"));
         assert_eq!(
             (m.threads, m.cores, m.why.as_str()),
-            (8, 8, "auto: 8 cores this process may use")
+            (8, 8, "8 cores this process may use")
         );
         let m = pool_movers(None, on(16), || 2);
         assert_eq!(
             (m.threads, m.why.as_str()),
-            (6, "auto: 16 cores, 2 tcpxr processes on this host")
+            (6, "16 cores, 2 tcpxr processes on this host")
         );
         assert_eq!(
             pool_movers(None, on(2), || 1).why,
-            "auto: 2 cores, 1 tcpxr process on this host"
+            "2 cores, 1 tcpxr process on this host"
         );
     }
 

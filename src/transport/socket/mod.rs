@@ -133,10 +133,17 @@ impl SocketTransport {
                 Line::new(
                     "NCCL_TCPXR_IO_THREADS",
                     movers.threads,
-                    Source::Auto(movers.to_string()),
+                    match o.io_threads {
+                        Some(_) => settings::env_or_default("NCCL_TCPXR_IO_THREADS"),
+                        None => Source::Auto(format!("{}: the process's share, {} cores", movers.why, movers.cores)),
+                    },
                 ),
                 Line::new("NCCL_TCPXR_IO_SPIN_US", spin.value, spin.source),
-                Line::new("NCCL_TCPXR_IO_SPIN_THREADS", o.spinners, Source::Env),
+                Line::new(
+                    "NCCL_TCPXR_IO_SPIN_THREADS",
+                    o.spinners,
+                    settings::env_or_default("NCCL_TCPXR_IO_SPIN_THREADS"),
+                ),
                 Line::new("NCCL_TCPXR_HANDOFF_BYTES", handoff.value, handoff.source),
             ];
             log::info!(
