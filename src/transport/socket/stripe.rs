@@ -18,10 +18,24 @@
 //!
 //! **Ownership.** Whoever holds `mover` drives; `with_worker` says who may take it. It changes
 //! only under both `mover` and `queue`: the proxy sets it (while driving) to hand off, the worker
-//! clears it (while driving) to give back. Posts go into `queue`, under its lock and with
-//! `with_worker` read there, so a chunk posted while a worker gives the stripe back is either seen
-//! by that worker before it lets go or driven by the proxy after: never lost. The proxy only ever
-//! `try_lock`s `mover`, so it never waits for a worker.
+//! clears it (while driving) to give back. The rule that keeps every chunk moving: a chunk in
+//! `queue` or `mover` is always someone's job, and never waits for a call that may not come.
+//! * `with_worker` set: the pool's. A worker's turn ends only by re-arming the registration (a
+//!   later turn goes on) or by giving the stripe back, and it gives a sending stripe back only
+//!   after finding `queue` empty under the queue lock. A post pushes its chunk and reads
+//!   `with_worker` under that same lock, so a chunk posted during a give-back is either found by
+//!   the worker, which moves it too, or posted once the stripe is back.
+//! * `with_worker` clear: the proxy's. `post` drives the stripe at once, and `test` whenever its
+//!   oldest chunk has not finished; a drive leaves a chunk only while the socket is known to be
+//!   blocked (`maybe_ready` clear), until the readiness poll in `test` reports it.
+//! * The hand-back between the two: the worker sets `maybe_ready`, clears `with_worker` and lets
+//!   go of `mover`, all before it lets go of `queue`. So a post that sees the stripe back finds
+//!   `mover` free and the socket worth a try, and its own drive moves its chunk or hands it on; it
+//!   does not wait for a later `test` of this stripe, which a caller waiting only for the peer
+//!   (the peer's receive needs this chunk) would never make.
+//!
+//! The proxy only ever `try_lock`s `mover`, so it never waits for a worker (a `test` that reads
+//! `with_worker` while the worker is letting go finds `mover` taken and drives on its next call).
 //!
 //! **Close.** `drop` marks the stripe closing, empties the queue, then takes `mover` (waiting at
 //! most for a worker's current non-blocking syscalls) and forgets the frames: from then on no thread
@@ -79,6 +93,10 @@ struct Core {
     handoffs: AtomicU64,
     handoff_wait_nanos: AtomicU64,
     failure: OnceLock<Error>,
+    /// Test only: run by a worker once it has given the stripe back, as the last thing of its
+    /// turn (tests hold the worker there to post while it lets go).
+    #[cfg(test)]
+    after_give_back: OnceLock<Box<dyn Fn() + Send + Sync>>,
 }
 
 /// Nanoseconds since the first call in this process, plus one (so that 0 can mean "none").
@@ -154,11 +172,31 @@ impl Core {
         self.with_worker.store(with_worker, Ordering::Release);
     }
 
-    /// A worker returns the stripe to the proxy; the caller holds `mover`.
-    fn give_back(&self) {
-        self.set_with_worker(&mut lock(&self.queue), false);
+    /// A worker returns the stripe to the proxy: `mover` is the worker's guard, `q` the queue's,
+    /// taken after it. Both are let go here, `mover` first: a post reads `with_worker` under the
+    /// queue lock, so once it sees the stripe back, `mover` is free and `maybe_ready` set, and its
+    /// own drive moves the chunk.
+    fn give_back_locked(&self, mover: MutexGuard<'_, Mover>, mut q: MutexGuard<'_, Queue>) {
         // What the worker consumed may have left a readiness edge behind; look once more.
         self.maybe_ready.store(true, Ordering::Release);
+        self.set_with_worker(&mut q, false);
+        drop(mover);
+        drop(q);
+        self.gave_back();
+    }
+
+    /// [`Core::give_back_locked`], taking the queue lock.
+    fn give_back(&self, mover: MutexGuard<'_, Mover>) {
+        let q = lock(&self.queue);
+        self.give_back_locked(mover, q);
+    }
+
+    /// The test hook at the end of a give-back (nothing outside tests).
+    fn gave_back(&self) {
+        #[cfg(test)]
+        if let Some(hook) = self.after_give_back.get() {
+            hook();
+        }
     }
 }
 
@@ -187,7 +225,7 @@ impl Work for Core {
             match self.pump(&mut mover, WORKER_TURN_BYTES) {
                 Err(e) => {
                     self.fail(e);
-                    self.give_back();
+                    self.give_back(mover);
                     return;
                 }
                 // Blocked with a backlog, or a receive waiting for a chunk the proxy would hand
@@ -197,28 +235,27 @@ impl Work for Core {
                 Ok(Outcome::Blocked) if mover.backlog() > 0 || mover.head_unmoved() > self.handoff_bytes => {
                     if let Err(e) = lease.rearm(self.stream.as_raw_fd(), self.events) {
                         self.fail(e);
-                        self.give_back();
+                        self.give_back(mover);
                     }
                     return;
                 }
                 Ok(Outcome::Budget) => {
                     if let Err(e) = lease.rearm(self.stream.as_raw_fd(), self.events) {
                         self.fail(e);
-                        self.give_back();
+                        self.give_back(mover);
                     }
                     return;
                 }
                 // A receive waiting at a chunk boundary for a small chunk: the proxy reads it.
                 Ok(Outcome::Blocked) => {
-                    self.give_back();
+                    self.give_back(mover);
                     return;
                 }
                 Ok(Outcome::Drained) => {
-                    let mut q = lock(&self.queue);
+                    let q = lock(&self.queue);
                     if q.frames.is_empty() {
-                        self.set_with_worker(&mut q, false);
-                        drop(q);
-                        self.maybe_ready.store(true, Ordering::Release);
+                        // Nothing posted meanwhile (a post pushes under this lock): done.
+                        self.give_back_locked(mover, q);
                         return;
                     }
                     // Chunks were posted meanwhile: move them too.
@@ -231,8 +268,7 @@ impl Work for Core {
         self.fail(Error::internal(
             "a tcpxr I/O thread panicked while moving this stripe's bytes",
         ));
-        let _mover = lock(&self.mover);
-        self.give_back();
+        self.give_back(lock(&self.mover));
     }
 }
 
@@ -282,6 +318,8 @@ impl Stripe {
             handoffs: AtomicU64::new(0),
             handoff_wait_nanos: AtomicU64::new(0),
             failure: OnceLock::new(),
+            #[cfg(test)]
+            after_give_back: OnceLock::new(),
         });
         let reg = pool.register(core.stream.as_raw_fd(), events, core.clone())?;
         Ok(Stripe {
@@ -362,7 +400,9 @@ impl Stripe {
                 return;
             }
         }
-        // Only a worker finishing its give-back can hold it now; try again on the next call.
+        // Held now only by a worker in the last steps of its give-back (`test` reads
+        // `with_worker` without the queue lock; a post cannot get here then): try again on the
+        // next call.
         let Ok(mut mover) = core.mover.try_lock() else { return };
         if core.with_worker.load(Ordering::Acquire) {
             return;
@@ -638,9 +678,14 @@ mod tests {
     #[test]
     fn chunks_posted_while_a_worker_gives_the_stripe_back_are_never_lost() {
         // Many rounds of: a backlog goes to a worker, and more chunks are posted while the worker
-        // may be giving the stripe back. Every chunk must arrive.
+        // may be giving the stripe back. Every chunk must arrive, and the sender is tested only
+        // for its oldest chunk: a chunk must not wait for a later test of the sender.
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let (mut tx, mut rx) = stripes(&l, 16 << 10, 1);
+        // A worker preempted at the end of its give-back, made likely: each give-back of the
+        // sender ends with a pause, so that posts land in it.
+        let pause = || std::thread::sleep(Duration::from_micros(50));
+        assert!(tx.core.after_give_back.set(Box::new(pause)).is_ok());
         let chunk = data(48 << 10, 3);
         let mut outs = vec![vec![0u8; chunk.len()]; 4];
         for round in 0..300 {
@@ -660,6 +705,75 @@ mod tests {
             }
             assert!(outs.iter().all(|o| *o == chunk), "round {round}");
         }
+    }
+
+    /// Holds a stripe's workers at the end of each give-back (the `after_give_back` hook) until
+    /// the test releases that give-back: give-back n (from 1) waits for `release(n)`, 5 s at most.
+    struct GiveBackGate {
+        arrived: AtomicU64,
+        released: AtomicU64,
+    }
+
+    impl GiveBackGate {
+        fn install(stripe: &Stripe) -> Arc<GiveBackGate> {
+            let gate = Arc::new(GiveBackGate {
+                arrived: AtomicU64::new(0),
+                released: AtomicU64::new(0),
+            });
+            let g = gate.clone();
+            let hook = move || {
+                let n = g.arrived.fetch_add(1, Ordering::AcqRel) + 1;
+                let start = Instant::now();
+                while g.released.load(Ordering::Acquire) < n && start.elapsed() < Duration::from_secs(5) {
+                    std::thread::sleep(Duration::from_micros(50));
+                }
+            };
+            assert!(stripe.core.after_give_back.set(Box::new(hook)).is_ok());
+            gate
+        }
+
+        /// Waits until give-back `n` has happened (its worker is then held).
+        fn wait_for(&self, n: u64) {
+            wait_until("the sender's worker gives the stripe back", || {
+                self.arrived.load(Ordering::Acquire) >= n
+            });
+        }
+
+        fn release(&self, n: u64) {
+            self.released.fetch_max(n, Ordering::AcqRel);
+        }
+    }
+
+    #[test]
+    fn a_chunk_posted_as_a_worker_gives_the_stripe_back_leaves_from_its_own_post() {
+        // The sender's worker sends chunk A, gives the stripe back and is held right there, at
+        // the end of its turn; chunk B is posted then, and the sender is not tested again until
+        // both chunks have arrived: B must leave from its post (or be handed on from there),
+        // not wait for a later test of the sender.
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let (mut tx, mut rx) = stripes(&l, 16 << 10, 1);
+        let gate = GiveBackGate::install(&tx);
+        let (a, b) = (data(48 << 10, 4), data(48 << 10, 5));
+        let mut outs = vec![vec![0u8; a.len()]; 2];
+        for round in 0..50u64 {
+            for o in &mut outs {
+                o.fill(0);
+                recv(&mut rx, o);
+            }
+            send(&mut tx, &a);
+            gate.wait_for(2 * round + 1);
+            send(&mut tx, &b);
+            gate.release(2 * round + 1);
+            wait_recv(&mut rx).unwrap();
+            wait_recv(&mut rx).unwrap();
+            wait_send(&mut tx);
+            wait_send(&mut tx);
+            assert!(outs[0] == a && outs[1] == b, "round {round}");
+            // B's own give-back.
+            gate.wait_for(2 * round + 2);
+            gate.release(2 * round + 2);
+        }
+        gate.release(u64::MAX);
     }
 
     #[test]
