@@ -69,6 +69,28 @@
 #define NCCL_ALL ~0
 
 /**
+ * `mrFlags` of regMrSym: the window holds signals, which must be written in order with the
+ * puts before them.
+ */
+#define NCCL_NET_MR_FLAG_FORCE_SO (1 << 0)
+
+/**
+ * `mrFlags` of regMrSym: the window's signals are never reset by the GPU, so the plugin may keep
+ * their values.
+ */
+#define NCCL_NET_MR_FLAG_SIGNAL_NEVER_RESET (1 << 1)
+
+/**
+ * `signalOp` of iputSignal: add 1 to the signal.
+ */
+#define NCCL_NET_SIGNAL_OP_INC 1
+
+/**
+ * `signalOp` of iputSignal: add `signalValue` to the signal.
+ */
+#define NCCL_NET_SIGNAL_OP_ADD 2
+
+/**
  * Indices into the cost table NCCL hands `getCollInfo` (nccl_tuner.h): a row per algorithm, a
  * column per protocol, `numAlgo * numProto` floats in one block behind the `float**`.
  */
@@ -854,6 +876,99 @@ typedef struct {
 } ncclNet_v11_t;
 
 /**
+ * `ncclRmaConfig_v14_t`: what createContext is asked for.
+ */
+typedef struct {
+  /**
+   * Contexts: ordering holds within a context, not across them.
+   */
+  int nContexts;
+  int trafficClass;
+  /**
+   * Ranks a context talks to: every `rankStride`-th one (1: all).
+   */
+  int rankStride;
+} ncclRmaConfig_v14_t;
+
+/**
+ * The type of `iputSignal` (its 14 arguments make it worth a name).
+ */
+typedef ncclResult_t (*IputSignalFn)(void *rmaCtx,
+                                     int context,
+                                     uint64_t srcOff,
+                                     void *srcMhandle,
+                                     uintptr_t size,
+                                     uint64_t dstOff,
+                                     void *dstMhandle,
+                                     uint32_t rank,
+                                     uint64_t signalOff,
+                                     void *signalMhandle,
+                                     uint64_t signalValue,
+                                     uint32_t signalOp,
+                                     bool isStrongSignal,
+                                     void **request);
+
+/**
+ * `ncclRma_v14_t`: the table itself.
+ */
+typedef struct {
+  const char *name;
+  ncclResult_t (*init)(void **ctx, uint64_t commId, ncclDebugLogger_t logFunction);
+  ncclResult_t (*devices)(int *ndev);
+  ncclResult_t (*getProperties)(int dev, ncclNetProperties_v12_t *props);
+  ncclResult_t (*listen)(void *ctx, int dev, void *handle, void **listenComm);
+  ncclResult_t (*connect)(void *ctx,
+                          void **handles,
+                          int nranks,
+                          int rank,
+                          void *listenComm,
+                          void **collComm);
+  ncclResult_t (*createContext)(void *collComm, ncclRmaConfig_v14_t *config, void **rmaCtx);
+  ncclResult_t (*regMrSym)(void *collComm,
+                           void *data,
+                           uintptr_t size,
+                           int type_,
+                           uint64_t mrFlags,
+                           void **mhandle);
+  ncclResult_t (*regMrSymDmaBuf)(void *collComm,
+                                 void *data,
+                                 uintptr_t size,
+                                 int type_,
+                                 uint64_t offset,
+                                 int fd,
+                                 uint64_t mrFlags,
+                                 void **mhandle);
+  ncclResult_t (*deregMrSym)(void *collComm, void *mhandle);
+  ncclResult_t (*destroyContext)(void *rmaCtx);
+  ncclResult_t (*closeColl)(void *collComm);
+  ncclResult_t (*closeListen)(void *listenComm);
+  ncclResult_t (*iput)(void *rmaCtx,
+                       int context,
+                       uint64_t srcOff,
+                       void *srcMhandle,
+                       uintptr_t size,
+                       uint64_t dstOff,
+                       void *dstMhandle,
+                       uint32_t rank,
+                       void **request);
+  IputSignalFn iputSignal;
+  ncclResult_t (*iget)(void *rmaCtx,
+                       int context,
+                       uint64_t remoteOff,
+                       void *remoteMhandle,
+                       uintptr_t size,
+                       uint64_t localOff,
+                       void *localMhandle,
+                       uint32_t rank,
+                       void **request);
+  ncclResult_t (*iflush)(void *rmaCtx, int context, void *mhandle, uint32_t rank, void **request);
+  ncclResult_t (*test)(void *collComm, void *request, int *done);
+  ncclResult_t (*rmaProgress)(void *rmaCtx);
+  ncclResult_t (*queryLastError)(void *rmaCtx, bool *hasError);
+  ncclResult_t (*finalize)(void *ctx);
+} ncclRma_v14_t;
+
+/**
  * `ncclFunc_t` (nccl_common.h): the collective NCCL asks about.
  */
 typedef int ncclFunc_t;
@@ -939,6 +1054,12 @@ typedef struct {
  */
 #define NCCL_NET_DEVICE_UNPACK 1
 
+/**
+ * `NCCL_NET_DEVICE_GIN_PROXY`: what an RMA backend reports as its device type; NCCL's GIN proxy
+ * (the device side it implements over an RMA backend) takes this type.
+ */
+#define NCCL_NET_DEVICE_GIN_PROXY 2
+
 #define ncclFuncBroadcast 0
 
 #define ncclFuncReduce 1
@@ -968,6 +1089,8 @@ extern const ncclNet_v10_t ncclNetPlugin_v10;
 extern const ncclNet_v11_t ncclNetPlugin_v11;
 
 extern const ncclNet_v12_t ncclNetPlugin_v12;
+
+extern const ncclRma_v14_t ncclRmaPlugin_v14;
 
 extern const ncclTuner_v4_t ncclTunerPlugin_v4;
 
