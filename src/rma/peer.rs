@@ -176,6 +176,9 @@ impl Peer {
     pub fn receive(&mut self, mut arrived: impl FnMut(&mut Peer, Arrived) -> Result<usize>) -> Result<()> {
         let mut budget = READ_PER_PASS;
         loop {
+            if budget == 0 {
+                return Ok(());
+            }
             match &mut self.inbound {
                 Inbound::Header { buf, got } => {
                     let n = match read(&self.stream, &mut buf[*got..]) {
@@ -188,6 +191,7 @@ impl Peer {
                         }
                     };
                     *got += n;
+                    budget = budget.saturating_sub(n);
                     if *got < HEADER_BYTES {
                         continue;
                     }
@@ -237,9 +241,6 @@ impl Peer {
                     };
                 }
                 Inbound::Payload { head, dst, done, .. } => {
-                    if budget == 0 {
-                        return Ok(());
-                    }
                     let want = (head.len as usize - *done).min(budget);
                     let iov = [libc::iovec {
                         iov_base: (*dst + *done) as *mut _,
