@@ -271,6 +271,15 @@ const RAILS: Param = Param {
           (plane) when they share it. A count that differs from the devices fails init. Unset: \
           undefined, NCCL's own rules apply.",
 };
+const RMA: Param = Param {
+    name: "NCCL_TCPXR_RMA",
+    default: "1",
+    accepted: "0 or 1",
+    doc: "1 offers NCCL 2.30+ tcpxr's RMA table (ncclRmaPlugin_v14): one-sided puts, signals and \
+          gets over TCP. NCCL's device API (GIN, through NCCL's GIN proxy) and its host RMA calls \
+          (ncclPutSignal) use it. 0 reports no RMA device, so NCCL takes its next RMA backend. \
+          Windows in host memory only, so far; a GPU window is refused with the reason.",
+};
 
 /// Every setting, in the order they are parsed, logged and documented.
 pub static PARAMS: &[Param] = &[
@@ -299,6 +308,7 @@ pub static PARAMS: &[Param] = &[
     TUNER,
     LOOPBACK_DEVICES,
     RAILS,
+    RMA,
 ];
 
 /// The table row of a variable, if it is one of tcpxr's.
@@ -501,6 +511,8 @@ pub struct Config {
     pub transport: Transport,
     pub tcpx_lib: Option<String>,
     pub stats: bool,
+    /// Offer NCCL the RMA table's devices (src/rma).
+    pub rma: bool,
     /// Seconds without progress before a stall report; 0: off.
     pub stall_seconds: u64,
     /// Offer NCCL_PTR_CUDA (when a CUDA driver is present); auto: over tcpx.
@@ -719,6 +731,7 @@ impl Config {
             transport,
             tcpx_lib: r.value(&TCPX_LIB),
             stats: r.uint(&STATS, range(0, 1))? == 1,
+            rma: r.uint(&RMA, range(0, 1))? == 1,
             stall_seconds: r.uint(&STALL_SECONDS, range(0, 86400))?,
             gpu_buffers,
             tuner,
@@ -784,6 +797,7 @@ impl Config {
             transport,
             tcpx_lib,
             stats,
+            rma,
             stall_seconds,
             gpu_buffers,
             tuner,
@@ -834,6 +848,7 @@ impl Config {
                 RAILS.name,
                 rails.iter().map(Rail::to_string).collect::<Vec<_>>().join(","),
             ),
+            (RMA.name, u8::from(*rma).to_string()),
         ]
     }
 }
@@ -941,6 +956,7 @@ mod tests {
                 transport: Transport::Auto,
                 tcpx_lib: None,
                 stats: false,
+                rma: true,
                 stall_seconds: 60,
                 gpu_buffers: Switch::Auto,
                 tuner: Switch::Auto,

@@ -8,8 +8,9 @@
 //! them `abi`, `config`, `settings` (every auto rule, and the effective value of each setting),
 //! `env` (the one place the process environment is written), `log` (and `testlog`, where test
 //! processes send it), `error`,
-//! `capi`, and `tuner` (the NCCL tuner exported from the same library, under `export`, reading
-//! `plugin`'s state).
+//! `capi`, `tuner` (the NCCL tuner exported from the same library, under `export`, reading
+//! `plugin`'s state) and `rma` (the RMA backend exported beside the net: one-sided puts, signals
+//! and gets for NCCL's device API, over its own connections, on `net`).
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod abi;
@@ -26,6 +27,7 @@ pub mod name;
 pub mod nccl_settings;
 pub mod net;
 pub mod plugin;
+pub mod rma;
 pub mod settings;
 pub mod testlog;
 pub mod transport;

@@ -3,7 +3,7 @@ mod common;
 use std::process::Command;
 
 #[test]
-fn the_library_exports_every_table_from_v5_to_v12_the_tuner_and_nothing_unexpected() {
+fn the_library_exports_every_table_from_v5_to_v12_the_tuner_the_rma_table_and_nothing_unexpected() {
     let out = Command::new("nm")
         .args(["-D", "--defined-only"])
         .arg(common::library_path())
@@ -24,9 +24,16 @@ fn the_library_exports_every_table_from_v5_to_v12_the_tuner_and_nothing_unexpect
             "ncclTunerPlugin_v{v} missing: {names:?}"
         );
     }
+    assert!(
+        names.contains(&"ncclRmaPlugin_v14"),
+        "ncclRmaPlugin_v14 missing: {names:?}"
+    );
     for n in &names {
         assert!(
-            n.starts_with("ncclNetPlugin_v") || n.starts_with("ncclTunerPlugin_v") || n.starts_with("tcpxr_"),
+            n.starts_with("ncclNetPlugin_v")
+                || n.starts_with("ncclTunerPlugin_v")
+                || *n == "ncclRmaPlugin_v14"
+                || n.starts_with("tcpxr_"),
             "unexpected export {n}"
         );
     }

@@ -268,3 +268,22 @@ fn tuner_tables_are_the_c_layouts() {
     assert_eq!(size_of::<ncclTuner_v6_t>(), 40);
     assert_eq!(offset_of!(ncclTuner_v6_t, getChunkSize), 32);
 }
+
+#[test]
+fn rma_v14_table_and_config_are_the_c_layouts() {
+    // gcc on rma_v14.h (NCCL 2.30.7): name then 20 entry points.
+    assert_eq!(size_of::<ncclRmaConfig_v14_t>(), 12);
+    assert_eq!(offset_of!(ncclRmaConfig_v14_t, rankStride), 8);
+    type T = ncclRma_v14_t;
+    assert_eq!(size_of::<T>(), 168);
+    assert_eq!(offset_of!(T, createContext), 48);
+    assert_eq!(offset_of!(T, regMrSym), 56);
+    assert_eq!(offset_of!(T, iput), 104);
+    assert_eq!(offset_of!(T, iputSignal), 112);
+    assert_eq!(offset_of!(T, iget), 120);
+    assert_eq!(offset_of!(T, iflush), 128);
+    assert_eq!(offset_of!(T, test), 136);
+    assert_eq!(offset_of!(T, rmaProgress), 144);
+    assert_eq!(offset_of!(T, queryLastError), 152);
+    assert_eq!(offset_of!(T, finalize), 160);
+}

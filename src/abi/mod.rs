@@ -1,4 +1,5 @@
-//! `#[repr(C)]` mirrors of NCCL's net-plugin ABI, versions v5 through v12.
+//! `#[repr(C)]` mirrors of NCCL's net-plugin ABI, versions v5 through v12, and of its tuner (v4-v6)
+//! and RMA (v14) plugin tables.
 //!
 //! Names follow NCCL's C names so that a reader can put this file beside `net_vN.h`. Layouts are
 //! checked against the sizes and offsets gcc gives NCCL's own headers on x86-64 by the tests in
@@ -11,11 +12,13 @@ use std::os::raw::{c_char, c_int, c_ulong};
 mod layout_tests;
 mod net;
 mod props;
+mod rma;
 mod tuner;
 mod unpack;
 
 pub use net::*;
 pub use props::*;
+pub use rma::*;
 pub use tuner::*;
 pub use unpack::*;
 

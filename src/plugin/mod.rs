@@ -264,7 +264,7 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
 
 /// The interfaces tcpxr may use and the variable that said so: NCCL_TCPXR_IFNAME, else NCCL's own
 /// NCCL_SOCKET_IFNAME, else None (NCCL's default choice).
-fn ifname_setting(config: &Config) -> Option<(&'static str, String)> {
+pub(crate) fn ifname_setting(config: &Config) -> Option<(&'static str, String)> {
     match &config.ifname {
         Some(spec) => Some(("NCCL_TCPXR_IFNAME", spec.clone())),
         None => std::env::var("NCCL_SOCKET_IFNAME")

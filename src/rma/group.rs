@@ -1,0 +1,527 @@
+//! A group (NCCL's collComm): its peers, its windows, what each peer told of its windows, and the
+//! requests NCCL holds, all behind one mutex. Every call on the group, from whichever thread
+//! (NCCL's GIN or RMA proxy thread for the data calls, the application's for registration),
+//! takes the lock, moves what the sockets take without blocking, and lets go.
+//!
+//! Windows are numbered by registration order, which regMrSym being collective makes the same
+//! on every rank; numbers are never reused, so an operation naming a deregistered window is
+//! refused, never landed in a newer one. At regMrSym each rank tells every peer its window's
+//! size, so a put or get is checked against the target's window before anything is sent (a WARN
+//! and ncclInvalidArgument on the caller's side), and once more by the target when it arrives.
+use super::handles::{self, Kind};
+use super::peer::{Arrived, Out, Peer, PendingGet};
+use super::window::Window;
+use super::wire::{Header, Op, Signal};
+use crate::error::{Error, Result};
+use std::collections::HashMap;
+use std::ffi::{c_int, c_void};
+use std::net::TcpStream;
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// A registration still waiting for some peers logs a line this often.
+const WAIT_REPORT: Duration = Duration::from_secs(10);
+
+pub struct Group {
+    serial: u64,
+    pub rank: usize,
+    pub nranks: usize,
+    /// How long deregMrSym waits for queued operations on the window to leave.
+    drain: Duration,
+    state: Mutex<State>,
+}
+
+/// A request NCCL holds: the peer it waits on, and whether it is done.
+#[derive(Clone, Copy)]
+struct Pending {
+    peer: usize,
+    done: bool,
+}
+
+struct State {
+    /// By rank; None at this rank.
+    peers: Vec<Option<Peer>>,
+    windows: HashMap<u32, Window>,
+    /// By rank: the sizes of its windows, by registration number.
+    remote: Vec<HashMap<u32, u64>>,
+    next_window: u32,
+    requests: HashMap<u64, Pending>,
+    /// Peers that closed their connection between operations (they finished first).
+    closed: Vec<bool>,
+    /// The first error: every later call on the group returns it.
+    error: Option<Error>,
+}
+
+/// Where a put or get reads or writes on one side: a window's memory handle and an offset.
+#[derive(Clone, Copy)]
+pub struct At {
+    pub mhandle: *mut c_void,
+    pub offset: u64,
+}
+
+/// The signal part of iputSignal.
+#[derive(Clone, Copy)]
+pub struct SignalArgs {
+    pub at: At,
+    pub add: u64,
+    pub strong: bool,
+}
+
+const WINDOW_BITS: u32 = 24;
+
+impl Group {
+    pub fn new(rank: usize, links: Vec<Option<TcpStream>>, drain: Duration) -> Group {
+        let nranks = links.len();
+        let peers = links
+            .into_iter()
+            .enumerate()
+            .map(|(p, s)| s.map(|s| Peer::new(p, s)))
+            .collect();
+        Group {
+            serial: handles::serial(),
+            rank,
+            nranks,
+            drain,
+            state: Mutex::new(State {
+                peers,
+                windows: HashMap::new(),
+                remote: vec![HashMap::new(); nranks],
+                next_window: 1,
+                requests: HashMap::new(),
+                closed: vec![false; nranks],
+                error: None,
+            }),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn window_token(&self, win: u32) -> *mut c_void {
+        handles::token(Kind::Window, ((self.serial & 0xffff_ffff) << WINDOW_BITS) | win as u64)
+    }
+
+    /// The window number an mhandle of this group names.
+    fn window_of(&self, mhandle: *mut c_void, what: &str) -> Result<u32> {
+        let s = handles::serial_of(Kind::Window, mhandle, what)?;
+        if s >> WINDOW_BITS != self.serial & 0xffff_ffff {
+            return Err(Error::invalid_argument(format!(
+                "{what} {mhandle:p} was registered with another collComm"
+            )));
+        }
+        Ok((s & ((1 << WINDOW_BITS) - 1)) as u32)
+    }
+
+    /// regMrSym: registers `size` bytes at `base` and waits until every peer has registered its
+    /// window of the same number (each tells the others its size).
+    pub fn register(&self, base: usize, size: usize, mem_type: c_int, flags: u64) -> Result<*mut c_void> {
+        let window = Window::new(base, size, mem_type)?;
+        let win = {
+            let mut st = self.lock();
+            st.check()?;
+            let win = st.next_window;
+            if win >= 1 << WINDOW_BITS {
+                return Err(Error::internal(
+                    "regMrSym: this collComm has used up its window numbers",
+                ));
+            }
+            st.next_window += 1;
+            st.windows.insert(win, window);
+            st.remote[self.rank].insert(win, size as u64);
+            let reg = Header {
+                op: Op::Reg,
+                context: 0,
+                win,
+                offset: 0,
+                len: size as u64,
+                signal: None,
+            };
+            for p in st.peers.iter_mut().flatten() {
+                p.out.push_back(Out::new(&reg, 0, None, None));
+            }
+            win
+        };
+        let start = Instant::now();
+        let mut reported = start;
+        loop {
+            let mut st = self.lock();
+            st.progress_all()?;
+            let missing: Vec<usize> = (0..self.nranks).filter(|&p| !st.remote[p].contains_key(&win)).collect();
+            if missing.is_empty() {
+                log::debug!(
+                    "RMA window {win}: {size} bytes at {base:#x} (flags {flags:#x}) registered on all {} ranks",
+                    self.nranks
+                );
+                return Ok(self.window_token(win));
+            }
+            drop(st);
+            if reported.elapsed() > WAIT_REPORT {
+                reported = Instant::now();
+                log::warn!(
+                    "regMrSym of window {win} has waited {} s for ranks {missing:?} to register theirs",
+                    start.elapsed().as_secs()
+                );
+            }
+            std::thread::sleep(Duration::from_micros(20));
+        }
+    }
+
+    /// deregMrSym: forgets the window once no queued operation reads it and no get lands in it.
+    pub fn deregister(&self, mhandle: *mut c_void) -> Result<()> {
+        let win = self.window_of(mhandle, "deregMrSym: mhandle")?;
+        let start = Instant::now();
+        loop {
+            let mut st = self.lock();
+            if !st.windows.contains_key(&win) {
+                return Err(Error::invalid_argument(format!(
+                    "deregMrSym: mhandle {mhandle:p} is deregistered already"
+                )));
+            }
+            let busy = st.peers.iter().flatten().any(|p| p.uses(win));
+            if !busy || st.error.is_some() {
+                st.windows.remove(&win);
+                return Ok(());
+            }
+            if start.elapsed() > self.drain {
+                return Err(Error::invalid_usage(format!(
+                    "deregMrSym: window {win} is still used by queued operations after {} ms",
+                    self.drain.as_millis()
+                )));
+            }
+            let _ = st.progress_all();
+            drop(st);
+            std::thread::sleep(Duration::from_micros(50));
+        }
+    }
+
+    /// iput / iputSignal: `size` bytes from this rank's `src` to `rank`'s `dst`, then the signal.
+    /// Completes (for `test`) once its bytes are handed to the kernel.
+    pub fn put(
+        &self,
+        context: u32,
+        src: Option<At>,
+        size: usize,
+        dst: Option<At>,
+        rank: usize,
+        signal: Option<SignalArgs>,
+    ) -> Result<*mut c_void> {
+        let mut st = self.lock();
+        st.check()?;
+        self.check_rank(rank, "iput")?;
+        let (src_win, src_addr, dst_win, dst_off) = match (src, dst, size) {
+            (_, _, 0) => (None, 0, 0, 0),
+            (Some(s), Some(d), _) => {
+                let sw = self.window_of(s.mhandle, "iput: srcMhandle")?;
+                let addr = st.local(sw)?.range(s.offset, size as u64, "source window")?;
+                let dw = self.window_of(d.mhandle, "iput: dstMhandle")?;
+                st.remote_fits(rank, dw, d.offset, size as u64, "iput")?;
+                (Some(sw), addr, dw, d.offset)
+            }
+            _ => {
+                return Err(Error::invalid_argument(
+                    "iput: a put of bytes needs both memory handles",
+                ))
+            }
+        };
+        let signal = match signal {
+            Some(s) => {
+                let sw = self.window_of(s.at.mhandle, "iputSignal: signalMhandle")?;
+                if s.at.offset % 8 != 0 {
+                    return Err(Error::invalid_argument(format!(
+                        "iputSignal: signal offset {} is not 8-byte aligned",
+                        s.at.offset
+                    )));
+                }
+                st.remote_fits(rank, sw, s.at.offset, 8, "iputSignal's signal")?;
+                Some(Signal {
+                    win: sw,
+                    offset: s.at.offset,
+                    add: s.add,
+                    strong: s.strong,
+                })
+            }
+            None => None,
+        };
+        let head = Header {
+            op: Op::Put,
+            context,
+            win: dst_win,
+            offset: dst_off,
+            len: size as u64,
+            signal,
+        };
+        let id = handles::serial();
+        if rank == self.rank {
+            st.land_locally(&head, src_addr)?;
+            st.requests.insert(id, Pending { peer: rank, done: true });
+        } else {
+            st.requests.insert(
+                id,
+                Pending {
+                    peer: rank,
+                    done: false,
+                },
+            );
+            st.peer(rank)?
+                .out
+                .push_back(Out::new(&head, src_addr, Some(id), src_win));
+            st.progress_one(rank)?;
+        }
+        Ok(handles::token(Kind::Request, id))
+    }
+
+    /// iget: `size` bytes of `rank`'s `remote` into this rank's `local`; completes once they
+    /// have landed.
+    pub fn get(&self, context: u32, remote: At, size: usize, local: At, rank: usize) -> Result<*mut c_void> {
+        let mut st = self.lock();
+        st.check()?;
+        self.check_rank(rank, "iget")?;
+        let rw = self.window_of(remote.mhandle, "iget: remoteMhandle")?;
+        st.remote_fits(rank, rw, remote.offset, size as u64, "iget")?;
+        let lw = self.window_of(local.mhandle, "iget: localMhandle")?;
+        let dst = st.local(lw)?.range(local.offset, size as u64, "local window")?;
+        let id = handles::serial();
+        if rank == self.rank {
+            let src = st.local(rw)?.range(remote.offset, size as u64, "remote window")?;
+            // SAFETY: both ranges lie inside registered host windows (checked above), which NCCL
+            // keeps mapped while the operation runs; `copy` allows them to overlap.
+            unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, size) };
+            st.requests.insert(id, Pending { peer: rank, done: true });
+        } else {
+            let head = Header {
+                op: Op::GetReq,
+                context,
+                win: rw,
+                offset: remote.offset,
+                len: size as u64,
+                signal: None,
+            };
+            st.requests.insert(
+                id,
+                Pending {
+                    peer: rank,
+                    done: false,
+                },
+            );
+            let peer = st.peer(rank)?;
+            peer.out.push_back(Out::new(&head, 0, None, None));
+            peer.gets.push_back(PendingGet {
+                dst,
+                len: size as u64,
+                request: id,
+                window: lw,
+            });
+            st.progress_one(rank)?;
+        }
+        Ok(handles::token(Kind::Request, id))
+    }
+
+    /// test: whether the request is done (it is then forgotten). A pending request moves its
+    /// peer's connection first.
+    pub fn test(&self, request: *mut c_void) -> Result<bool> {
+        let id = handles::serial_of(Kind::Request, request, "test: request")?;
+        let mut st = self.lock();
+        let Some(p) = st.requests.get(&id).copied() else {
+            return Err(Error::invalid_argument(format!(
+                "test: request {request:p} is no pending operation of this collComm (tested done already?)"
+            )));
+        };
+        if !p.done {
+            st.progress_one(p.peer)?;
+        }
+        let done = st.requests.get(&id).is_some_and(|p| p.done);
+        if done {
+            st.requests.remove(&id);
+        }
+        Ok(done)
+    }
+
+    /// rmaProgress: moves every connection.
+    pub fn progress(&self) -> Result<()> {
+        self.lock().progress_all()
+    }
+
+    pub fn error(&self) -> Option<Error> {
+        self.lock().error.clone()
+    }
+
+    fn check_rank(&self, rank: usize, what: &str) -> Result<()> {
+        if rank >= self.nranks {
+            return Err(Error::invalid_argument(format!(
+                "{what}: rank {rank} is not in this group of {} ranks",
+                self.nranks
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl State {
+    fn check(&self) -> Result<()> {
+        self.error.clone().map_or(Ok(()), Err)
+    }
+
+    fn local(&self, win: u32) -> Result<&Window> {
+        self.windows
+            .get(&win)
+            .ok_or_else(|| Error::invalid_argument(format!("memory handle names window {win}, which is deregistered")))
+    }
+
+    fn peer(&mut self, rank: usize) -> Result<&mut Peer> {
+        if self.closed[rank] {
+            return Err(Error::remote(format!(
+                "rank {rank} has closed its RMA connection (its process ended or it closed the group)"
+            )));
+        }
+        self.peers[rank]
+            .as_mut()
+            .ok_or_else(|| Error::internal(format!("no connection to rank {rank}")))
+    }
+
+    /// Checks `len` bytes at `offset` against the size `rank` gave its window `win`.
+    fn remote_fits(&self, rank: usize, win: u32, offset: u64, len: u64, what: &str) -> Result<()> {
+        let Some(&size) = self.remote[rank].get(&win) else {
+            return Err(Error::invalid_argument(format!(
+                "{what}: rank {rank} has no window {win} (registrations out of step?)"
+            )));
+        };
+        match offset.checked_add(len) {
+            Some(end) if end <= size => Ok(()),
+            _ => Err(Error::invalid_argument(format!(
+                "{what}: {len} bytes at offset {offset} do not fit rank {rank}'s window {win} ({size} bytes)"
+            ))),
+        }
+    }
+
+    /// A put to this rank itself: copied now, then signalled.
+    fn land_locally(&mut self, head: &Header, src: usize) -> Result<()> {
+        if head.len > 0 {
+            let dst = self
+                .local(head.win)?
+                .range(head.offset, head.len, "destination window")?;
+            // SAFETY: both ranges lie inside registered host windows (checked when the put was
+            // posted, and here), which NCCL keeps mapped while the put runs; `copy` allows overlap.
+            unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, head.len as usize) };
+        }
+        if let Some(s) = head.signal {
+            let w = self.local(s.win)?;
+            let addr = w.signal_at(s.offset, "signal window")?;
+            w.apply_signal(addr, s.add);
+        }
+        Ok(())
+    }
+
+    fn progress_all(&mut self) -> Result<()> {
+        self.check()?;
+        for p in 0..self.peers.len() {
+            self.progress_one(p)?;
+        }
+        Ok(())
+    }
+
+    /// Moves one peer's connection both ways; the first error is kept for every later call (and
+    /// logged by the call that returns it).
+    fn progress_one(&mut self, rank: usize) -> Result<()> {
+        self.check()?;
+        let r = self.move_peer(rank);
+        if let Err(e) = &r {
+            self.error = Some(e.clone());
+        }
+        r
+    }
+
+    fn move_peer(&mut self, rank: usize) -> Result<()> {
+        let State {
+            peers,
+            windows,
+            remote,
+            requests,
+            closed,
+            ..
+        } = self;
+        let Some(peer) = peers[rank].as_mut() else {
+            return Ok(());
+        };
+        if closed[rank] {
+            return Ok(());
+        }
+        let mut finished = |r: u64| {
+            if let Some(p) = requests.get_mut(&r) {
+                p.done = true;
+            }
+        };
+        peer.send(&mut finished)?;
+        let received = peer.receive(|peer, arrived| arrive(peer, arrived, windows, &mut remote[rank], &mut finished));
+        match received {
+            Err(e) if e.code == crate::abi::ncclResult_t::ncclRemoteError && peer.closed_cleanly() => {
+                closed[rank] = true;
+                log::debug!("RMA: rank {rank} closed its connection");
+                return Ok(());
+            }
+            r => r?,
+        }
+        // Answers to gets the peer asked for.
+        peer.send(&mut finished)
+    }
+}
+
+/// What the group does with what a peer sent: `finished` marks a request done. Anything that
+/// does not fit this rank's windows is the peer's error.
+fn arrive(
+    peer: &mut Peer,
+    arrived: Arrived,
+    windows: &HashMap<u32, Window>,
+    sizes: &mut HashMap<u32, u64>,
+    finished: &mut impl FnMut(u64),
+) -> Result<usize> {
+    let rank = peer.rank;
+    let window = |win: u32| {
+        windows
+            .get(&win)
+            .ok_or_else(|| Error::remote(format!("rank {rank} named window {win}, which this rank does not have")))
+    };
+    let theirs = |e: Error| Error::remote(format!("rank {rank} sent an operation this rank refuses: {}", e.msg));
+    match arrived {
+        Arrived::Put(h) => {
+            if let Some(s) = h.signal {
+                window(s.win)?.signal_at(s.offset, "signal window").map_err(theirs)?;
+            }
+            if h.len == 0 {
+                return Ok(0);
+            }
+            window(h.win)?
+                .range(h.offset, h.len, "destination window")
+                .map_err(theirs)
+        }
+        Arrived::Reg { win, size } => {
+            sizes.insert(win, size);
+            Ok(0)
+        }
+        Arrived::GetReq(h) => {
+            let src = window(h.win)?
+                .range(h.offset, h.len, "window a get reads")
+                .map_err(theirs)?;
+            let answer = Header {
+                op: Op::GetResp,
+                signal: None,
+                ..h
+            };
+            peer.out.push_back(Out::new(&answer, src, None, Some(h.win)));
+            Ok(0)
+        }
+        Arrived::Landed { head, get } => {
+            match get {
+                Some(g) => finished(g.request),
+                None => {
+                    if let Some(s) = head.signal {
+                        let w = window(s.win)?;
+                        let addr = w.signal_at(s.offset, "signal window").map_err(theirs)?;
+                        w.apply_signal(addr, s.add);
+                    }
+                }
+            }
+            Ok(0)
+        }
+    }
+}
