@@ -273,12 +273,16 @@ const RAILS: Param = Param {
 };
 const RMA: Param = Param {
     name: "NCCL_TCPXR_RMA",
-    default: "1",
+    default: "0",
     accepted: "0 or 1",
     doc: "1 offers NCCL 2.30+ tcpxr's RMA table (ncclRmaPlugin_v14): one-sided puts, signals and \
           gets over TCP. NCCL's device API (GIN, through NCCL's GIN proxy) and its host RMA calls \
           (ncclPutSignal) use it. 0 reports no RMA device, so NCCL takes its next RMA backend. \
-          Windows in host memory only, so far; a GPU window is refused with the reason.",
+          Windows in host memory only, so far; a GPU window is refused with the reason. Off by \
+          default until GPU windows are served: NCCL 2.30 registers every symmetric window of a \
+          multi-node communicator with the RMA backend it found, so an offered table that \
+          refuses GPU memory would fail ncclCommWindowRegister where, without it, NCCL goes on \
+          without RMA.",
 };
 
 /// Every setting, in the order they are parsed, logged and documented.
@@ -956,7 +960,7 @@ mod tests {
                 transport: Transport::Auto,
                 tcpx_lib: None,
                 stats: false,
-                rma: true,
+                rma: false,
                 stall_seconds: 60,
                 gpu_buffers: Switch::Auto,
                 tuner: Switch::Auto,

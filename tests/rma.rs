@@ -14,12 +14,30 @@ use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 const CHILD_VAR: &str = "TCPXR_RMA_CHILD";
+/// A child that reports how many RMA devices tcpxr offers under its environment.
+const OFF_VAR: &str = "TCPXR_RMA_DEVICES_CHILD";
 
-// Before main: in the child, play rank 1 of the killed-peer test; in the test process, nothing.
+// Before main: RMA on; in the child, play rank 1 of the killed-peer test; in the test process,
+// nothing more.
 #[used]
 #[link_section = ".init_array"]
 static CHILD: extern "C" fn() = child;
 extern "C" fn child() {
+    // tcpxr offers its RMA table only when asked (NCCL_TCPXR_RMA's doc says why). Sound: before
+    // main, so before this process has a second thread; the children inherit it.
+    if std::env::var_os("NCCL_TCPXR_RMA").is_none() {
+        std::env::set_var("NCCL_TCPXR_RMA", "1");
+    }
+    run_child_case(OFF_VAR, |_| {
+        let mut init = NULL;
+        let mut n: c_int = -1;
+        // SAFETY: tcpxr's table, called with valid out-pointers.
+        unsafe {
+            assert_eq!(rma().init.unwrap()(&mut init, 0x1234, None), OK);
+            assert_eq!(rma().devices.unwrap()(&mut n), OK);
+        }
+        println!("DEVICES {n}");
+    });
     run_child_case(CHILD_VAR, |parent_handle| {
         let handles = [unhex(parent_handle), [0u8; 128]];
         let mut r = Rank::listen();
@@ -549,4 +567,16 @@ fn properties_say_gin_proxy_and_host_memory() {
         assert_eq!(t.finalize.unwrap()(init), ncclResult_t::ncclInvalidArgument);
     }
     expect_log("closed already");
+}
+
+/// NCCL takes the first RMA backend that reports a device: unless the user asks for it, tcpxr
+/// reports none, so NCCL 2.30 goes on without RMA where it would (see NCCL_TCPXR_RMA's doc).
+#[test]
+fn the_rma_table_offers_no_device_unless_asked() {
+    for (value, devices) in [("0", "DEVICES 0"), ("1", "DEVICES 1")] {
+        let out = child_case(OFF_VAR, "1").env("NCCL_TCPXR_RMA", value).output().unwrap();
+        assert!(out.status.success(), "NCCL_TCPXR_RMA={value}: {}", out.status);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains(devices), "NCCL_TCPXR_RMA={value}: {stdout}");
+    }
 }

@@ -34,7 +34,7 @@ export LD_LIBRARY_PATH="$NCCL_HOME/lib:${LD_LIBRARY_PATH:-}"
 # tcpxr as the net and, named explicitly, as the RMA backend (without NCCL_RMA_PLUGIN NCCL finds
 # the table in the net plugin's library too, after libnccl-rma.so). NCCL_GIN_TYPE=2: the GIN
 # proxy (over the RMA backend), not GDAKI. Loopback, and no P2P/SHM: the ranks talk over the net.
-ENV=(NCCL_NET_PLUGIN="$PLUGIN" NCCL_RMA_PLUGIN="$PLUGIN" NCCL_GIN_TYPE=2
+ENV=(NCCL_NET_PLUGIN="$PLUGIN" NCCL_RMA_PLUGIN="$PLUGIN" NCCL_TCPXR_RMA=1 NCCL_GIN_TYPE=2
      NCCL_SOCKET_IFNAME=lo NCCL_TCPXR_IFNAME=lo NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1
      NCCL_TESTS_DEVICE=0 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,ENV)
 HOSTID='NCCL_HOSTID="gin-rank${OMPI_COMM_WORLD_RANK:-${PMI_RANK:?no MPI rank}}" exec "$@"'
