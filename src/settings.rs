@@ -174,7 +174,7 @@ impl PoolRule {
             (None, false) => Value {
                 value: self.few,
                 source: Source::Auto(format!(
-                    "{movers}, fewer than {PARALLEL_THREADS} threads on {PARALLEL_CORES} cores: {}",
+                    "{movers}, short of {PARALLEL_THREADS} threads on {PARALLEL_CORES} cores of its own: {}",
                     self.why_few
                 )),
             },
@@ -410,6 +410,7 @@ pub fn deferred(var: &str, setting: Option<u64>) -> Line {
 }
 
 /// One line of the effective-settings block.
+#[derive(Clone, Debug)]
 pub struct Line {
     pub name: String,
     pub value: String,

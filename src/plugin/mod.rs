@@ -77,7 +77,8 @@ pub struct Inline {
 }
 
 impl Plugin {
-    /// The inline limits, resolved and logged at the first call.
+    /// The inline limits, resolved at the first call (the first listen or connect), which also
+    /// fixes the transport's pool; every value the pool rules decided is logged there, in one block.
     pub fn inline(&self) -> Inline {
         *self.inline.get_or_init(|| {
             let movers = self.transport.movers();
@@ -89,15 +90,16 @@ impl Plugin {
                 idle.general.value,
                 idle.p2p.value,
             );
-            let lines = [
+            let mut lines = self.transport.pool_settings();
+            lines.extend([
                 settings::Line::new("NCCL_TCPXR_INLINE_IDLE_BYTES", idle.general.value, idle.general.source),
                 settings::Line::new("NCCL_TCPXR_INLINE_IDLE_P2P_BYTES", idle.p2p.value, idle.p2p.source),
                 settings::Line::new("inline accepted by receive comms", accept.value, accept.source),
-            ];
+            ]);
             log::info!(
                 target: "tcpxr::init",
                 "{}",
-                settings::block("the inline limits, fixed at the first connection", &lines)
+                settings::block("fixed at the first connection, from who moves the stripes", &lines)
             );
             Inline {
                 idle: idle.general.value,

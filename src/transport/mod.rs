@@ -131,6 +131,10 @@ pub trait Transport: Send + Sync {
     /// Who moves the stripes (crate::settings's pool rules decide from it). The socket transport
     /// fixes its pool at the first call, which is made at the first listen or connect.
     fn movers(&self) -> crate::settings::Movers;
+    /// The settings the transport resolved with the pool rules, for plugin's log (none: TCPX).
+    fn pool_settings(&self) -> Vec<crate::settings::Line> {
+        Vec::new()
+    }
     /// Limits the engine must stay inside (chunk size, requests per stripe).
     fn limits(&self) -> Limits {
         Limits::NONE

@@ -63,6 +63,8 @@ struct Plan {
     shape: PoolShape,
     /// Backlog from which a stripe is handed to the pool (crate::settings::HANDOFF).
     handoff_bytes: usize,
+    /// The values above as plugin logs them with the other settings the first connection fixes.
+    lines: Vec<Line>,
 }
 
 pub struct SocketTransport {
@@ -122,14 +124,14 @@ impl SocketTransport {
         })
     }
 
-    /// The pool and hand-off, fixed at the first call (the first listen or connect) and logged.
+    /// The pool and hand-off, fixed at the first call (the first listen or connect).
     fn plan(&self) -> &Plan {
         self.plan.get_or_init(|| {
             let o = &self.opts;
             let movers = settings::pool_movers(o.io_threads, settings::host(), host::processes);
             let handoff = settings::HANDOFF.resolve(o.handoff_bytes.map(|v| v as u64), &movers);
             let spin = settings::IO_SPIN.resolve(o.io_spin_us, &movers);
-            let lines = [
+            let lines = vec![
                 Line::new(
                     "NCCL_TCPXR_IO_THREADS",
                     movers.threads,
@@ -146,11 +148,6 @@ impl SocketTransport {
                 ),
                 Line::new("NCCL_TCPXR_HANDOFF_BYTES", handoff.value, handoff.source),
             ];
-            log::info!(
-                target: "tcpxr::init",
-                "{}",
-                settings::block("the socket transport's I/O pool, fixed at the first connection", &lines)
-            );
             Plan {
                 shape: PoolShape {
                     threads: movers.threads,
@@ -159,6 +156,7 @@ impl SocketTransport {
                 },
                 handoff_bytes: handoff.value as usize,
                 movers,
+                lines,
             }
         })
     }
@@ -247,6 +245,10 @@ impl Transport for SocketTransport {
 
     fn movers(&self) -> Movers {
         self.plan().movers.clone()
+    }
+
+    fn pool_settings(&self) -> Vec<Line> {
+        self.plan().lines.clone()
     }
 
     fn listen(&self, dev: usize) -> Result<(InnerHandle, Box<dyn InnerListener>)> {
