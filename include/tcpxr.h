@@ -96,6 +96,8 @@
  * Indices into the cost table NCCL hands `getCollInfo` (nccl_tuner.h): a row per algorithm, a
  * column per protocol, `numAlgo * numProto` floats in one block behind the `float**`.
  */
+#define NCCL_ALGO_TREE 0
+
 #define NCCL_ALGO_RING 1
 
 #define NCCL_ALGO_PAT 6
@@ -111,6 +113,12 @@
  * or unsupported here); any negative cost is skipped by NCCL's choice.
  */
 #define NCCL_ALGO_PROTO_IGNORE -1.0
+
+/**
+ * `NCCL_ALGO_UNDEF` and `NCCL_PROTO_UNDEF`: the value NCCL presets v1's and v2's algorithm and
+ * protocol outputs to; left so, NCCL chooses them itself.
+ */
+#define NCCL_UNDEF -1
 
 /**
  * Queue slots in `netUnpackMeta` (one per outstanding receive request).
@@ -971,9 +979,94 @@ typedef struct {
 } ncclRma_v14_t;
 
 /**
+ * `init` of v1 (NCCL 2.19-2.20): per communicator, but with no context to return, so every
+ * later call concerns whichever communicator NCCL means.
+ */
+typedef ncclResult_t (*ncclTunerInit_v1_t)(uintptr_t nRanks,
+                                           uintptr_t nNodes,
+                                           ncclDebugLogger_t logFunction);
+
+/**
  * `ncclFunc_t` (nccl_common.h): the collective NCCL asks about.
  */
 typedef int ncclFunc_t;
+
+/**
+ * The v1 table (`ncclTunerPlugin_v1`, NCCL 2.19-2.20, found only through `NCCL_TUNER_PLUGIN`):
+ * v2's calls without the context.
+ */
+typedef struct {
+  const char *name;
+  ncclTunerInit_v1_t init;
+  ncclResult_t (*getCollInfo)(ncclFunc_t collType,
+                              uintptr_t nBytes,
+                              int collNetSupport,
+                              int nvlsSupport,
+                              int numPipeOps,
+                              int *algorithm,
+                              int *protocol,
+                              int *nChannels);
+  ncclResult_t (*destroy)(void);
+} ncclTuner_v1_t;
+
+/**
+ * `init` of v2-v4: per communicator; writes the context NCCL passes back to every later call.
+ */
+typedef ncclResult_t (*ncclTunerInit_v2_t)(uintptr_t nRanks,
+                                           uintptr_t nNodes,
+                                           ncclDebugLogger_t logFunction,
+                                           void **context);
+
+/**
+ * `getCollInfo` of v2: no cost table; the tuner names one algorithm and protocol (both or
+ * neither) and/or a channel count, each preset by NCCL to "undecided" (-1, -1, 0).
+ */
+typedef ncclResult_t (*ncclTunerGetCollInfo_v2_t)(void *context,
+                                                  ncclFunc_t collType,
+                                                  uintptr_t nBytes,
+                                                  int collNetSupport,
+                                                  int nvlsSupport,
+                                                  int numPipeOps,
+                                                  int *algorithm,
+                                                  int *protocol,
+                                                  int *nChannels);
+
+/**
+ * `finalize` (v5, v6) and `destroy` (v2-v4): frees the context init returned.
+ */
+typedef ncclResult_t (*ncclTunerFinalize_t)(void *context);
+
+/**
+ * The v2 table (`ncclTunerPlugin_v2`, NCCL 2.21, and 2.22-2.23 when there is no v3).
+ */
+typedef struct {
+  const char *name;
+  ncclTunerInit_v2_t init;
+  ncclTunerGetCollInfo_v2_t getCollInfo;
+  ncclTunerFinalize_t destroy;
+} ncclTuner_v2_t;
+
+/**
+ * `getCollInfo` of v3 (NCCL 2.22-2.23): v4's without `regBuff`.
+ */
+typedef ncclResult_t (*ncclTunerGetCollInfo_v3_t)(void *context,
+                                                  ncclFunc_t collType,
+                                                  uintptr_t nBytes,
+                                                  int numPipeOps,
+                                                  float **collCostTable,
+                                                  int numAlgo,
+                                                  int numProto,
+                                                  int *nChannels);
+
+/**
+ * The v3 table (`ncclTunerPlugin_v3`, NCCL 2.22-2.23): NCCL's cost table, as in v4.
+ */
+typedef struct {
+  const char *name;
+  ncclTunerInit_v2_t init;
+  ncclTunerGetCollInfo_v3_t getCollInfo;
+  ncclTunerFinalize_t destroy;
+} ncclTuner_v3_t;
 
 /**
  * `getCollInfo` (v4-v6): may lower costs in NCCL's cost table and set the channel count.
@@ -989,19 +1082,11 @@ typedef ncclResult_t (*ncclTunerGetCollInfo_t)(void *context,
                                                int *nChannels);
 
 /**
- * `finalize` (v5, v6) and `destroy` (v4): frees the context init returned.
- */
-typedef ncclResult_t (*ncclTunerFinalize_t)(void *context);
-
-/**
  * The v4 table (`ncclTunerPlugin_v4`, NCCL 2.24-2.27).
  */
 typedef struct {
   const char *name;
-  ncclResult_t (*init)(uintptr_t nRanks,
-                       uintptr_t nNodes,
-                       ncclDebugLogger_t logFunction,
-                       void **context);
+  ncclTunerInit_v2_t init;
   ncclTunerGetCollInfo_t getCollInfo;
   ncclTunerFinalize_t destroy;
 } ncclTuner_v4_t;
@@ -1093,6 +1178,12 @@ extern const ncclNet_v11_t ncclNetPlugin_v11;
 extern const ncclNet_v12_t ncclNetPlugin_v12;
 
 extern const ncclRma_v14_t ncclRmaPlugin_v14;
+
+extern const ncclTuner_v1_t ncclTunerPlugin_v1;
+
+extern const ncclTuner_v2_t ncclTunerPlugin_v2;
+
+extern const ncclTuner_v3_t ncclTunerPlugin_v3;
 
 extern const ncclTuner_v4_t ncclTunerPlugin_v4;
 

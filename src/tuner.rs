@@ -16,6 +16,10 @@
 //! decides, except that a row choosing Simple without a channel count lets the later rows choose
 //! the channels. [`describe`] renders the table for the log line at each communicator's init
 //! (and is the text for the docs).
+//!
+//! NCCL 2.22 and later (tuner v3-v6) show the tuner their cost table, and [`Tuner::choose`]
+//! decides on it; NCCL 2.19-2.21 (v1, v2) show none and take one named choice instead, which
+//! [`Tuner::pick`] makes from the same rows.
 use crate::abi::{
     ncclFuncAllGather, ncclFuncAllReduce, ncclFuncBroadcast, ncclFuncReduce, ncclFuncReduceScatter, ncclFunc_t,
     NCCL_ALGO_PAT, NCCL_ALGO_RING, NCCL_PROTO_LL, NCCL_PROTO_LL128, NCCL_PROTO_SIMPLE,
@@ -238,6 +242,17 @@ pub struct Tuner {
     pub idle_because: Option<String>,
     /// Whether the channel count may be set (not when the user set NCCL's own channel bounds).
     pub set_channels: bool,
+    /// Whether [`Tuner::pick`] may name an algorithm and protocol (not when the user set NCCL_ALGO
+    /// or NCCL_PROTO, which NCCL does not check a named choice against).
+    pub may_name: bool,
+}
+
+/// What a tuner that sees no cost table (v1, v2) tells NCCL: an algorithm and protocol (both or
+/// neither; None: NCCL chooses) and a channel count (None: NCCL's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Pick {
+    pub algo_proto: Option<(usize, usize)>,
+    pub channels: Option<i32>,
 }
 
 /// What tcpxr's process state says about a new communicator.
@@ -253,6 +268,9 @@ pub struct Facts {
     /// The user bounds NCCL's channel count (any of `nccl_settings::CHANNEL_BOUNDS`, set by the user rather
     /// than by tcpxr).
     pub user_channels: bool,
+    /// The user set NCCL_ALGO or NCCL_PROTO (tcpxr's own NCCL_PROTO=Simple for GPU buffers is not
+    /// the user's).
+    pub user_algo_proto: bool,
 }
 
 impl Tuner {
@@ -271,6 +289,7 @@ impl Tuner {
             n_ranks: f.n_ranks.max(1),
             idle_because,
             set_channels: !f.user_channels,
+            may_name: !f.user_algo_proto,
         }
     }
 
@@ -290,6 +309,7 @@ impl Tuner {
             n_ranks,
             n_nodes,
             user_channels: crate::nccl_settings::CHANNEL_BOUNDS.iter().any(users),
+            user_algo_proto: ["NCCL_ALGO", "NCCL_PROTO"].iter().any(users),
         }))
     }
 
@@ -330,6 +350,63 @@ impl Tuner {
             }
         }
         None
+    }
+}
+
+impl Tuner {
+    /// NCCL's `getCollInfo` of v1 and v2, which show no cost table: the rows of [`RULES`] as
+    /// [`choose`](Self::choose) walks them, each decided the nearest way such a tuner can say it.
+    ///
+    /// - A row that chooses the ring in Simple names it. v2 cannot ask for it only where NCCL's own
+    ///   choice is the ring or PAT in another protocol, as v3+ do: where NCCL would have run the
+    ///   tree, the ring runs. With the row's channel count, as v3+ give it. Where the user set
+    ///   NCCL_ALGO or NCCL_PROTO nothing is named (NCCL takes a named choice without checking it
+    ///   against them), and a row's channel count is left to NCCL too, since v3+ give it only
+    ///   where the choice lands on the ring's Simple.
+    /// - The below-bulk row caps the channels at [`NCCL_OWN_CHANNELS`] where NCCL keeps that many:
+    ///   under the named ring's Simple by Simple's threshold; otherwise whichever protocol of the
+    ///   ring NCCL picks (the largest of their thresholds, since v2 does not see NCCL's choice). NCCL
+    ///   applies the count to the algorithm it picks, the tree included, which v3+ leave alone.
+    pub fn pick(&self, func: ncclFunc_t, n_bytes: usize) -> Pick {
+        let mut pick = Pick::default();
+        if self.idle_because.is_some() {
+            return pick;
+        }
+        let share = n_bytes / self.n_ranks;
+        for rule in &RULES {
+            let size = match rule.size {
+                Size::Share => share,
+                Size::Bytes => n_bytes,
+            };
+            if !rule.funcs.covers(func) || !rule.range.contains(&size) {
+                continue;
+            }
+            match rule.decision {
+                Decision::RingSimple(channels) => {
+                    if self.may_name {
+                        pick.algo_proto = Some((NCCL_ALGO_RING, NCCL_PROTO_SIMPLE));
+                    }
+                    if let Some(n) = channels {
+                        pick.channels = (self.set_channels && self.may_name).then_some(n);
+                        return pick;
+                    }
+                }
+                Decision::OwnChannels => {
+                    let per_channel = match pick.algo_proto {
+                        Some((algo, proto)) => bytes_per_channel(algo, proto, self.n_ranks),
+                        None => [NCCL_PROTO_LL, NCCL_PROTO_LL128, NCCL_PROTO_SIMPLE]
+                            .into_iter()
+                            .filter_map(|p| bytes_per_channel(NCCL_ALGO_RING, p, self.n_ranks))
+                            .max(),
+                    };
+                    let keeps_own =
+                        per_channel.is_some_and(|per_channel| n_bytes >= NCCL_OWN_CHANNELS as usize * per_channel);
+                    pick.channels = (self.set_channels && keeps_own).then_some(NCCL_OWN_CHANNELS);
+                    return pick;
+                }
+            }
+        }
+        pick
     }
 }
 
@@ -393,6 +470,7 @@ mod tests {
             n_ranks: 2,
             n_nodes: 2,
             user_channels: false,
+            user_algo_proto: false,
         }
     }
 
@@ -636,6 +714,59 @@ mod tests {
         let mut costs = table(40.0, 60.0);
         assert_eq!(t.choose(ncclFuncAllReduce, 1 << 20, &mut costs, N_PROTO), None);
         assert_eq!(costs, table(40.0, 60.0));
+    }
+
+    #[test]
+    fn without_a_cost_table_the_rows_name_the_ring_in_simple_and_cap_channels_where_any_ring_protocol_keeps_four() {
+        let t = Tuner::new(&facts());
+        let simple = Some((NCCL_ALGO_RING, NCCL_PROTO_SIMPLE));
+        let pick = |algo_proto, channels| Pick { algo_proto, channels };
+        // (collective, bytes over two ranks, what v2 tells NCCL).
+        for (func, bytes, want) in [
+            // The all_reduce band: named, with its channels.
+            (ncclFuncAllReduce, 32 << 10, pick(simple, Some(1))),
+            (ncclFuncAllReduce, 256 << 10, pick(simple, Some(1))),
+            (ncclFuncAllReduce, 1 << 20, pick(simple, Some(2))),
+            (ncclFuncAllReduce, (4 << 20) - 8, pick(simple, Some(2))),
+            // Below it NCCL's choice; above it and below bulk, 4 channels under NCCL's choice.
+            (ncclFuncAllReduce, 16 << 10, Pick::default()),
+            (ncclFuncAllReduce, 4 << 20, pick(None, Some(4))),
+            (ncclFuncAllReduce, (64 << 20) - 8, pick(None, Some(4))),
+            (ncclFuncAllReduce, 64 << 20, Pick::default()),
+            // all_gather's band, and below it: 4 only from 4 x 32 KiB (Simple's threshold, the
+            // ring's largest on two ranks).
+            (ncclFuncAllGather, 128 << 10, pick(simple, Some(1))),
+            (ncclFuncReduceScatter, 1 << 20, pick(simple, Some(2))),
+            (ncclFuncAllGather, (128 << 10) - 8, Pick::default()),
+            (ncclFuncAllGather, 64 << 10, Pick::default()),
+            // broadcast and reduce: named, then the below-bulk row by Simple's threshold.
+            (ncclFuncBroadcast, 64 << 10, pick(simple, None)),
+            (ncclFuncReduce, 128 << 10, pick(simple, Some(4))),
+            (ncclFuncBroadcast, 512 << 10, pick(None, Some(4))),
+        ] {
+            assert_eq!(t.pick(func, bytes), want, "{func} {bytes}");
+        }
+        // LL's threshold grows with the ranks: on 16, 256 KiB for 4 channels.
+        let sixteen = Tuner::new(&Facts { n_ranks: 16, ..facts() });
+        assert_eq!(sixteen.pick(ncclFuncAllGather, (256 << 10) - 8), Pick::default());
+        assert_eq!(sixteen.pick(ncclFuncAllGather, 256 << 10), pick(None, Some(4)));
+        // The user's NCCL_ALGO or NCCL_PROTO: nothing named, nor a named row's channels.
+        let named_by_user = Tuner::new(&Facts {
+            user_algo_proto: true,
+            ..facts()
+        });
+        assert_eq!(named_by_user.pick(ncclFuncAllReduce, 1 << 20), Pick::default());
+        assert_eq!(named_by_user.pick(ncclFuncBroadcast, 256 << 10), pick(None, Some(4)));
+        // The user's channel bounds: named, NCCL's channels.
+        let bounded = Tuner::new(&Facts {
+            user_channels: true,
+            ..facts()
+        });
+        assert_eq!(bounded.pick(ncclFuncAllReduce, 1 << 20), pick(simple, None));
+        assert_eq!(bounded.pick(ncclFuncAllReduce, 4 << 20), Pick::default());
+        // Idle: nothing.
+        let idle = Tuner::new(&Facts { n_nodes: 1, ..facts() });
+        assert_eq!(idle.pick(ncclFuncAllReduce, 1 << 20), Pick::default());
     }
 
     #[test]

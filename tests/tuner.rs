@@ -1,4 +1,4 @@
-//! The tuner exported beside the net tables, called as NCCL calls it (ncclTunerPlugin_v4/_v5/_v6
+//! The tuner exported beside the net tables, called as NCCL calls it (ncclTunerPlugin_v1 … _v6
 //! from the same library), before and after NCCL makes tcpxr a communicator's net.
 mod common;
 use common::*;
@@ -139,6 +139,160 @@ fn the_tuner_acts_only_once_tcpxr_is_the_net_of_a_multi_node_communicator() {
     assert_eq!(r, OK);
     // SAFETY: the context init returned.
     assert_eq!(unsafe { v6.finalize.unwrap()(ctx) }, OK);
+
+    // The tables of NCCL 2.19-2.23, in the same process (the tuner acts only once tcpxr is the
+    // net, which the tests of one binary share).
+    v3_decides_on_nccls_cost_table_as_v4();
+    v2_and_v1_name_the_ring_in_simple_and_the_channels();
+}
+
+/// NCCL 2.22-2.23's v3: v4's call without `regBuff`, over a `float[6][3]` (2.22) or `[7][3]`
+/// (2.23, with PAT) table.
+fn v3_decides_on_nccls_cost_table_as_v4() {
+    let v3: &ncclTuner_v3_t = table("ncclTunerPlugin_v3");
+    let mut ctx: *mut c_void = std::ptr::null_mut();
+    // SAFETY: as NCCL 2.23 calls it (init.cc): ranks, nodes, its logger, the context slot.
+    assert_eq!(unsafe { v3.init.unwrap()(2, 2, None, &mut ctx) }, OK);
+    // (bytes, algorithms in NCCL's table, NCCL's choice after the call, channels).
+    for (bytes, n_algo, choice, channels) in [
+        (1 << 20, 7, RING_SIMPLE, 2),
+        (1 << 20, 6, RING_SIMPLE, 2),
+        (64 << 10, 7, RING_SIMPLE, 1),
+        (64 << 20, 7, RING_LL, 0),
+        (64 << 20, 6, RING_LL, 0),
+    ] {
+        let mut costs = nccl_costs();
+        let mut n: c_int = 0;
+        // SAFETY: as enqueue.cc passes it: its table cast to float**, its dimensions (the first
+        // `n_algo` rows of this block), a writable channel count preset to 0.
+        let r = unsafe {
+            v3.getCollInfo.unwrap()(
+                ctx,
+                ncclFuncAllReduce,
+                bytes,
+                1,
+                costs.as_mut_ptr().cast(),
+                n_algo,
+                N_PROTO as c_int,
+                &mut n,
+            )
+        };
+        assert_eq!(
+            (r, chosen(&costs), n),
+            (OK, choice, channels),
+            "{bytes} over {n_algo} algorithms"
+        );
+    }
+    // SAFETY: the context init returned, destroyed once.
+    assert_eq!(unsafe { v3.destroy.unwrap()(ctx) }, OK);
+}
+
+/// v2's or v1's outputs as NCCL presets them (NCCL_ALGO_UNDEF, NCCL_PROTO_UNDEF, 0 channels)
+/// and reads them after the call.
+struct Named {
+    algo: c_int,
+    proto: c_int,
+    channels: c_int,
+}
+
+const UNDECIDED: (c_int, c_int, c_int) = (NCCL_UNDEF, NCCL_UNDEF, 0);
+/// The ring in Simple on `n` channels, as v2 and v1 name it.
+fn ring_simple_on(n: c_int) -> (c_int, c_int, c_int) {
+    (NCCL_ALGO_RING as c_int, NCCL_PROTO_SIMPLE as c_int, n)
+}
+
+impl Named {
+    fn new() -> Named {
+        Named {
+            algo: NCCL_UNDEF,
+            proto: NCCL_UNDEF,
+            channels: 0,
+        }
+    }
+    fn get(&self) -> (c_int, c_int, c_int) {
+        (self.algo, self.proto, self.channels)
+    }
+}
+
+/// NCCL 2.21's v2 (context per communicator) and 2.19-2.20's v1 (none): no cost table, one
+/// choice named.
+fn v2_and_v1_name_the_ring_in_simple_and_the_channels() {
+    let v2: &ncclTuner_v2_t = table("ncclTunerPlugin_v2");
+    let mut ctx: *mut c_void = std::ptr::null_mut();
+    // SAFETY: as NCCL 2.21 calls it (init.cc): ranks, nodes, its logger, the context slot.
+    assert_eq!(unsafe { v2.init.unwrap()(2, 2, None, &mut ctx) }, OK);
+    let v2_call = |bytes: usize| {
+        let mut out = Named::new();
+        // SAFETY: as enqueue.cc (getTunerInfo) passes it: the context, no CollNet nor NVLS, one
+        // operation, its preset outputs.
+        let r = unsafe {
+            v2.getCollInfo.unwrap()(
+                ctx,
+                ncclFuncAllReduce,
+                bytes,
+                0,
+                0,
+                1,
+                &mut out.algo,
+                &mut out.proto,
+                &mut out.channels,
+            )
+        };
+        assert_eq!(r, OK);
+        out.get()
+    };
+    // Mid-size: the ring in Simple on the band's channels; above it 4 channels under NCCL's own
+    // choice; bulk and latency-bound sizes: NCCL's.
+    assert_eq!(v2_call(1 << 20), ring_simple_on(2));
+    assert_eq!(v2_call(64 << 10), ring_simple_on(1));
+    assert_eq!(v2_call(4 << 20), (NCCL_UNDEF, NCCL_UNDEF, 4));
+    assert_eq!(v2_call(64 << 20), UNDECIDED);
+    assert_eq!(v2_call(8), UNDECIDED);
+    // SAFETY: the context init returned, destroyed once.
+    assert_eq!(unsafe { v2.destroy.unwrap()(ctx) }, OK);
+
+    let v1: &ncclTuner_v1_t = table("ncclTunerPlugin_v1");
+    let v1_call = |bytes: usize| {
+        let mut out = Named::new();
+        // SAFETY: as NCCL 2.19's enqueue.cc passes it: no context, no CollNet nor NVLS, one
+        // operation, its preset outputs.
+        let r = unsafe {
+            v1.getCollInfo.unwrap()(
+                ncclFuncAllReduce,
+                bytes,
+                0,
+                0,
+                1,
+                &mut out.algo,
+                &mut out.proto,
+                &mut out.channels,
+            )
+        };
+        assert_eq!(r, OK);
+        out.get()
+    };
+    // SAFETY: as NCCL 2.19 calls it: ranks, nodes, its logger.
+    assert_eq!(unsafe { v1.init.unwrap()(2, 2, None) }, OK);
+    assert_eq!(v1_call(1 << 20), ring_simple_on(2));
+    assert_eq!(v1_call(64 << 20), UNDECIDED);
+    // A second communicator of the same shape shares the tuner; one of another shape makes the
+    // calls ambiguous (v1 does not say which communicator asks): NCCL's choice until all are gone.
+    // SAFETY: as above.
+    assert_eq!(unsafe { v1.init.unwrap()(2, 2, None) }, OK);
+    assert_eq!(v1_call(1 << 20), ring_simple_on(2));
+    // SAFETY: as above.
+    assert_eq!(unsafe { v1.init.unwrap()(8, 2, None) }, OK);
+    assert_eq!(v1_call(1 << 20), UNDECIDED);
+    for _ in 0..3 {
+        // SAFETY: as NCCL calls it, once per communicator.
+        assert_eq!(unsafe { v1.destroy.unwrap()() }, OK);
+    }
+    // SAFETY: as above.
+    assert_eq!(unsafe { v1.init.unwrap()(8, 2, None) }, OK);
+    // On 8 ranks 1 MiB is a 128 KiB share: one channel.
+    assert_eq!(v1_call(1 << 20), ring_simple_on(1));
+    // SAFETY: as above.
+    assert_eq!(unsafe { v1.destroy.unwrap()() }, OK);
 }
 
 #[test]
@@ -200,4 +354,41 @@ fn bad_arguments_are_errors_not_crashes() {
     assert_eq!(unsafe { t.finalize.unwrap()(ctx) }, OK);
     // SAFETY: finalize of NULL is refused by nothing and touches nothing.
     assert_eq!(unsafe { t.finalize.unwrap()(std::ptr::null_mut()) }, OK);
+
+    // v2: a NULL context or output is refused before any write.
+    let v2: &ncclTuner_v2_t = table("ncclTunerPlugin_v2");
+    let (mut a, mut p) = (NCCL_UNDEF, NCCL_UNDEF);
+    // SAFETY: NULL pointers tcpxr must refuse.
+    let r = unsafe {
+        v2.getCollInfo.unwrap()(
+            std::ptr::null_mut(),
+            ncclFuncAllReduce,
+            1 << 20,
+            0,
+            0,
+            1,
+            &mut a,
+            &mut p,
+            &mut channels,
+        )
+    };
+    assert_eq!(r, ncclResult_t::ncclInvalidArgument);
+    expect_log("getCollInfo (ncclTuner v2): getCollInfo: context is NULL");
+    let v1: &ncclTuner_v1_t = table("ncclTunerPlugin_v1");
+    // SAFETY: as above.
+    let r = unsafe {
+        v1.getCollInfo.unwrap()(
+            ncclFuncAllReduce,
+            1 << 20,
+            0,
+            0,
+            1,
+            std::ptr::null_mut(),
+            &mut p,
+            &mut channels,
+        )
+    };
+    assert_eq!(r, ncclResult_t::ncclInvalidArgument);
+    expect_log("getCollInfo (ncclTuner v1): getCollInfo: algorithm is NULL");
+    assert_eq!((a, p), (NCCL_UNDEF, NCCL_UNDEF));
 }

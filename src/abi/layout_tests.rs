@@ -260,7 +260,18 @@ fn unpack_device_handle_is_24_bytes() {
 
 #[test]
 fn tuner_tables_are_the_c_layouts() {
-    // name then one pointer per entry point (tuner_v4.h ... tuner_v6.h).
+    // name then one pointer per entry point (nccl_tuner.h of 2.19, 2.21, 2.23; tuner_v4.h ...
+    // tuner_v6.h).
+    assert_eq!(size_of::<ncclTuner_v1_t>(), 32);
+    assert_eq!(offset_of!(ncclTuner_v1_t, init), 8);
+    assert_eq!(offset_of!(ncclTuner_v1_t, getCollInfo), 16);
+    assert_eq!(offset_of!(ncclTuner_v1_t, destroy), 24);
+    assert_eq!(size_of::<ncclTuner_v2_t>(), 32);
+    assert_eq!(offset_of!(ncclTuner_v2_t, getCollInfo), 16);
+    assert_eq!(offset_of!(ncclTuner_v2_t, destroy), 24);
+    assert_eq!(size_of::<ncclTuner_v3_t>(), 32);
+    assert_eq!(offset_of!(ncclTuner_v3_t, getCollInfo), 16);
+    assert_eq!(offset_of!(ncclTuner_v3_t, destroy), 24);
     assert_eq!(size_of::<ncclTuner_v4_t>(), 32);
     assert_eq!(offset_of!(ncclTuner_v4_t, getCollInfo), 16);
     assert_eq!(size_of::<ncclTuner_v5_t>(), 32);

@@ -294,8 +294,64 @@ pub trait Net: Sync {
     fn max_requests(&self) -> usize;
 }
 
+/// The calls of a `Net` impl whose shape no table version changed (name, devices, deregMr, test,
+/// the closes), over the table in field 0, and getProperties into this version's properties
+/// struct `$props`. Every call passes pointers to live locals, or comms/requests the same table
+/// returned, as NCCL does (or, in negative tests, pointers tcpxr must refuse).
+macro_rules! calls_every_version_shares {
+    ($props:ty) => {
+        fn name(&self) -> String {
+            // SAFETY: the table's `name` is a static NUL-terminated string.
+            unsafe { CStr::from_ptr(self.0.name) }
+                .to_string_lossy()
+                .into_owned()
+        }
+        fn devices(&self, n: &mut c_int) -> R {
+            // SAFETY: a live out-pointer.
+            unsafe { self.0.devices.unwrap()(n) }
+        }
+        fn speed_and_ptr(&self, dev: c_int) -> (R, c_int, c_int) {
+            // SAFETY: all-zero is a valid properties struct (numbers and NULL pointers).
+            let mut p: $props = unsafe { std::mem::zeroed() };
+            // SAFETY: a live out-pointer to one properties struct of this version.
+            let r = unsafe { self.0.getProperties.unwrap()(dev, &mut p) };
+            (r, p.speed, p.ptrSupport)
+        }
+        fn dereg_mr(&self, comm: *mut c_void, mh: *mut c_void) -> R {
+            // SAFETY: a comm and memory handle of this table (tcpxr checks tag and magic),
+            // deregistered once.
+            unsafe { self.0.deregMr.unwrap()(comm, mh) }
+        }
+        fn test(&self, req: *mut c_void, done: &mut c_int, size: &mut c_int) -> R {
+            // SAFETY: a request of this table's isend/irecv, or a pointer tcpxr refuses after its
+            // checks; live out-pointers.
+            unsafe { self.0.test.unwrap()(req, done, size) }
+        }
+        fn close_send(&self, s: *mut c_void) -> R {
+            // SAFETY: a comm of this table (tcpxr checks its tag), closed once.
+            unsafe { self.0.closeSend.unwrap()(s) }
+        }
+        fn close_recv(&self, r: *mut c_void) -> R {
+            // SAFETY: a comm of this table (tcpxr checks its tag), closed once.
+            unsafe { self.0.closeRecv.unwrap()(r) }
+        }
+        fn close_listen(&self, l: *mut c_void) -> R {
+            // SAFETY: a comm of this table (tcpxr checks its tag), closed once.
+            unsafe { self.0.closeListen.unwrap()(l) }
+        }
+    };
+}
+
 pub struct V12(pub &'static ncclNet_v12_t);
 pub struct V5(&'static ncclNet_v5_t);
+pub struct V6(&'static ncclNet_v6_t);
+pub struct V7(&'static ncclNet_v7_t);
+pub struct V8(&'static ncclNet_v8_t);
+pub struct V9(&'static ncclNet_v9_t);
+pub struct V10(&'static ncclNet_v10_t);
+/// The v11 table and the per-communicator context its latest `init` returned, which `listen` and
+/// `connect` are given, as NCCL 2.28-2.29 give theirs.
+pub struct V11(&'static ncclNet_v11_t, std::sync::atomic::AtomicPtr<c_void>);
 
 /// NCCL's hints (setNetAttr) as it gives them for a two-rank communicator: 1-2 peers and 1-`flows`
 /// flows per peer each way, and the operation, algorithm and protocol masks (u32::MAX: undefined).
@@ -321,33 +377,51 @@ pub fn v12() -> V12 {
 pub fn v5() -> V5 {
     V5(table("ncclNetPlugin_v5"))
 }
+pub fn v6() -> V6 {
+    V6(table("ncclNetPlugin_v6"))
+}
+pub fn v7() -> V7 {
+    V7(table("ncclNetPlugin_v7"))
+}
+pub fn v8() -> V8 {
+    V8(table("ncclNetPlugin_v8"))
+}
+pub fn v9() -> V9 {
+    V9(table("ncclNetPlugin_v9"))
+}
+pub fn v10() -> V10 {
+    V10(table("ncclNetPlugin_v10"))
+}
+pub fn v11() -> V11 {
+    V11(table("ncclNetPlugin_v11"), Default::default())
+}
 
-// The unsafe blocks of both impls: every call passes pointers to live locals or to comms/requests
+impl V11 {
+    /// The context of the latest `init`.
+    pub fn ctx(&self) -> *mut c_void {
+        self.1.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// NCCL's `finalize` of that context (at a communicator's destruction).
+    pub fn finalize(&self) -> R {
+        // SAFETY: a context this table's init returned, finalized once.
+        unsafe { self.0.finalize.unwrap()(self.ctx()) }
+    }
+}
+
+// The unsafe blocks of every impl: each call passes pointers to live locals or to comms/requests
 // the same table returned, as NCCL does (or, in negative tests, pointers tcpxr must refuse).
 impl Net for V12 {
+    calls_every_version_shares!(ncclNetProperties_v12_t);
+
     fn version(&self) -> u32 {
         12
-    }
-    fn name(&self) -> String {
-        // SAFETY: the table's `name` is a static NUL-terminated string.
-        unsafe { CStr::from_ptr(self.0.name) }.to_string_lossy().into_owned()
     }
     fn init(&self) -> R {
         let mut ctx = std::ptr::null_mut();
         let mut cfg = ncclNetCommConfig_v12_t { trafficClass: -1 };
         // SAFETY: tcpxr's table given live out-pointers and no logger.
         unsafe { self.0.init.unwrap()(&mut ctx, 0x1234, &mut cfg, None, None) }
-    }
-    fn devices(&self, n: &mut c_int) -> R {
-        // SAFETY: a live out-pointer.
-        unsafe { self.0.devices.unwrap()(n) }
-    }
-    fn speed_and_ptr(&self, dev: c_int) -> (R, c_int, c_int) {
-        // SAFETY: all-zero is a valid properties struct (numbers and NULL pointers).
-        let mut p: ncclNetProperties_v12_t = unsafe { std::mem::zeroed() };
-        // SAFETY: a live out-pointer to one properties struct of this version.
-        let r = unsafe { self.0.getProperties.unwrap()(dev, &mut p) };
-        (r, p.speed, p.ptrSupport)
     }
     fn listen(&self, dev: c_int, handle: &mut [u8; 128], l: &mut *mut c_void) -> R {
         // SAFETY: a 128-byte handle buffer and a live out-pointer.
@@ -378,11 +452,6 @@ impl Net for V12 {
         // buffer; a live out-pointer.
         unsafe { self.0.regMr.unwrap()(comm, data, size, NCCL_PTR_HOST, mh) }
     }
-    fn dereg_mr(&self, comm: *mut c_void, mh: *mut c_void) -> R {
-        // SAFETY: a comm and memory handle of this table (tcpxr checks tag and magic), deregistered
-        // once.
-        unsafe { self.0.deregMr.unwrap()(comm, mh) }
-    }
     fn isend(&self, s: *mut c_void, data: *mut c_void, size: usize, mh: *mut c_void, req: &mut *mut c_void) -> R {
         // SAFETY: a comm and memory handle of this table (tcpxr checks them); the test keeps
         // `data..data+size` alive and unchanged until test says done; a live out-pointer.
@@ -411,50 +480,20 @@ impl Net for V12 {
             )
         }
     }
-    fn test(&self, req: *mut c_void, done: &mut c_int, size: &mut c_int) -> R {
-        // SAFETY: a request of this table's isend/irecv, or a pointer tcpxr refuses after its checks;
-        // live out-pointers.
-        unsafe { self.0.test.unwrap()(req, done, size) }
-    }
-    fn close_send(&self, s: *mut c_void) -> R {
-        // SAFETY: a comm of this table (tcpxr checks its tag), closed once.
-        unsafe { self.0.closeSend.unwrap()(s) }
-    }
-    fn close_recv(&self, r: *mut c_void) -> R {
-        // SAFETY: a comm of this table (tcpxr checks its tag), closed once.
-        unsafe { self.0.closeRecv.unwrap()(r) }
-    }
-    fn close_listen(&self, l: *mut c_void) -> R {
-        // SAFETY: a comm of this table (tcpxr checks its tag), closed once.
-        unsafe { self.0.closeListen.unwrap()(l) }
-    }
     fn max_requests(&self) -> usize {
         NCCL_NET_MAX_REQUESTS
     }
 }
 
 impl Net for V5 {
+    calls_every_version_shares!(ncclNetProperties_v5_t);
+
     fn version(&self) -> u32 {
         5
-    }
-    fn name(&self) -> String {
-        // SAFETY: the table's `name` is a static NUL-terminated string.
-        unsafe { CStr::from_ptr(self.0.name) }.to_string_lossy().into_owned()
     }
     fn init(&self) -> R {
         // SAFETY: tcpxr's table given live out-pointers and no logger.
         unsafe { self.0.init.unwrap()(None) }
-    }
-    fn devices(&self, n: &mut c_int) -> R {
-        // SAFETY: a live out-pointer.
-        unsafe { self.0.devices.unwrap()(n) }
-    }
-    fn speed_and_ptr(&self, dev: c_int) -> (R, c_int, c_int) {
-        // SAFETY: all-zero is a valid properties struct (numbers and NULL pointers).
-        let mut p: ncclNetProperties_v5_t = unsafe { std::mem::zeroed() };
-        // SAFETY: a live out-pointer to one properties struct of this version.
-        let r = unsafe { self.0.getProperties.unwrap()(dev, &mut p) };
-        (r, p.speed, p.ptrSupport)
     }
     fn listen(&self, dev: c_int, handle: &mut [u8; 128], l: &mut *mut c_void) -> R {
         // SAFETY: a 128-byte handle buffer and a live out-pointer.
@@ -474,11 +513,6 @@ impl Net for V5 {
         // SAFETY: a comm of this table (tcpxr checks its tag); `data..data+size` is the test's live
         // buffer; a live out-pointer.
         unsafe { self.0.regMr.unwrap()(comm, data, size as c_int, NCCL_PTR_HOST, mh) }
-    }
-    fn dereg_mr(&self, comm: *mut c_void, mh: *mut c_void) -> R {
-        // SAFETY: a comm and memory handle of this table (tcpxr checks tag and magic), deregistered
-        // once.
-        unsafe { self.0.deregMr.unwrap()(comm, mh) }
     }
     fn isend(&self, s: *mut c_void, data: *mut c_void, size: usize, mh: *mut c_void, req: &mut *mut c_void) -> R {
         // SAFETY: a comm and memory handle of this table (tcpxr checks them); the test keeps
@@ -504,25 +538,243 @@ impl Net for V5 {
             )
         }
     }
-    fn test(&self, req: *mut c_void, done: &mut c_int, size: &mut c_int) -> R {
-        // SAFETY: a request of this table's isend/irecv, or a pointer tcpxr refuses after its checks;
-        // live out-pointers.
-        unsafe { self.0.test.unwrap()(req, done, size) }
+    fn max_requests(&self) -> usize {
+        NCCL_NET_MAX_REQUESTS_V6
     }
-    fn close_send(&self, s: *mut c_void) -> R {
-        // SAFETY: a comm of this table (tcpxr checks its tag), closed once.
-        unsafe { self.0.closeSend.unwrap()(s) }
+}
+
+/// `regMr` with the size type of this version (`c_int` to v7, `usize` from v8).
+macro_rules! reg_mr_sized {
+    ($size:ty) => {
+        fn reg_mr(&self, comm: *mut c_void, data: *mut c_void, size: usize, mh: &mut *mut c_void) -> R {
+            // SAFETY: a comm of this table (tcpxr checks its tag); `data..data+size` is the
+            // test's live buffer; a live out-pointer.
+            unsafe { self.0.regMr.unwrap()(comm, data, size as $size, NCCL_PTR_HOST, mh) }
+        }
+    };
+}
+
+/// `isend` and `irecv` with the size type of this version (`c_int` to v8, `usize` from v9), and
+/// from v10 the profiler handles (`phandles`), NULL as NCCL passes them without a profiler.
+macro_rules! send_recv_sized {
+    ($size:ty) => {
+        fn isend(&self, s: *mut c_void, data: *mut c_void, size: usize, mh: *mut c_void, req: &mut *mut c_void) -> R {
+            // SAFETY: a comm and memory handle of this table (tcpxr checks them); the test keeps
+            // `data..data+size` alive and unchanged until test says done; a live out-pointer.
+            unsafe { self.0.isend.unwrap()(s, data, size as $size, 0, mh, req) }
+        }
+        fn irecv(&self, r: *mut c_void, data: *mut c_void, size: usize, mh: *mut c_void, req: &mut *mut c_void) -> R {
+            let (mut d, mut sz, mut tags, mut mhs) = ([data], [size as $size], [0 as c_int], [mh]);
+            // SAFETY: one-entry arrays on the stack; a comm and memory handle of this table
+            // (tcpxr checks them); the test keeps `data..data+size` alive until test says done.
+            unsafe {
+                self.0.irecv.unwrap()(
+                    r,
+                    1,
+                    d.as_mut_ptr(),
+                    sz.as_mut_ptr(),
+                    tags.as_mut_ptr(),
+                    mhs.as_mut_ptr(),
+                    req,
+                )
+            }
+        }
+    };
+    ($size:ty, phandles) => {
+        fn isend(&self, s: *mut c_void, data: *mut c_void, size: usize, mh: *mut c_void, req: &mut *mut c_void) -> R {
+            // SAFETY: as above, with NULL for the profiler handle.
+            unsafe { self.0.isend.unwrap()(s, data, size as $size, 0, mh, std::ptr::null_mut(), req) }
+        }
+        fn irecv(&self, r: *mut c_void, data: *mut c_void, size: usize, mh: *mut c_void, req: &mut *mut c_void) -> R {
+            let (mut d, mut sz, mut tags, mut mhs) = ([data], [size as $size], [0 as c_int], [mh]);
+            let mut ph = [std::ptr::null_mut()];
+            // SAFETY: as above, with a one-entry array of NULL profiler handles.
+            unsafe {
+                self.0.irecv.unwrap()(
+                    r,
+                    1,
+                    d.as_mut_ptr(),
+                    sz.as_mut_ptr(),
+                    tags.as_mut_ptr(),
+                    mhs.as_mut_ptr(),
+                    ph.as_mut_ptr(),
+                    req,
+                )
+            }
+        }
+    };
+}
+
+/// `accept` from v7 on: with the out-pointer for a device handle, which NCCL leaves NULL when it
+/// asks for none.
+macro_rules! accept_with_device_handle {
+    () => {
+        fn accept(&self, l: *mut c_void, r: &mut *mut c_void) -> R {
+            let mut dh = std::ptr::null_mut();
+            // SAFETY: a listen comm of this table, or a pointer tcpxr refuses after its tag
+            // check; live out-pointers.
+            unsafe { self.0.accept.unwrap()(l, r, &mut dh) }
+        }
+    };
+}
+
+/// `init` (no context, v5-v9) and `listen` (no context, v5-v10).
+macro_rules! init_and_listen_without_context {
+    () => {
+        fn init(&self) -> R {
+            // SAFETY: tcpxr's table given no logger.
+            unsafe { self.0.init.unwrap()(None) }
+        }
+        fn listen(&self, dev: c_int, handle: &mut [u8; 128], l: &mut *mut c_void) -> R {
+            // SAFETY: a 128-byte handle buffer and a live out-pointer.
+            unsafe { self.0.listen.unwrap()(dev, handle.as_mut_ptr() as *mut c_void, l) }
+        }
+    };
+}
+
+/// `connect` of v7-v9: the out-pointer for a device handle.
+macro_rules! connect_with_device_handle {
+    () => {
+        fn connect(&self, dev: c_int, handle: &mut [u8; 128], s: &mut *mut c_void) -> R {
+            let mut dh = std::ptr::null_mut();
+            // SAFETY: the peer's 128-byte handle (the same buffer on every call of one connect)
+            // and live out-pointers.
+            unsafe { self.0.connect.unwrap()(dev, handle.as_mut_ptr() as *mut c_void, s, &mut dh) }
+        }
+    };
+}
+
+impl Net for V6 {
+    calls_every_version_shares!(ncclNetProperties_v6_t);
+    init_and_listen_without_context!();
+    reg_mr_sized!(c_int);
+    send_recv_sized!(c_int);
+
+    fn version(&self) -> u32 {
+        6
     }
-    fn close_recv(&self, r: *mut c_void) -> R {
-        // SAFETY: a comm of this table (tcpxr checks its tag), closed once.
-        unsafe { self.0.closeRecv.unwrap()(r) }
+    fn connect(&self, dev: c_int, handle: &mut [u8; 128], s: &mut *mut c_void) -> R {
+        // SAFETY: the peer's 128-byte handle (the same buffer on every call of one connect) and
+        // a live out-pointer.
+        unsafe { self.0.connect.unwrap()(dev, handle.as_mut_ptr() as *mut c_void, s) }
     }
-    fn close_listen(&self, l: *mut c_void) -> R {
-        // SAFETY: a comm of this table (tcpxr checks its tag), closed once.
-        unsafe { self.0.closeListen.unwrap()(l) }
+    fn accept(&self, l: *mut c_void, r: &mut *mut c_void) -> R {
+        // SAFETY: a listen comm of this table, or a pointer tcpxr refuses after its tag check; a
+        // live out-pointer.
+        unsafe { self.0.accept.unwrap()(l, r) }
     }
     fn max_requests(&self) -> usize {
         NCCL_NET_MAX_REQUESTS_V6
+    }
+}
+
+impl Net for V7 {
+    calls_every_version_shares!(ncclNetProperties_v7_t);
+    init_and_listen_without_context!();
+    connect_with_device_handle!();
+    accept_with_device_handle!();
+    reg_mr_sized!(c_int);
+    send_recv_sized!(c_int);
+
+    fn version(&self) -> u32 {
+        7
+    }
+    fn max_requests(&self) -> usize {
+        NCCL_NET_MAX_REQUESTS
+    }
+}
+
+impl Net for V8 {
+    calls_every_version_shares!(ncclNetProperties_v8_t);
+    init_and_listen_without_context!();
+    connect_with_device_handle!();
+    accept_with_device_handle!();
+    reg_mr_sized!(usize);
+    send_recv_sized!(c_int);
+
+    fn version(&self) -> u32 {
+        8
+    }
+    fn max_requests(&self) -> usize {
+        NCCL_NET_MAX_REQUESTS
+    }
+}
+
+impl Net for V9 {
+    calls_every_version_shares!(ncclNetProperties_v9_t);
+    init_and_listen_without_context!();
+    connect_with_device_handle!();
+    accept_with_device_handle!();
+    reg_mr_sized!(usize);
+    send_recv_sized!(usize);
+
+    fn version(&self) -> u32 {
+        9
+    }
+    fn max_requests(&self) -> usize {
+        NCCL_NET_MAX_REQUESTS
+    }
+}
+
+impl Net for V10 {
+    calls_every_version_shares!(ncclNetProperties_v10_t);
+    accept_with_device_handle!();
+    reg_mr_sized!(usize);
+    send_recv_sized!(usize, phandles);
+
+    fn version(&self) -> u32 {
+        10
+    }
+    fn init(&self) -> R {
+        // SAFETY: tcpxr's table given no logger and no profiler callback.
+        unsafe { self.0.init.unwrap()(None, None) }
+    }
+    fn listen(&self, dev: c_int, handle: &mut [u8; 128], l: &mut *mut c_void) -> R {
+        // SAFETY: a 128-byte handle buffer and a live out-pointer.
+        unsafe { self.0.listen.unwrap()(dev, handle.as_mut_ptr() as *mut c_void, l) }
+    }
+    fn connect(&self, dev: c_int, handle: &mut [u8; 128], s: &mut *mut c_void) -> R {
+        // NCCL 2.26-2.27 pass the communicator's config (its traffic class) to every connect.
+        let mut cfg = ncclNetCommConfig_v10_t { trafficClass: -1 };
+        let mut dh = std::ptr::null_mut();
+        // SAFETY: a live config, the peer's 128-byte handle (the same buffer on every call of
+        // one connect) and live out-pointers.
+        unsafe { self.0.connect.unwrap()(dev, &mut cfg, handle.as_mut_ptr() as *mut c_void, s, &mut dh) }
+    }
+    fn max_requests(&self) -> usize {
+        NCCL_NET_MAX_REQUESTS
+    }
+}
+
+impl Net for V11 {
+    calls_every_version_shares!(ncclNetProperties_v11_t);
+    accept_with_device_handle!();
+    reg_mr_sized!(usize);
+    send_recv_sized!(usize, phandles);
+
+    fn version(&self) -> u32 {
+        11
+    }
+    fn init(&self) -> R {
+        let mut ctx = std::ptr::null_mut();
+        let mut cfg = ncclNetCommConfig_v11_t { trafficClass: -1 };
+        // SAFETY: tcpxr's table given live out-pointers, no logger and no profiler callback.
+        let r = unsafe { self.0.init.unwrap()(&mut ctx, 0x1111, &mut cfg, None, None) };
+        self.1.store(ctx, std::sync::atomic::Ordering::SeqCst);
+        r
+    }
+    fn listen(&self, dev: c_int, handle: &mut [u8; 128], l: &mut *mut c_void) -> R {
+        // SAFETY: the context init returned, a 128-byte handle buffer and a live out-pointer.
+        unsafe { self.0.listen.unwrap()(self.ctx(), dev, handle.as_mut_ptr() as *mut c_void, l) }
+    }
+    fn connect(&self, dev: c_int, handle: &mut [u8; 128], s: &mut *mut c_void) -> R {
+        let mut dh = std::ptr::null_mut();
+        // SAFETY: the context init returned, the peer's 128-byte handle (the same buffer on
+        // every call of one connect) and live out-pointers.
+        unsafe { self.0.connect.unwrap()(self.ctx(), dev, handle.as_mut_ptr() as *mut c_void, s, &mut dh) }
+    }
+    fn max_requests(&self) -> usize {
+        NCCL_NET_MAX_REQUESTS
     }
 }
 
