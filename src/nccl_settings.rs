@@ -68,6 +68,23 @@ pub(crate) fn defaults(tuner_acts: bool, env: &mut dyn FnMut(&str) -> Option<Str
     set
 }
 
+/// Whether the NCCL that called `table` will run tcpxr's tuner, and if not why. NCCL 2.21 and later
+/// (net tables v8 and up) look for a tuner in the net plugin's library when NCCL_TUNER_PLUGIN is
+/// unset; older ones (v5-v7: 2.12-2.19) only in the library NCCL_TUNER_PLUGIN names. A library
+/// named there is taken for tcpxr's when its name says tcpxr; another is the user's own tuner.
+/// (NCCL 2.20 takes v8 but loads no tuner from the net plugin: it cannot be told apart.)
+pub(crate) fn tuner_reached(
+    table: u32,
+    env: &mut dyn FnMut(&str) -> Option<String>,
+) -> std::result::Result<(), &'static str> {
+    match env("NCCL_TUNER_PLUGIN").filter(|v| !v.trim().is_empty()) {
+        Some(named) if named.contains("tcpxr") => Ok(()),
+        Some(_) => Err("NCCL_TUNER_PLUGIN names another tuner"),
+        None if table >= 8 => Ok(()),
+        None => Err("this NCCL (net table v5-v7) finds a tuner only through NCCL_TUNER_PLUGIN"),
+    }
+}
+
 /// The NCCL settings NCCL's device unpack needs, each at one value: (name, value, why). tcpxr
 /// sets them when unset; another value turns GPU buffers off (auto) or fails init (1).
 const DEVICE_UNPACK_NEEDS: [(&str, &str, &str); 2] = [
@@ -193,6 +210,22 @@ pub(crate) fn gpu_buffers(
 mod tests {
     use super::*;
     use crate::config::Switch;
+
+    #[test]
+    fn the_tuner_is_reached_from_net_v8_or_through_nccl_tuner_plugin_naming_tcpxr() {
+        let reached = |table, vars: &[(&str, &str)]| {
+            let vars: Vec<(String, String)> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+            tuner_reached(table, &mut |k| {
+                vars.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
+            })
+            .is_ok()
+        };
+        assert!(reached(8, &[]) && reached(12, &[]));
+        assert!(!reached(7, &[]) && !reached(5, &[]));
+        assert!(reached(7, &[("NCCL_TUNER_PLUGIN", "/opt/lib/libnccl-net-tcpxr.so")]));
+        assert!(!reached(11, &[("NCCL_TUNER_PLUGIN", "libnccl-tuner-mine.so")]));
+        assert!(!reached(5, &[("NCCL_TUNER_PLUGIN", " ")]));
+    }
 
     fn env_of<'a>(vars: &'a [(&'a str, &'a str)]) -> impl FnMut(&str) -> Option<String> + 'a {
         move |k| vars.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())

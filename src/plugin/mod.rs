@@ -166,7 +166,10 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
     let (chunk_bytes, send_window, recv_window) = (chunk.value, send.value, recv.value);
     let env = &mut |k: &str| std::env::var(k).ok();
     let gpu = nccl_settings::gpu_buffers(config, transport.kind(), table, crate::gpu::available(), env)?;
-    let tuner_acts = config.tuner.on_for(kind, TransportKind::Socket);
+    // The tuner and NCCL_MIN_NCHANNELS make one choice of channels: without the tuner, 8 channels
+    // would slow every collective below bulk.
+    let tuner_reached = nccl_settings::tuner_reached(table, env);
+    let tuner_acts = config.tuner.on_for(kind, TransportKind::Socket) && tuner_reached.is_ok();
     let mut nccl_given = nccl_settings::defaults(tuner_acts, env);
     nccl_given.extend(gpu.set_env.iter().copied());
     let nccl_set = nccl_settings::apply(&nccl_given);
@@ -243,7 +246,10 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
             gpu.offered,
             &format!("{}; on over tcpx", gpu.summary),
         ),
-        switch("NCCL_TCPXR_TUNER", config.tuner, tuner_acts, "on over socket"),
+        match tuner_reached {
+            Ok(()) => switch("NCCL_TCPXR_TUNER", config.tuner, tuner_acts, "on over socket"),
+            Err(why) => settings::Line::new("NCCL_TCPXR_TUNER", "off", Source::Auto(format!("not loaded: {why}"))),
+        },
     ]
     .into_iter()
     .chain(nccl_lines)
