@@ -849,3 +849,69 @@ fn gpu_signal_window_that_may_be_reset_is_refused() {
         barrier.wait();
     });
 }
+
+/// The hazard itself, where the rule allows GPU windows: while an application kernel holds the
+/// GPU (spinning, as NCCL's kernel spins on a signal), a put with a strong signal into GPU memory
+/// still lands, and its signal is seen, read back on tcpxr's own stream behind it; the kernel was
+/// still spinning when released. With one hardware queue this would hang: there the table
+/// offers no device (the tests above).
+#[test]
+#[ignore = "needs a GPU: cargo test -- --include-ignored, with TCPXR_REQUIRE_GPU=1 on a GPU host"]
+fn gpu_put_lands_while_an_application_kernel_spins() {
+    let Some(g) = gpu::gpu_or_skip("gpu_put_lands_while_an_application_kernel_spins") else {
+        return;
+    };
+    const SIZE: usize = (1 << 20) + 17;
+    let flags = NCCL_NET_MR_FLAG_FORCE_SO | NCCL_NET_MR_FLAG_SIGNAL_NEVER_RESET;
+    group(2, |rank, r, barrier| {
+        g.bind().unwrap();
+        let win = gpu::DevBuf::new(SIZE);
+        let sig = gpu::DevBuf::new(8);
+        sig.upload(&[0u8; 8]);
+        win.upload(&gpu_pattern(rank, 1, 1, SIZE));
+        let wmh = r.reg_as(win.0 as *mut c_void, SIZE, NCCL_PTR_CUDA, 0);
+        let smh = r.reg_as(sig.0 as *mut c_void, 8, NCCL_PTR_CUDA, flags);
+        let mut spin = (rank == 1).then(|| spin::Spin::start(Duration::from_secs(30)));
+        barrier.wait();
+        if rank == 0 {
+            let (res, q) = r.put_signal(0, (wmh, 0), SIZE, (wmh, 0), 1, Some((smh, 0, true)));
+            assert_eq!(res, OK);
+            r.wait_all(vec![q]);
+        } else {
+            let out = nccl_net_tcpxr::gpu::Mapped::new(&g, 8).unwrap();
+            let event = nccl_net_tcpxr::gpu::Event::new(&g).unwrap();
+            let start = Instant::now();
+            loop {
+                assert_eq!(r.progress(), OK);
+                // SAFETY: 8 bytes of the live signal buffer into 8 bytes of mapped memory, waited
+                // for (the event) before they are read or reused.
+                unsafe { nccl_net_tcpxr::gpu::copy_dtoh_async(&g, out.host, sig.0, 8) }.unwrap();
+                event.record(&g).unwrap();
+                while !event.done().unwrap() {
+                    assert_eq!(r.progress(), OK);
+                    assert!(
+                        start.elapsed() < Duration::from_secs(20),
+                        "tcpxr's stream waits behind the spinning kernel"
+                    );
+                }
+                // SAFETY: the copy into `out` has completed (its event).
+                if unsafe { std::ptr::read_volatile(out.host as *const u64) } == 1 {
+                    break;
+                }
+                assert!(start.elapsed() < Duration::from_secs(20), "signal never set");
+            }
+            assert!(
+                spin.as_mut().unwrap().release(),
+                "the application kernel had given up before the put landed"
+            );
+            let got = win.download(SIZE);
+            assert!(got == gpu_pattern(0, 1, 1, SIZE), "the put's bytes, under the signal");
+        }
+        drop(spin);
+        barrier.wait();
+        for w in [wmh, smh] {
+            // SAFETY: registered above.
+            assert_eq!(unsafe { rma().deregMrSym.unwrap()(r.coll, w) }, OK);
+        }
+    });
+}
