@@ -278,11 +278,12 @@ const RMA: Param = Param {
     doc: "1 offers NCCL 2.30+ tcpxr's RMA table (ncclRmaPlugin_v14): one-sided puts, signals and \
           gets over TCP. NCCL's device API (GIN, through NCCL's GIN proxy) and its host RMA calls \
           (ncclPutSignal) use it. 0 reports no RMA device, so NCCL takes its next RMA backend. \
-          Windows in host memory only, so far; a GPU window is refused with the reason. Off by \
-          default until GPU windows are served: NCCL 2.30 registers every symmetric window of a \
-          multi-node communicator with the RMA backend it found, so an offered table that \
-          refuses GPU memory would fail ncclCommWindowRegister where, without it, NCCL goes on \
-          without RMA.",
+          Windows in host and GPU memory; bytes for GPU windows are staged in pinned memory and \
+          copied in on tcpxr's own stream, which must never wait behind NCCL's kernel: with \
+          CUDA_DEVICE_MAX_CONNECTIONS=1 (or outside 2-32) or under CUDA MPS, tcpxr reports no RMA \
+          device, with a WARN saying why, and NCCL goes on without it. Off by default: NCCL 2.30 \
+          registers every symmetric window of a multi-node communicator with the RMA backend it \
+          found, and GPU windows are new (docs/ARCHITECTURE.md, One-sided operations).",
 };
 
 /// Every setting, in the order they are parsed, logged and documented.

@@ -136,9 +136,14 @@ impl Rank {
     }
 
     fn reg(&self, data: *mut c_void, size: usize) -> *mut c_void {
+        self.reg_as(data, size, NCCL_PTR_HOST, 0)
+    }
+
+    /// regMrSym of memory of `ty` (NCCL_PTR_HOST / NCCL_PTR_CUDA) with NCCL's mrFlags.
+    fn reg_as(&self, data: *mut c_void, size: usize, ty: c_int, flags: u64) -> *mut c_void {
         let mut mh = NULL;
         // SAFETY: `data` is `size` bytes the caller keeps alive while registered.
-        let r = unsafe { rma().regMrSym.unwrap()(self.coll, data, size, NCCL_PTR_HOST, 0, &mut mh) };
+        let r = unsafe { rma().regMrSym.unwrap()(self.coll, data, size, ty, flags, &mut mh) };
         assert_eq!(r, OK);
         mh
     }
@@ -461,10 +466,10 @@ fn bad_arguments_get_a_warn_and_the_right_code() {
             assert_eq!(unsafe { t.rmaProgress.unwrap()(0x4000 as *mut c_void) }, bad_arg);
             expect_log("rmaProgress: rmaCtx 0x4000 is not a tcpxr rmaCtx");
             let mut mh = NULL;
-            // SAFETY: a GPU window on a host without one: refused with the reason.
+            // SAFETY: "GPU memory" that is not: refused with the reason, nothing read.
             let res = unsafe { t.regMrSym.unwrap()(r.coll, 0x10000 as *mut c_void, 64, NCCL_PTR_CUDA, 0, &mut mh) };
-            assert_eq!((res, mh), (ncclResult_t::ncclInvalidUsage, NULL));
-            expect_log("cannot serve a window in GPU memory (NCCL_PTR_CUDA)");
+            assert_eq!((res, mh), (ncclResult_t::ncclInvalidArgument, NULL));
+            expect_log("registered as NCCL_PTR_CUDA but CUDA does not know it as device memory");
             // The group still works after refusals.
             let (res, q) = r.put_signal(0, (wmh, 0), 8, (wmh, 0), 1, Some((smh, 0, true)));
             assert_eq!(res, OK);
@@ -556,7 +561,7 @@ fn properties_say_gin_proxy_and_host_memory() {
     // SAFETY: as above.
     assert_eq!(unsafe { t.getProperties.unwrap()(0, &mut p) }, OK);
     assert_eq!(p.netDeviceType, NCCL_NET_DEVICE_GIN_PROXY);
-    assert_eq!(p.ptrSupport, NCCL_PTR_HOST);
+    assert_eq!(p.ptrSupport, NCCL_PTR_HOST | NCCL_PTR_CUDA);
     // SAFETY: as above; a device that does not exist is refused.
     let r = unsafe { t.getProperties.unwrap()(99, &mut p) };
     assert_eq!(r, ncclResult_t::ncclInvalidArgument);
@@ -579,4 +584,334 @@ fn the_rma_table_offers_no_device_unless_asked() {
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(stdout.contains(devices), "NCCL_TCPXR_RMA={value}: {stdout}");
     }
+}
+
+/// The GPU-window rule refuses where tcpxr's copies could queue behind NCCL's kernel: then the
+/// table reports no device (NCCL goes on without tcpxr's RMA) and one WARN says why and what
+/// would allow it. Children, so that each reads its own environment at init; the expectation is
+/// the rule's verdict on this host's facts (MPS on a GPU machine refuses every case).
+#[test]
+fn one_hardware_queue_means_no_rma_device_and_a_warn_saying_why() {
+    use nccl_net_tcpxr::rma::{gpu_window_rule, Facts};
+    for max in ["1", "8", "0"] {
+        let facts = Facts {
+            max_connections: Some(max.to_owned()),
+            ..Facts::read()
+        };
+        let verdict = gpu_window_rule(&facts);
+        let out = child_case(OFF_VAR, "1")
+            .env("CUDA_DEVICE_MAX_CONNECTIONS", max)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "CUDA_DEVICE_MAX_CONNECTIONS={max}: {}",
+            out.status
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let want = if verdict.is_ok() { "DEVICES 1" } else { "DEVICES 0" };
+        assert!(stdout.contains(want), "CUDA_DEVICE_MAX_CONNECTIONS={max}: {stdout}");
+        if let Err(why) = verdict {
+            let line = expect_log("tcpxr offers no RMA device, so NCCL goes on without tcpxr's RMA");
+            assert!(line.contains(&why), "{line}");
+            if max == "1" && !why.contains("MPS") {
+                assert!(
+                    line.contains("CUDA_DEVICE_MAX_CONNECTIONS=1") && line.contains("unset it"),
+                    "{line}"
+                );
+            }
+        }
+    }
+}
+
+// --- GPU windows (need a GPU: cargo test --release -- --include-ignored, TCPXR_REQUIRE_GPU=1) ---
+
+/// Under MPS the table reports no device and the WARN names MPS; `TCPXR_EXPECT_MPS=1` (set by a run
+/// with the MPS daemon on) fails the test where the process is not detected as an MPS client.
+#[test]
+#[ignore = "needs a GPU: cargo test -- --include-ignored, with TCPXR_REQUIRE_GPU=1 on a GPU host"]
+fn gpu_rma_is_refused_under_mps() {
+    if gpu::gpu_or_skip("gpu_rma_is_refused_under_mps").is_none() {
+        return;
+    }
+    let facts = nccl_net_tcpxr::rma::Facts::read();
+    let expect_mps = std::env::var("TCPXR_EXPECT_MPS").is_ok_and(|v| v.trim() == "1");
+    let mps = facts.mps_attribute.unwrap_or(facts.mps_pipe);
+    assert!(!expect_mps || mps, "TCPXR_EXPECT_MPS=1 but no MPS detected: {facts:?}");
+    let out = child_case(OFF_VAR, "1").output().unwrap();
+    assert!(out.status.success(), "{}", out.status);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if mps {
+        assert!(stdout.contains("DEVICES 0"), "under MPS: {stdout}");
+        let line = expect_log("tcpxr offers no RMA device");
+        assert!(line.contains("CUDA MPS client"), "{line}");
+    } else {
+        eprintln!(
+            "gpu_rma_is_refused_under_mps: not an MPS client here ({facts:?}): checked the table offers a device"
+        );
+        assert_eq!(
+            stdout.contains("DEVICES 1"),
+            nccl_net_tcpxr::rma::gpu_window_rule(&facts).is_ok(),
+            "{stdout}"
+        );
+    }
+}
+
+/// Sizes of the GPU tests: a word, odd sizes, staging-buffer edges (1 MiB), 8 MiB.
+const GPU_SIZES: [usize; 7] = [8, 4096 + 3, 65536, (1 << 20) - 1, (1 << 20) + 17, 3 << 20, 8 << 20];
+const GPU_MAX: usize = 8 << 20;
+
+/// Bytes of a put from `from` to `to` in round `round`: every byte different along the run.
+fn gpu_pattern(from: usize, to: usize, round: usize, len: usize) -> Vec<u8> {
+    (0..len)
+        .map(|i| {
+            (i as u32)
+                .wrapping_mul(2654435761)
+                .wrapping_add((from * 97 + to * 13 + round * 7) as u32) as u8
+        })
+        .collect()
+}
+
+/// The GPU signal words (rank 0..n) as they are now in device memory.
+fn read_signals(sig: &gpu::DevBuf, n: usize) -> Vec<u64> {
+    sig.download(8 * n)
+        .chunks(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+/// Every rank puts from a GPU window into every rank's GPU window (itself too) with a strong
+/// signal in a GPU signal window; when the signal, read back from device memory, shows a put,
+/// its bytes are there, byte for byte, at every size from 8 B to 8 MiB.
+fn gpu_puts(n: usize) {
+    let Some(g) = gpu::gpu_or_skip(&format!("gpu_puts({n})")) else {
+        return;
+    };
+    let flags = NCCL_NET_MR_FLAG_FORCE_SO | NCCL_NET_MR_FLAG_SIGNAL_NEVER_RESET;
+    group(n, |rank, r, barrier| {
+        g.bind().unwrap();
+        let src = gpu::DevBuf::new(GPU_MAX);
+        let dst = gpu::DevBuf::new(n * GPU_MAX);
+        let sig = gpu::DevBuf::new(8 * n);
+        sig.upload(&vec![0u8; 8 * n]);
+        let smh = r.reg_as(src.0 as *mut c_void, GPU_MAX, NCCL_PTR_CUDA, 0);
+        let dmh = r.reg_as(dst.0 as *mut c_void, n * GPU_MAX, NCCL_PTR_CUDA, 0);
+        let sigmh = r.reg_as(sig.0 as *mut c_void, 8 * n, NCCL_PTR_CUDA, flags);
+        for (round, &size) in GPU_SIZES.iter().enumerate() {
+            let round = round + 1;
+            barrier.wait();
+            for k in 0..n {
+                let to = (rank + k) % n;
+                // One source buffer: each destination's bytes are uploaded before its put, and
+                // the put completes (its bytes are copied out) before the next upload.
+                src.upload(&gpu_pattern(rank, to, round, size));
+                let at = (rank * GPU_MAX) as u64;
+                let sigat = Some((sigmh, (rank * 8) as u64, true));
+                let (res, q) = r.put_signal((k % 2) as c_int, (smh, 0), size, (dmh, at), to, sigat);
+                assert_eq!(res, OK, "rank {rank}: put of {size} B to {to}");
+                r.wait_all(vec![q]);
+            }
+            let start = Instant::now();
+            loop {
+                assert_eq!(r.progress(), OK);
+                let s = read_signals(&sig, n);
+                if s.iter().all(|&v| v >= round as u64) {
+                    assert!(
+                        s.iter().all(|&v| v == round as u64),
+                        "rank {rank}: signals {s:?} past round {round}"
+                    );
+                    break;
+                }
+                assert!(
+                    start.elapsed() < Duration::from_secs(30),
+                    "rank {rank}: signals {s:?} stuck in round {round} ({size} B)"
+                );
+            }
+            for from in 0..n {
+                let view = gpu::DevBuf(dst.0 + (from * GPU_MAX) as u64);
+                let got = view.download_forget(size);
+                let want = gpu_pattern(from, rank, round, size);
+                if let Some(i) = (0..size).find(|&i| got[i] != want[i]) {
+                    panic!(
+                        "rank {rank}: {size} B from {from} in round {round}: byte {i} is {} not {}",
+                        got[i], want[i]
+                    );
+                }
+            }
+            barrier.wait();
+        }
+        barrier.wait();
+        for w in [smh, dmh, sigmh] {
+            // SAFETY: registered above on this rank's group.
+            assert_eq!(unsafe { rma().deregMrSym.unwrap()(r.coll, w) }, OK);
+        }
+    });
+}
+
+#[test]
+#[ignore = "needs a GPU: cargo test -- --include-ignored, with TCPXR_REQUIRE_GPU=1 on a GPU host"]
+fn gpu_puts_with_strong_signals_land_at_2_ranks() {
+    gpu_puts(2);
+}
+
+#[test]
+#[ignore = "needs a GPU: cargo test -- --include-ignored, with TCPXR_REQUIRE_GPU=1 on a GPU host"]
+fn gpu_puts_with_strong_signals_land_at_3_ranks() {
+    gpu_puts(3);
+}
+
+/// iget from every rank's GPU window into a GPU window and into a host window.
+#[test]
+#[ignore = "needs a GPU: cargo test -- --include-ignored, with TCPXR_REQUIRE_GPU=1 on a GPU host"]
+fn gpu_iget_reads_a_peers_gpu_window() {
+    let Some(g) = gpu::gpu_or_skip("gpu_iget_reads_a_peers_gpu_window") else {
+        return;
+    };
+    const N: usize = 3;
+    const SIZE: usize = (3 << 20) + 5;
+    group(N, |rank, r, barrier| {
+        g.bind().unwrap();
+        let window = gpu::DevBuf::new(SIZE);
+        window.upload(&gpu_pattern(rank, 99, 1, SIZE));
+        let local = gpu::DevBuf::new(N * SIZE);
+        let mut host = vec![0u8; N * SIZE];
+        let wmh = r.reg_as(window.0 as *mut c_void, SIZE, NCCL_PTR_CUDA, 0);
+        let lmh = r.reg_as(local.0 as *mut c_void, N * SIZE, NCCL_PTR_CUDA, 0);
+        let hmh = r.reg(host.as_mut_ptr() as *mut c_void, host.len());
+        barrier.wait();
+        let mut reqs = Vec::new();
+        for from in 0..N {
+            for into in [lmh, hmh] {
+                let mut req = NULL;
+                // SAFETY: handles from regMrSym; out-pointer valid.
+                let res = unsafe {
+                    rma().iget.unwrap()(
+                        r.ctx,
+                        0,
+                        0,
+                        wmh,
+                        SIZE,
+                        (from * SIZE) as u64,
+                        into,
+                        from as u32,
+                        &mut req,
+                    )
+                };
+                assert_eq!(res, OK);
+                reqs.push(req);
+            }
+        }
+        r.wait_all(reqs);
+        for from in 0..N {
+            let want = gpu_pattern(from, 99, 1, SIZE);
+            let got = gpu::DevBuf(local.0 + (from * SIZE) as u64).download_forget(SIZE);
+            assert!(got == want, "rank {rank}: get from {from} into GPU memory");
+            assert!(
+                host[from * SIZE..(from + 1) * SIZE] == want[..],
+                "rank {rank}: get from {from} into host memory"
+            );
+        }
+        barrier.wait();
+        for w in [wmh, lmh, hmh] {
+            // SAFETY: registered above.
+            assert_eq!(unsafe { rma().deregMrSym.unwrap()(r.coll, w) }, OK);
+        }
+    });
+}
+
+/// A GPU signal window registered without NCCL_NET_MR_FLAG_SIGNAL_NEVER_RESET is refused with
+/// the reason (tcpxr's host shadow of each signal cannot follow a reset).
+#[test]
+#[ignore = "needs a GPU: cargo test -- --include-ignored, with TCPXR_REQUIRE_GPU=1 on a GPU host"]
+fn gpu_signal_window_that_may_be_reset_is_refused() {
+    let Some(g) = gpu::gpu_or_skip("gpu_signal_window_that_may_be_reset_is_refused") else {
+        return;
+    };
+    group(2, |rank, r, barrier| {
+        g.bind().unwrap();
+        let sig = gpu::DevBuf::new(64);
+        if rank == 0 {
+            let mut mh = NULL;
+            // SAFETY: 64 bytes of device memory; out-pointer valid.
+            let res = unsafe {
+                rma().regMrSym.unwrap()(
+                    r.coll,
+                    sig.0 as *mut c_void,
+                    64,
+                    NCCL_PTR_CUDA,
+                    NCCL_NET_MR_FLAG_FORCE_SO,
+                    &mut mh,
+                )
+            };
+            assert_eq!((res, mh), (ncclResult_t::ncclInvalidUsage, NULL));
+            expect_log("registered without NCCL_NET_MR_FLAG_SIGNAL_NEVER_RESET");
+        }
+        barrier.wait();
+    });
+}
+
+/// The hazard itself, where the rule allows GPU windows: while an application kernel holds the
+/// GPU (spinning, as NCCL's kernel spins on a signal), a put with a strong signal into GPU memory
+/// still lands, and its signal is seen, read back on tcpxr's own stream behind it; the kernel was
+/// still spinning when released. With one hardware queue this would hang: there the table
+/// offers no device (the tests above).
+#[test]
+#[ignore = "needs a GPU: cargo test -- --include-ignored, with TCPXR_REQUIRE_GPU=1 on a GPU host"]
+fn gpu_put_lands_while_an_application_kernel_spins() {
+    let Some(g) = gpu::gpu_or_skip("gpu_put_lands_while_an_application_kernel_spins") else {
+        return;
+    };
+    const SIZE: usize = (1 << 20) + 17;
+    let flags = NCCL_NET_MR_FLAG_FORCE_SO | NCCL_NET_MR_FLAG_SIGNAL_NEVER_RESET;
+    group(2, |rank, r, barrier| {
+        g.bind().unwrap();
+        let win = gpu::DevBuf::new(SIZE);
+        let sig = gpu::DevBuf::new(8);
+        sig.upload(&[0u8; 8]);
+        win.upload(&gpu_pattern(rank, 1, 1, SIZE));
+        let wmh = r.reg_as(win.0 as *mut c_void, SIZE, NCCL_PTR_CUDA, 0);
+        let smh = r.reg_as(sig.0 as *mut c_void, 8, NCCL_PTR_CUDA, flags);
+        let mut spin = (rank == 1).then(|| spin::Spin::start(Duration::from_secs(30)));
+        barrier.wait();
+        if rank == 0 {
+            let (res, q) = r.put_signal(0, (wmh, 0), SIZE, (wmh, 0), 1, Some((smh, 0, true)));
+            assert_eq!(res, OK);
+            r.wait_all(vec![q]);
+        } else {
+            let out = nccl_net_tcpxr::gpu::Mapped::new(&g, 8).unwrap();
+            let event = nccl_net_tcpxr::gpu::Event::new(&g).unwrap();
+            let start = Instant::now();
+            loop {
+                assert_eq!(r.progress(), OK);
+                // SAFETY: 8 bytes of the live signal buffer into 8 bytes of mapped memory, waited
+                // for (the event) before they are read or reused.
+                unsafe { nccl_net_tcpxr::gpu::copy_dtoh_async(&g, out.host, sig.0, 8) }.unwrap();
+                event.record(&g).unwrap();
+                while !event.done().unwrap() {
+                    assert_eq!(r.progress(), OK);
+                    assert!(
+                        start.elapsed() < Duration::from_secs(20),
+                        "tcpxr's stream waits behind the spinning kernel"
+                    );
+                }
+                // SAFETY: the copy into `out` has completed (its event).
+                if unsafe { std::ptr::read_volatile(out.host as *const u64) } == 1 {
+                    break;
+                }
+                assert!(start.elapsed() < Duration::from_secs(20), "signal never set");
+            }
+            assert!(
+                spin.as_mut().unwrap().release(),
+                "the application kernel had given up before the put landed"
+            );
+            let got = win.download(SIZE);
+            assert!(got == gpu_pattern(0, 1, 1, SIZE), "the put's bytes, under the signal");
+        }
+        drop(spin);
+        barrier.wait();
+        for w in [wmh, smh] {
+            // SAFETY: registered above.
+            assert_eq!(unsafe { rma().deregMrSym.unwrap()(r.coll, w) }, OK);
+        }
+    });
 }

@@ -734,6 +734,82 @@ pub unsafe fn copy_dtoh_async(gpu: &Gpu, dst: *mut u8, src: u64, len: usize) -> 
     check(r, "cuMemcpyDtoHAsync")
 }
 
+/// Queues a host-to-device copy on the GPU's persistent stream (the copy engine does it).
+///
+/// # Safety
+/// `src .. src + len` must be pinned host memory that stays valid and unchanged, and `dst` device
+/// memory that stays allocated, until work recorded after the copy completes.
+pub unsafe fn copy_htod_async(gpu: &Gpu, dst: u64, src: *const u8, len: usize) -> Result<()> {
+    let _current = gpu.enter()?;
+    // SAFETY: the caller keeps both ranges valid until the copy is known complete; the GPU's
+    // stream is live and its context current (`_current`).
+    let r = unsafe { sys::cuMemcpyHtoDAsync_v2(dst, src as *const c_void, len, gpu.stream) };
+    check(r, "cuMemcpyHtoDAsync")
+}
+
+/// Queues a copy between any two addresses CUDA knows (device or pinned host memory, unified
+/// addressing) on the GPU's persistent stream.
+///
+/// # Safety
+/// Both ranges must stay valid (and `src` unchanged) until work recorded after the copy completes.
+pub unsafe fn copy_async(gpu: &Gpu, dst: u64, src: u64, len: usize) -> Result<()> {
+    let _current = gpu.enter()?;
+    // SAFETY: the caller keeps both ranges valid until the copy is known complete; the GPU's
+    // stream is live and its context current (`_current`).
+    check(
+        unsafe { sys::cuMemcpyAsync(dst, src, len, gpu.stream) },
+        "cuMemcpyAsync",
+    )
+}
+
+/// Queues a write of the 64-bit `value` to device memory at `addr` on the GPU's persistent
+/// stream, after everything queued before it, behind a memory fence (the default flags): a kernel
+/// that reads the value sees every byte the stream's earlier copies wrote. One aligned 64-bit
+/// store, never torn.
+///
+/// # Safety
+/// `addr` must be 8-aligned device memory that stays allocated until work recorded after it
+/// completes.
+pub unsafe fn write_u64_async(gpu: &Gpu, addr: u64, value: u64) -> Result<()> {
+    let _current = gpu.enter()?;
+    let flags = sys::CUstreamWriteValue_flags::CU_STREAM_WRITE_VALUE_DEFAULT as u32;
+    // SAFETY: the caller vouches for `addr`; the GPU's stream is live and its context current.
+    check(
+        unsafe { sys::cuStreamWriteValue64_v2(gpu.stream, addr, value, flags) },
+        "cuStreamWriteValue64",
+    )
+}
+
+/// Whether this process is a client of the CUDA MPS server: Some(true) when any device says its
+/// contexts are shared through MPS (CU_DEVICE_ATTRIBUTE_MPS_ENABLED), None without a driver or
+/// when the driver cannot say.
+pub fn mps_client() -> Option<bool> {
+    if !available() {
+        return None;
+    }
+    let mut n = 0;
+    // SAFETY: a valid out-pointer; the driver is initialised (available()).
+    if unsafe { sys::cuDeviceGetCount(&mut n) } != sys::CUresult::CUDA_SUCCESS {
+        return None;
+    }
+    let mut any = false;
+    for ordinal in 0..n {
+        let (mut dev, mut on) = (0, 0);
+        // SAFETY: valid out-pointers; an ordinal below the count the driver gave.
+        let r = unsafe {
+            if sys::cuDeviceGet(&mut dev, ordinal) != sys::CUresult::CUDA_SUCCESS {
+                return None;
+            }
+            sys::cuDeviceGetAttribute(&mut on, sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MPS_ENABLED, dev)
+        };
+        if r != sys::CUresult::CUDA_SUCCESS {
+            return None;
+        }
+        any |= on != 0;
+    }
+    Some(any)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

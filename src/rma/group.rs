@@ -10,7 +10,8 @@
 //! and ncclInvalidArgument on the caller's side), and once more by the target when it arrives.
 use super::handles::{self, Kind};
 use super::peer::{Arrived, Out, Peer, PendingGet};
-use super::window::Window;
+use super::stage::Stager;
+use super::window::{add_host_signal, Dest, Placement, Window};
 use super::wire::{Header, Op, Signal};
 use crate::error::{Error, Result};
 use std::collections::HashMap;
@@ -50,6 +51,8 @@ struct State {
     closed: Vec<bool>,
     /// The first error: every later call on the group returns it.
     error: Option<Error>,
+    /// Staging and tcpxr's stream for GPU windows, made at the first one's registration.
+    stager: Option<Stager>,
 }
 
 /// Where a put or get reads or writes on one side: a window's memory handle and an offset.
@@ -90,6 +93,7 @@ impl Group {
                 requests: HashMap::new(),
                 closed: vec![false; nranks],
                 error: None,
+                stager: None,
             }),
         }
     }
@@ -116,10 +120,22 @@ impl Group {
     /// regMrSym: registers `size` bytes at `base` and waits until every peer has registered its
     /// window of the same number (each tells the others its size).
     pub fn register(&self, base: usize, size: usize, mem_type: c_int, flags: u64) -> Result<*mut c_void> {
-        let window = Window::new(base, size, mem_type)?;
+        let window = Window::new(base, size, mem_type, flags)?;
         let win = {
             let mut st = self.lock();
             st.check()?;
+            if let Placement::Gpu { ordinal } = window.placement {
+                match &st.stager {
+                    None => st.stager = Some(Stager::new(ordinal)?),
+                    Some(s) if s.gpu.ordinal != ordinal => {
+                        return Err(Error::invalid_usage(format!(
+                            "regMrSym: this collComm has windows on GPU {}; one on GPU {ordinal} too is not served",
+                            s.gpu.ordinal
+                        )))
+                    }
+                    Some(_) => {}
+                }
+            }
             let win = st.next_window;
             if win >= 1 << WINDOW_BITS {
                 return Err(Error::internal(
@@ -178,9 +194,12 @@ impl Group {
                     "deregMrSym: mhandle {mhandle:p} is deregistered already"
                 )));
             }
-            let busy = st.peers.iter().flatten().any(|p| p.uses(win));
+            let busy = st.peers.iter().flatten().any(|p| p.uses(win)) || st.stager.as_ref().is_some_and(|s| s.busy());
             if !busy || st.error.is_some() {
                 st.windows.remove(&win);
+                if let Some(s) = st.stager.as_mut() {
+                    s.forget(win);
+                }
                 return Ok(());
             }
             if start.elapsed() > self.drain {
@@ -210,10 +229,11 @@ impl Group {
         st.check()?;
         self.check_rank(rank, "iput")?;
         let (src_win, src_addr, dst_win, dst_off) = match (src, dst, size) {
-            (_, _, 0) => (None, 0, 0, 0),
+            (_, _, 0) => (None, Dest::Host(0), 0, 0),
             (Some(s), Some(d), _) => {
                 let sw = self.window_of(s.mhandle, "iput: srcMhandle")?;
-                let addr = st.local(sw)?.range(s.offset, size as u64, "source window")?;
+                let w = st.local(sw)?;
+                let addr = w.dest(w.range(s.offset, size as u64, "source window")?);
                 let dw = self.window_of(d.mhandle, "iput: dstMhandle")?;
                 st.remote_fits(rank, dw, d.offset, size as u64, "iput")?;
                 (Some(sw), addr, dw, d.offset)
@@ -253,8 +273,8 @@ impl Group {
         };
         let id = handles::serial();
         if rank == self.rank {
-            st.land_locally(&head, src_addr)?;
-            st.requests.insert(id, Pending { peer: rank, done: true });
+            let done = st.land_locally(&head, src_addr, id)?;
+            st.requests.insert(id, Pending { peer: rank, done });
         } else {
             st.requests.insert(
                 id,
@@ -263,9 +283,7 @@ impl Group {
                     done: false,
                 },
             );
-            st.peer(rank)?
-                .out
-                .push_back(Out::new(&head, src_addr, Some(id), src_win));
+            Out::queue(&mut st.peer(rank)?.out, &head, src_addr, Some(id), src_win);
             st.progress_one(rank)?;
         }
         Ok(handles::token(Kind::Request, id))
@@ -280,14 +298,14 @@ impl Group {
         let rw = self.window_of(remote.mhandle, "iget: remoteMhandle")?;
         st.remote_fits(rank, rw, remote.offset, size as u64, "iget")?;
         let lw = self.window_of(local.mhandle, "iget: localMhandle")?;
-        let dst = st.local(lw)?.range(local.offset, size as u64, "local window")?;
+        let l = st.local(lw)?;
+        let dst = l.dest(l.range(local.offset, size as u64, "local window")?);
         let id = handles::serial();
         if rank == self.rank {
-            let src = st.local(rw)?.range(remote.offset, size as u64, "remote window")?;
-            // SAFETY: both ranges lie inside registered host windows (checked above), which NCCL
-            // keeps mapped while the operation runs; `copy` allows them to overlap.
-            unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, size) };
-            st.requests.insert(id, Pending { peer: rank, done: true });
+            let r = st.local(rw)?;
+            let src = r.dest(r.range(remote.offset, size as u64, "remote window")?);
+            let done = st.copy_locally(dst, src, size, id)?;
+            st.requests.insert(id, Pending { peer: rank, done });
         } else {
             let head = Header {
                 op: Op::GetReq,
@@ -322,6 +340,7 @@ impl Group {
     pub fn test(&self, request: *mut c_void) -> Result<bool> {
         let id = handles::serial_of(Kind::Request, request, "test: request")?;
         let mut st = self.lock();
+        st.poll_stager()?;
         let Some(p) = st.requests.get(&id).copied() else {
             return Err(Error::invalid_argument(format!(
                 "test: request {request:p} is no pending operation of this collComm (tested done already?)"
@@ -394,26 +413,73 @@ impl State {
         }
     }
 
-    /// A put to this rank itself: copied now, then signalled.
-    fn land_locally(&mut self, head: &Header, src: usize) -> Result<()> {
+    /// A put to this rank itself: copied, then signalled; whether it is done already (else
+    /// request `id` is finished when its stream work is).
+    fn land_locally(&mut self, head: &Header, src: Dest, id: u64) -> Result<bool> {
+        let mut done = true;
         if head.len > 0 {
-            let dst = self
-                .local(head.win)?
-                .range(head.offset, head.len, "destination window")?;
-            // SAFETY: both ranges lie inside registered host windows (checked when the put was
-            // posted, and here), which NCCL keeps mapped while the put runs; `copy` allows overlap.
-            unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, head.len as usize) };
+            let w = self.local(head.win)?;
+            let dst = w.dest(w.range(head.offset, head.len, "destination window")?);
+            done = self.copy_locally(dst, src, head.len as usize, id)?;
         }
         if let Some(s) = head.signal {
-            let w = self.local(s.win)?;
+            let w = *self.local(s.win)?;
             let addr = w.signal_at(s.offset, "signal window")?;
-            w.apply_signal(addr, s.add);
+            signal(self.stager.as_mut(), &w, s.win, s.offset, addr, s.add)?;
+        }
+        Ok(done)
+    }
+
+    /// A rank's copy within itself: in place between host windows (done), else on tcpxr's
+    /// stream, request `id` finished once it has run (not done yet).
+    fn copy_locally(&mut self, dst: Dest, src: Dest, len: usize, id: u64) -> Result<bool> {
+        match (dst, src) {
+            (Dest::Host(d), Dest::Host(s)) => {
+                // SAFETY: both ranges lie inside registered host windows (checked when the
+                // operation was posted), which NCCL keeps mapped while it runs; `copy` allows
+                // overlap.
+                unsafe { std::ptr::copy(s as *const u8, d as *mut u8, len) };
+                Ok(true)
+            }
+            (d, s) => {
+                let addr = |x: Dest| match x {
+                    Dest::Host(a) => a as u64,
+                    Dest::Gpu(a) => a,
+                };
+                let st = self.stager_mut()?;
+                st.copy(addr(d), addr(s), len)?;
+                st.finish_after(id)?;
+                Ok(false)
+            }
+        }
+    }
+
+    fn stager_mut(&mut self) -> Result<&mut Stager> {
+        self.stager
+            .as_mut()
+            .ok_or_else(|| Error::internal("GPU memory on a group without GPU staging"))
+    }
+
+    /// Retires the GPU work that has completed, finishing the requests that waited for it.
+    fn poll_stager(&mut self) -> Result<()> {
+        let State { stager, requests, .. } = self;
+        if let Some(s) = stager.as_mut() {
+            s.poll(|r| {
+                if let Some(p) = requests.get_mut(&r) {
+                    p.done = true;
+                }
+            })?;
         }
         Ok(())
     }
 
     fn progress_all(&mut self) -> Result<()> {
         self.check()?;
+        let r = self.poll_stager();
+        if let Err(e) = &r {
+            self.error = Some(e.clone());
+        }
+        r?;
         for p in 0..self.peers.len() {
             self.progress_one(p)?;
         }
@@ -438,6 +504,7 @@ impl State {
             remote,
             requests,
             closed,
+            stager,
             ..
         } = self;
         let Some(peer) = peers[rank].as_mut() else {
@@ -451,8 +518,10 @@ impl State {
                 p.done = true;
             }
         };
-        peer.send(&mut finished)?;
-        let received = peer.receive(|peer, arrived| arrive(peer, arrived, windows, &mut remote[rank], &mut finished));
+        peer.send(stager, &mut finished)?;
+        let received = peer.receive(stager, |peer, stager, arrived| {
+            arrive(peer, stager, arrived, windows, &mut remote[rank], &mut finished)
+        });
         match received {
             Err(e) if e.code == crate::abi::ncclResult_t::ncclRemoteError && peer.closed_cleanly() => {
                 closed[rank] = true;
@@ -462,7 +531,7 @@ impl State {
             r => r?,
         }
         // Answers to gets the peer asked for.
-        peer.send(&mut finished)
+        peer.send(stager, &mut finished)
     }
 }
 
@@ -470,11 +539,13 @@ impl State {
 /// does not fit this rank's windows is the peer's error.
 fn arrive(
     peer: &mut Peer,
+    stager: &mut Option<Stager>,
     arrived: Arrived,
     windows: &HashMap<u32, Window>,
     sizes: &mut HashMap<u32, u64>,
     finished: &mut impl FnMut(u64),
-) -> Result<usize> {
+) -> Result<Dest> {
+    let nowhere = Dest::Host(0);
     let rank = peer.rank;
     let window = |win: u32| {
         windows
@@ -488,40 +559,57 @@ fn arrive(
                 window(s.win)?.signal_at(s.offset, "signal window").map_err(theirs)?;
             }
             if h.len == 0 {
-                return Ok(0);
+                return Ok(nowhere);
             }
-            window(h.win)?
-                .range(h.offset, h.len, "destination window")
-                .map_err(theirs)
+            let w = window(h.win)?;
+            Ok(w.dest(w.range(h.offset, h.len, "destination window").map_err(theirs)?))
         }
         Arrived::Reg { win, size } => {
             sizes.insert(win, size);
-            Ok(0)
+            Ok(nowhere)
         }
         Arrived::GetReq(h) => {
-            let src = window(h.win)?
-                .range(h.offset, h.len, "window a get reads")
-                .map_err(theirs)?;
+            let w = window(h.win)?;
+            let src = w.dest(w.range(h.offset, h.len, "window a get reads").map_err(theirs)?);
             let answer = Header {
                 op: Op::GetResp,
                 signal: None,
                 ..h
             };
-            peer.out.push_back(Out::new(&answer, src, None, Some(h.win)));
-            Ok(0)
+            Out::queue(&mut peer.out, &answer, src, None, Some(h.win));
+            Ok(nowhere)
         }
         Arrived::Landed { head, get } => {
             match get {
-                Some(g) => finished(g.request),
+                // A get into GPU memory is done once its copies have run.
+                Some(g) => match (g.dst, stager.as_mut()) {
+                    (Dest::Gpu(_), Some(st)) => st.finish_after(g.request)?,
+                    _ => finished(g.request),
+                },
                 None => {
                     if let Some(s) = head.signal {
                         let w = window(s.win)?;
                         let addr = w.signal_at(s.offset, "signal window").map_err(theirs)?;
-                        w.apply_signal(addr, s.add);
+                        signal(stager.as_mut(), w, s.win, s.offset, addr, s.add)?;
                     }
                 }
             }
-            Ok(0)
+            Ok(nowhere)
+        }
+    }
+}
+
+/// Adds `add` to the signal at `addr` of window `w` (number `win`, `offset`) after every byte
+/// placed before it: a GPU signal by a write on tcpxr's stream behind the copies, a host signal
+/// by an atomic add, deferred while copies are in flight.
+fn signal(stager: Option<&mut Stager>, w: &Window, win: u32, offset: u64, addr: usize, add: u64) -> Result<()> {
+    match (w.placement, stager) {
+        (Placement::Gpu { .. }, Some(st)) => st.signal_gpu(win, offset, addr as u64, add),
+        (Placement::Gpu { .. }, None) => Err(Error::internal("a GPU signal on a group without GPU staging")),
+        (Placement::Host, Some(st)) => st.signal_host(addr, add),
+        (Placement::Host, None) => {
+            add_host_signal(addr, add);
+            Ok(())
         }
     }
 }

@@ -14,16 +14,18 @@
 //! * group.rs: a group's windows, requests and the operations on them;
 //! * peer.rs: one peer connection: queued sends, headers and payloads landing in place;
 //! * window.rs: a window, where bytes land in it, and the GPU-window rule;
+//! * stage.rs: GPU windows: pinned staging, copies and signals on tcpxr's stream;
 //! * wire.rs: handle, hello and operation header.
 mod connect;
 mod group;
 mod handles;
 mod peer;
+mod stage;
 mod window;
 mod wire;
 
 pub use group::{At, SignalArgs};
-pub use window::gpu_window_rule;
+pub use window::{gpu_signal_flags, gpu_window_rule, process_rule, Facts, GpuPlacement};
 
 use crate::abi::{ncclDebugLogger_t, NCCL_PTR_CUDA, NCCL_PTR_HOST};
 use crate::error::{Error, Result};
@@ -45,9 +47,9 @@ pub struct Device {
     pub guid: u64,
 }
 
-/// The memory types a window may be in: host only until GPU placement exists (window.rs).
-pub const PTR_SUPPORT: c_int = NCCL_PTR_HOST;
-const _: () = assert!(PTR_SUPPORT & NCCL_PTR_CUDA == 0);
+/// The memory types a window may be in: host and GPU memory (window.rs, stage.rs). Where the
+/// GPU-window rule refuses, no device is reported at all.
+pub const PTR_SUPPORT: c_int = NCCL_PTR_HOST | NCCL_PTR_CUDA;
 
 /// A context (rmaCtx): the group it belongs to and how many ordering contexts NCCL asked for.
 pub struct Context {
@@ -86,11 +88,21 @@ pub fn finalize(ctx: *mut c_void) -> Result<()> {
 
 /// The interfaces the net's socket transport would use (NCCL_TCPXR_IFNAME, else
 /// NCCL_SOCKET_IFNAME, else the first that is up and not loopback); none with NCCL_TCPXR_RMA=0,
-/// so that NCCL moves on to its next RMA backend.
+/// so that NCCL moves on to its next RMA backend, and none, with one WARN saying why, where the
+/// GPU-window rule ([`gpu_window_rule`]) finds no placement that cannot wait behind NCCL's kernel:
+/// NCCL registers GPU memory (its signal buffers) with every RMA backend it uses, so a backend
+/// that cannot serve it would fail NCCL's setup, or hang it.
 pub fn devices() -> Result<&'static [Device]> {
     let found = DEVICES.get_or_init(|| {
         let config = crate::config::global()?;
         if !config.rma {
+            return Ok(Vec::new());
+        }
+        if let Err(why) = process_rule() {
+            log::warn!(
+                "RMA: tcpxr offers no RMA device, so NCCL goes on without tcpxr's RMA \
+                 (NCCL_TCPXR_RMA=1 asked for it): {why}"
+            );
             return Ok(Vec::new());
         }
         let all = ifaces::list().map_err(|e| Error::os("getifaddrs", e))?;

@@ -4,6 +4,12 @@
 //! non-blocking `recv` straight into the target window. Ordering: everything one rank sends
 //! another travels on this one stream and is applied in stream order, so a signal is applied
 //! after every put sent before it (strong and weak alike).
+//!
+//! GPU memory is never read or written by a system call: payloads from GPU windows are sent from
+//! staging buffers once their device-to-host copy has completed, and payloads for GPU windows are
+//! received into staging buffers and copied in (stage.rs).
+use super::stage::{Outbound, Stager, STAGE_BYTES};
+use super::window::Dest;
 use super::wire::{Header, Op, HEADER_BYTES};
 use crate::error::{Error, Result};
 use crate::net::conn::{self, Direction};
@@ -23,6 +29,8 @@ const GATHER: usize = 32;
 /// until the window is deregistered, which waits for it).
 pub struct Out {
     pub head: [u8; HEADER_BYTES],
+    /// Header bytes this piece sends: HEADER_BYTES, or 0 for a later piece of a GPU payload.
+    head_len: usize,
     pub payload: usize,
     pub len: usize,
     /// Bytes of header and payload already sent.
@@ -31,28 +39,68 @@ pub struct Out {
     pub request: Option<u64>,
     /// The local window the payload is read from, so deregMrSym can wait for it.
     pub window: Option<u32>,
+    /// A piece of a GPU payload: the device address it is copied from, and its staging once
+    /// started (`payload` is then the staging buffer).
+    stage: Option<(u64, Option<Outbound>)>,
 }
 
 impl Out {
     pub fn new(h: &Header, payload: usize, request: Option<u64>, window: Option<u32>) -> Out {
         Out {
             head: h.encode(),
+            head_len: HEADER_BYTES,
             payload,
             len: h.payload() as usize,
             sent: 0,
             request,
             window,
+            stage: None,
+        }
+    }
+
+    /// An operation whose payload is in GPU memory at `src`: pieces of at most one staging
+    /// buffer each, the header on the first, the request on the last.
+    pub fn from_gpu(h: &Header, src: u64, request: Option<u64>, window: Option<u32>) -> Vec<Out> {
+        let total = h.payload() as usize;
+        if total == 0 {
+            return vec![Out::new(h, 0, request, window)];
+        }
+        let mut pieces = Vec::with_capacity(total.div_ceil(STAGE_BYTES));
+        let mut at = 0;
+        while at < total {
+            let len = (total - at).min(STAGE_BYTES);
+            let last = at + len == total;
+            pieces.push(Out {
+                head: h.encode(),
+                head_len: if at == 0 { HEADER_BYTES } else { 0 },
+                payload: 0,
+                len,
+                sent: 0,
+                request: if last { request } else { None },
+                window,
+                stage: Some((src + at as u64, None)),
+            });
+            at += len;
+        }
+        pieces
+    }
+
+    /// Queues `h` with its payload at `src` (host or GPU memory).
+    pub fn queue(out: &mut VecDeque<Out>, h: &Header, src: Dest, request: Option<u64>, window: Option<u32>) {
+        match src {
+            Dest::Host(a) => out.push_back(Out::new(h, a, request, window)),
+            Dest::Gpu(d) => out.extend(Out::from_gpu(h, d, request, window)),
         }
     }
 
     fn total(&self) -> usize {
-        HEADER_BYTES + self.len
+        self.head_len + self.len
     }
 }
 
 /// A get this rank asked the peer for: where its answer lands.
 pub struct PendingGet {
-    pub dst: usize,
+    pub dst: Dest,
     pub len: u64,
     pub request: u64,
     pub window: u32,
@@ -66,9 +114,12 @@ enum Inbound {
     },
     Payload {
         head: Header,
-        dst: usize,
+        dst: Dest,
         done: usize,
         get: Option<PendingGet>,
+        /// For a GPU destination: the staging buffer being filled, and its bytes so far.
+        buf: Option<usize>,
+        filled: usize,
     },
 }
 
@@ -125,18 +176,37 @@ impl Peer {
 
     /// Sends what the socket takes now; calls `done` with the request of each operation whose
     /// last byte went.
-    pub fn send(&mut self, mut done: impl FnMut(u64)) -> Result<()> {
+    /// Pieces of GPU payloads wait for their staging copy (started here, as buffers allow) to
+    /// complete, and hold back what is queued after them.
+    pub fn send(&mut self, stager: &mut Option<Stager>, mut done: impl FnMut(u64)) -> Result<()> {
         while !self.out.is_empty() {
             let mut iov: Vec<libc::iovec> = Vec::with_capacity(2 * GATHER);
-            for o in self.out.iter().take(GATHER) {
-                let head_left = HEADER_BYTES.saturating_sub(o.sent);
+            for o in self.out.iter_mut().take(GATHER) {
+                if let Some((src, staged)) = &mut o.stage {
+                    let st = stager
+                        .as_mut()
+                        .ok_or_else(|| Error::internal("a GPU payload queued on a group without GPU staging"))?;
+                    if staged.is_none() {
+                        match st.stage_out(*src, o.len)? {
+                            Some(s) => {
+                                o.payload = st.host(s.buf) as usize;
+                                *staged = Some(s);
+                            }
+                            None => break,
+                        }
+                    }
+                    if !st.ready(staged.as_mut().expect("staged"))? {
+                        break;
+                    }
+                }
+                let head_left = o.head_len.saturating_sub(o.sent);
                 if head_left > 0 {
                     iov.push(libc::iovec {
-                        iov_base: o.head[o.sent..].as_ptr() as *mut _,
+                        iov_base: o.head[o.sent..o.head_len].as_ptr() as *mut _,
                         iov_len: head_left,
                     });
                 }
-                let from = o.sent.saturating_sub(HEADER_BYTES);
+                let from = o.sent.saturating_sub(o.head_len);
                 if o.len > from {
                     iov.push(libc::iovec {
                         iov_base: (o.payload + from) as *mut _,
@@ -144,9 +214,14 @@ impl Peer {
                     });
                 }
             }
+            if iov.is_empty() {
+                return Ok(());
+            }
             // SAFETY: headers live in `self.out`, untouched during the call; payloads are
-            // registered window memory checked against the window when queued, which NCCL keeps
-            // valid until the operation's request completes (deregMrSym waits for queued answers).
+            // registered host window memory checked against the window when queued, which NCCL
+            // keeps valid until the operation's request completes (deregMrSym waits for queued
+            // answers), or staging buffers whose device-to-host copy has completed, held by
+            // their operation until it is sent.
             let n = match unsafe { sys::send_iov(self.stream.as_raw_fd(), &iov) } {
                 Ok(n) => n,
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(()),
@@ -161,6 +236,9 @@ impl Peer {
                 left -= take;
                 if o.sent == o.total() {
                     let o = self.out.pop_front().unwrap();
+                    if let (Some(st), Some((_, Some(s)))) = (stager.as_mut(), o.stage) {
+                        st.release(s);
+                    }
                     if let Some(r) = o.request {
                         done(r);
                     }
@@ -171,9 +249,14 @@ impl Peer {
     }
 
     /// Reads what has arrived, handing each complete header (and each landed payload) to
-    /// `arrived`, which answers a Put with the address its payload lands at (other answers are
-    /// ignored). Stops when the socket is empty or after [`READ_PER_PASS`] bytes.
-    pub fn receive(&mut self, mut arrived: impl FnMut(&mut Peer, Arrived) -> Result<usize>) -> Result<()> {
+    /// `arrived`, which answers a Put with where its payload lands (other answers are ignored).
+    /// Stops when the socket is empty, after [`READ_PER_PASS`] bytes, or when a payload for GPU
+    /// memory finds no free staging buffer.
+    pub fn receive(
+        &mut self,
+        stager: &mut Option<Stager>,
+        mut arrived: impl FnMut(&mut Peer, &mut Option<Stager>, Arrived) -> Result<Dest>,
+    ) -> Result<()> {
         let mut budget = READ_PER_PASS;
         loop {
             if budget == 0 {
@@ -201,10 +284,11 @@ impl Peer {
                         got: 0,
                     };
                     let (dst, get) = match head.op {
-                        Op::Put => (arrived(self, Arrived::Put(head))?, None),
+                        Op::Put => (arrived(self, stager, Arrived::Put(head))?, None),
                         Op::Reg => {
                             arrived(
                                 self,
+                                stager,
                                 Arrived::Reg {
                                     win: head.win,
                                     size: head.len,
@@ -213,7 +297,7 @@ impl Peer {
                             continue;
                         }
                         Op::GetReq => {
-                            arrived(self, Arrived::GetReq(head))?;
+                            arrived(self, stager, Arrived::GetReq(head))?;
                             continue;
                         }
                         Op::GetResp => {
@@ -230,7 +314,7 @@ impl Peer {
                         }
                     };
                     if head.len == 0 {
-                        arrived(self, Arrived::Landed { head, get })?;
+                        arrived(self, stager, Arrived::Landed { head, get })?;
                         continue;
                     }
                     self.inbound = Inbound::Payload {
@@ -238,17 +322,45 @@ impl Peer {
                         dst,
                         done: 0,
                         get,
+                        buf: None,
+                        filled: 0,
                     };
                 }
-                Inbound::Payload { head, dst, done, .. } => {
-                    let want = (head.len as usize - *done).min(budget);
+                Inbound::Payload {
+                    head,
+                    dst,
+                    done,
+                    buf,
+                    filled,
+                    ..
+                } => {
+                    let total = head.len as usize;
+                    let (at, want) = match *dst {
+                        Dest::Host(a) => (a + *done, (total - *done).min(budget)),
+                        Dest::Gpu(_) => {
+                            let st = stager
+                                .as_mut()
+                                .ok_or_else(|| Error::internal("a GPU landing on a group without GPU staging"))?;
+                            let b = match *buf {
+                                Some(b) => b,
+                                None => match st.take_buf() {
+                                    Some(b) => *buf.insert(b),
+                                    // Every buffer is in a copy: read on once one is back.
+                                    None => return Ok(()),
+                                },
+                            };
+                            let room = (total - *done).min(STAGE_BYTES - *filled).min(budget);
+                            (st.host(b) as usize + *filled, room)
+                        }
+                    };
                     let iov = [libc::iovec {
-                        iov_base: (*dst + *done) as *mut _,
+                        iov_base: at as *mut _,
                         iov_len: want,
                     }];
-                    // SAFETY: `dst` was checked to hold `head.len` bytes of a registered window
-                    // (group.rs, when the header arrived), which NCCL keeps mapped until
-                    // deregMrSym; nothing else writes those bytes while a put lands.
+                    // SAFETY: `at` lies in `want` bytes of a registered host window checked to
+                    // hold `head.len` bytes (group.rs, when the header arrived), which NCCL keeps
+                    // mapped until deregMrSym, or of a staging buffer this landing holds; nothing
+                    // else writes those bytes meanwhile.
                     let n = match unsafe { sys::recv_iov(self.stream.as_raw_fd(), &iov) } {
                         Ok(0) => return Err(self.io_error(Direction::Recv, ErrorKind::UnexpectedEof.into())),
                         Ok(n) => n,
@@ -258,7 +370,16 @@ impl Peer {
                     };
                     *done += n;
                     budget = budget.saturating_sub(n);
-                    if *done == head.len as usize {
+                    if let Dest::Gpu(dev) = *dst {
+                        *filled += n;
+                        if *filled == STAGE_BYTES || *done == total {
+                            let st = stager.as_mut().expect("checked above");
+                            let b = buf.take().expect("a buffer is being filled");
+                            st.land(dev + (*done - *filled) as u64, b, *filled)?;
+                            *filled = 0;
+                        }
+                    }
+                    if *done == total {
                         let Inbound::Payload { head, get, .. } = std::mem::replace(
                             &mut self.inbound,
                             Inbound::Header {
@@ -268,7 +389,7 @@ impl Peer {
                         ) else {
                             unreachable!()
                         };
-                        arrived(self, Arrived::Landed { head, get })?;
+                        arrived(self, stager, Arrived::Landed { head, get })?;
                     }
                 }
             }
