@@ -19,6 +19,7 @@ const NAME: &std::ffi::CStr = crate::name::NAME_C;
 /// Makes the per-communicator context NCCL keeps for us (a boxed [`Tuner`]) and writes it to
 /// NCCL's `context` slot, which is written (NULL) on failure too.
 fn open(
+    table: u32,
     context: *mut *mut c_void,
     n_ranks: usize,
     n_nodes: usize,
@@ -34,7 +35,7 @@ fn open(
     match &t.idle_because {
         None => log::info!(
             target: "tcpxr::tuner",
-            "tuner: communicator {comm_id:#x} ({n_ranks} ranks, {n_nodes} nodes): {}{}",
+            "tuner (ncclTunerPlugin_v{table}): communicator {comm_id:#x} ({n_ranks} ranks, {n_nodes} nodes): {}{}",
             crate::tuner::describe(t.set_channels),
             if t.set_channels {
                 ""
@@ -44,7 +45,7 @@ fn open(
         ),
         Some(why) => log::info!(
             target: "tcpxr::tuner",
-            "tuner: communicator {comm_id:#x} ({n_ranks} ranks, {n_nodes} nodes) left to NCCL: {why}"
+            "tuner (ncclTunerPlugin_v{table}): communicator {comm_id:#x} ({n_ranks} ranks, {n_nodes} nodes) left to NCCL: {why}"
         ),
     }
     // SAFETY: as above.
@@ -54,7 +55,7 @@ fn open(
 
 ffi_fn! {
     "ncclTuner" / "init" fn init_v4(nRanks: usize, nNodes: usize, logFunction: ncclDebugLogger_t, context: *mut *mut c_void) {
-        open(context, nRanks, nNodes, 0, logFunction)
+        open(V, context, nRanks, nNodes, 0, logFunction)
     }
 }
 
@@ -68,7 +69,7 @@ ffi_fn! {
         _nvlDomainInfo: *mut c_void,
         _constants: *mut c_void,
     ) {
-        open(context, nRanks, nNodes, commId, logFunction)
+        open(V, context, nRanks, nNodes, commId, logFunction)
     }
 }
 
@@ -202,7 +203,7 @@ fn v1_state() -> std::sync::MutexGuard<'static, V1> {
 ffi_fn! {
     "ncclTuner" / "init" fn init_v1(nRanks: usize, nNodes: usize, logFunction: ncclDebugLogger_t) {
         let mut context: *mut c_void = std::ptr::null_mut();
-        open(&mut context, nRanks, nNodes, 0, logFunction)?;
+        open(V, &mut context, nRanks, nNodes, 0, logFunction)?;
         // SAFETY: open boxed a Tuner into `context` (it returned Ok); taken back here, once.
         let t = *unsafe { Box::from_raw(context as *mut Tuner) };
         let mut v1 = v1_state();
