@@ -10,6 +10,7 @@
 //! * `ctrl`, `wire`, `requests`: the control socket, the byte formats, the request handles.
 //! * `memory`: regMr'd ranges, registered with every stripe.
 //! * `ring`, `arena`: NCCL's device unpack, and the socket's bounce memory it reads from.
+mod answer;
 pub mod arena;
 mod comm;
 mod ctrl;

@@ -7,7 +7,10 @@
 //!
 //! The listener chose stripes and chunk size at listen time and put them in the NCCL handle, so
 //! both ends cut messages identically whatever their own configuration says. Connections to the
-//! listen port that do not present the nonce are refused without delaying the real peer.
+//! listen port that do not present the nonce are refused without delaying the real peer. Step 2
+//! does not wait for NCCL's accept: answer.rs's thread sends the welcome as soon as the hello is
+//! in (NCCL 2.12 calls accept only after its connects have completed).
+use super::answer;
 use super::ctrl::Ctrl;
 use super::nics::Nics;
 use super::wire::{self, ListenHandle, HANDLE_BYTES, WELCOME_HEAD_BYTES};
@@ -22,21 +25,76 @@ use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-struct ListenState {
+pub(super) struct ListenState {
     transport: Arc<dyn Transport>,
     acceptor: Acceptor,
     handle: ListenHandle,
     inner: Vec<Box<dyn InnerListener>>,
     inner_handles: Vec<InnerHandle>,
+    peer_timeout_ms: u64,
     ctrl: Option<Ctrl>,
+    /// What went wrong answering the hello on answer.rs's thread, for accept to return.
+    failed: Option<Error>,
     accepted: Vec<Option<Box<dyn InnerRecv>>>,
     spent: bool,
+}
+
+impl ListenState {
+    /// Takes the peer's control connection once its hello is in, and sends the welcome. True once
+    /// nothing is left to answer (the welcome is out, or it failed, or accept is done).
+    pub(super) fn answer(&mut self) -> bool {
+        if self.spent || self.failed.is_some() {
+            return true;
+        }
+        match self.try_answer() {
+            Ok(done) => done,
+            Err(e) => {
+                self.failed = Some(e);
+                true
+            }
+        }
+    }
+
+    fn try_answer(&mut self) -> Result<bool> {
+        if self.ctrl.is_none() {
+            let nonce = self.handle.nonce;
+            let got = self.acceptor.poll(|hello| match wire::check_hello(hello, nonce) {
+                Ok(()) => Verdict::Accept,
+                Err(why) => Verdict::Reject(why),
+            })?;
+            let Some((stream, _)) = got else {
+                return Ok(false);
+            };
+            let mut ctrl = Ctrl::new(stream, self.peer_timeout_ms)?;
+            ctrl.queue(&wire::welcome(
+                self.handle.stripes,
+                self.handle.chunk_bytes,
+                &self.inner_handles,
+            ));
+            self.ctrl = Some(ctrl);
+        }
+        let ctrl = self.ctrl.as_mut().unwrap();
+        ctrl.flush()?;
+        Ok(ctrl.idle())
+    }
 }
 
 #[repr(C)]
 pub struct ListenComm {
     tag: CommTag,
-    state: Mutex<ListenState>,
+    /// Shared with answer.rs's thread, which answers the hello before NCCL calls accept.
+    state: Arc<Mutex<ListenState>>,
+}
+
+impl Drop for ListenComm {
+    fn drop(&mut self) {
+        answer::forget(&self.state);
+        // The answering thread may be looking at this comm right now (one pass, microseconds):
+        // its listeners are closed here, on NCCL's thread, not on that one.
+        while Arc::strong_count(&self.state) > 1 {
+            std::thread::yield_now();
+        }
+    }
 }
 
 impl ListenComm {
@@ -79,19 +137,22 @@ impl ListenComm {
             inner.push(l);
         }
         handle.write(out);
-        let state = ListenState {
+        let state = Arc::new(Mutex::new(ListenState {
             transport,
             acceptor,
             handle,
             inner,
             inner_handles,
+            peer_timeout_ms: tuning.peer_timeout_ms,
             ctrl: None,
+            failed: None,
             accepted: (0..stripes).map(|_| None).collect(),
             spent: false,
-        };
+        }));
+        answer::watch(&state);
         Ok(Box::new(ListenComm {
             tag: CommTag::Listen,
-            state: Mutex::new(state),
+            state,
         }))
     }
 
@@ -104,25 +165,18 @@ impl ListenComm {
                 "accept called again on a listen comm that already produced its connection",
             ));
         }
-        if st.ctrl.is_none() {
-            let nonce = st.handle.nonce;
-            let got = st.acceptor.poll(|hello| match wire::check_hello(hello, nonce) {
-                Ok(()) => Verdict::Accept,
-                Err(why) => Verdict::Reject(why),
-            })?;
-            let Some((stream, _)) = got else {
-                return Ok(None);
-            };
-            let mut ctrl = Ctrl::new(stream, tuning.peer_timeout_ms)?;
-            ctrl.queue(&wire::welcome(
-                st.handle.stripes,
-                st.handle.chunk_bytes,
-                &st.inner_handles,
-            ));
-            st.ctrl = Some(ctrl);
+        if let Some(e) = st.failed.take() {
+            st.spent = true;
+            return Err(e);
+        }
+        if !st.answer() {
+            return Ok(None);
+        }
+        if let Some(e) = st.failed.take() {
+            st.spent = true;
+            return Err(e);
         }
         let ctrl = st.ctrl.as_mut().unwrap();
-        ctrl.flush()?;
         for (slot, listener) in st.accepted.iter_mut().zip(st.inner.iter_mut()) {
             if slot.is_none() {
                 *slot = listener.accept()?;
