@@ -819,34 +819,61 @@ fn gpu_iget_reads_a_peers_gpu_window() {
     });
 }
 
-/// A GPU signal window registered without NCCL_NET_MR_FLAG_SIGNAL_NEVER_RESET is refused with
-/// the reason (tcpxr's host shadow of each signal cannot follow a reset).
+/// A GPU signal window registered as NCCL 2.30 does (FORCE_SO, without
+/// NCCL_NET_MR_FLAG_SIGNAL_NEVER_RESET) is served, and a signal the application resets (here to 41,
+/// from the host) between two puts takes the next put's add on top of the reset value: each add
+/// is applied to the word itself (a host shadow would have written 2). Each signal covers its
+/// put's bytes.
 #[test]
 #[ignore = "needs a GPU: cargo test -- --include-ignored, with TCPXR_REQUIRE_GPU=1 on a GPU host"]
-fn gpu_signal_window_that_may_be_reset_is_refused() {
-    let Some(g) = gpu::gpu_or_skip("gpu_signal_window_that_may_be_reset_is_refused") else {
+fn gpu_signal_window_reset_between_puts_takes_the_next_add() {
+    let Some(g) = gpu::gpu_or_skip("gpu_signal_window_reset_between_puts_takes_the_next_add") else {
         return;
     };
+    const SIZE: usize = (1 << 20) + 17;
     group(2, |rank, r, barrier| {
         g.bind().unwrap();
+        let win = gpu::DevBuf::new(SIZE);
         let sig = gpu::DevBuf::new(64);
-        if rank == 0 {
-            let mut mh = NULL;
-            // SAFETY: 64 bytes of device memory; out-pointer valid.
-            let res = unsafe {
-                rma().regMrSym.unwrap()(
-                    r.coll,
-                    sig.0 as *mut c_void,
-                    64,
-                    NCCL_PTR_CUDA,
-                    NCCL_NET_MR_FLAG_FORCE_SO,
-                    &mut mh,
-                )
-            };
-            assert_eq!((res, mh), (ncclResult_t::ncclInvalidUsage, NULL));
-            expect_log("registered without NCCL_NET_MR_FLAG_SIGNAL_NEVER_RESET");
+        sig.upload(&[0u8; 64]);
+        let wmh = r.reg_as(win.0 as *mut c_void, SIZE, NCCL_PTR_CUDA, 0);
+        let smh = r.reg_as(sig.0 as *mut c_void, 64, NCCL_PTR_CUDA, NCCL_NET_MR_FLAG_FORCE_SO);
+        for (round, want) in [(1, 1u64), (2, 42)] {
+            if rank == 0 {
+                win.upload(&gpu_pattern(0, 1, round, SIZE));
+            }
+            barrier.wait();
+            if rank == 0 {
+                let (res, q) = r.put_signal(0, (wmh, 0), SIZE, (wmh, 0), 1, Some((smh, 8, true)));
+                assert_eq!(res, OK);
+                r.wait_all(vec![q]);
+            } else {
+                let start = Instant::now();
+                loop {
+                    assert_eq!(r.progress(), OK);
+                    let s = read_signals(&sig, 8)[1];
+                    if s >= want {
+                        assert_eq!(s, want, "round {round}: the signal after the reset");
+                        break;
+                    }
+                    assert!(
+                        start.elapsed() < Duration::from_secs(20),
+                        "round {round}: signal stuck at {s}"
+                    );
+                }
+                assert!(
+                    win.download(SIZE) == gpu_pattern(0, 1, round, SIZE),
+                    "round {round}: the put's bytes, under the signal"
+                );
+                // The application resets the signal (NCCL's kernel may): tcpxr must follow.
+                gpu::DevBuf(sig.0 + 8).upload_forget(&41u64.to_le_bytes());
+            }
+            barrier.wait();
         }
-        barrier.wait();
+        for w in [wmh, smh] {
+            // SAFETY: registered above.
+            assert_eq!(unsafe { rma().deregMrSym.unwrap()(r.coll, w) }, OK);
+        }
     });
 }
 

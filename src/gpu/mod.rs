@@ -201,21 +201,25 @@ pub struct Gpu {
     /// 74-76 % of memcpy on one stream, 90-92 % alternating; docs/BENCHMARKS.md#gpu-buffers).
     pub(crate) unpack_alt: sys::CUstream,
     dev: sys::CUdevice,
-    /// tcpxr's unpack kernel, compiled (NVRTC) and loaded the first time a comm needs it; NCCL's
-    /// device unpack never does.
-    unpack: OnceLock<std::result::Result<Kernel, Error>>,
+    /// tcpxr's kernels (kernel.cu: the unpack kernel and the RMA signal add), compiled (NVRTC)
+    /// and loaded the first time a comm or an RMA group needs them; NCCL's device unpack never
+    /// does.
+    kernels: OnceLock<std::result::Result<Kernels, Error>>,
     pub sm_count: u32,
 }
 
-/// A loaded kernel function (a driver handle, valid for the process).
+/// The loaded kernel functions of kernel.cu (driver handles, valid for the process).
 #[derive(Clone, Copy)]
-struct Kernel(sys::CUfunction);
+struct Kernels {
+    unpack: sys::CUfunction,
+    signal_add: sys::CUfunction,
+}
 
 // SAFETY: a CUfunction handle is not tied to a thread: it may be launched from any thread with its
 // context current.
-unsafe impl Send for Kernel {}
-// SAFETY: the handle is only copied out and passed to the (thread-safe) driver, never mutated.
-unsafe impl Sync for Kernel {}
+unsafe impl Send for Kernels {}
+// SAFETY: the handles are only copied out and passed to the (thread-safe) driver, never mutated.
+unsafe impl Sync for Kernels {}
 
 // SAFETY: CUDA driver handles (context, streams, device) are not tied to a thread: they may be used
 // from any thread once the context is made current (`enter` does that before every use).
@@ -276,7 +280,7 @@ impl Gpu {
             ctx,
             stream: std::ptr::null_mut(),
             unpack_alt: std::ptr::null_mut(),
-            unpack: OnceLock::new(),
+            kernels: OnceLock::new(),
             sm_count: 0,
             dev,
         };
@@ -315,37 +319,51 @@ impl Gpu {
         Ok(g)
     }
 
-    /// tcpxr's unpack kernel, compiled and loaded on first use (a comm that places GPU pages with
-    /// it asks while it is being set up, before its first receive).
-    pub(crate) fn unpack_fn(&self) -> Result<sys::CUfunction> {
-        let k = self.unpack.get_or_init(|| {
+    /// tcpxr's kernels, compiled and loaded on first use (a comm that places GPU pages with the
+    /// unpack kernel asks while it is being set up, before its first receive; an RMA group at its
+    /// first GPU window's registration).
+    fn kernels(&self) -> Result<Kernels> {
+        let k = self.kernels.get_or_init(|| {
             let _current = self.enter()?;
-            let f = compile_unpack(self.dev)?;
-            self.load_now(f)?;
-            log::info!(target: "tcpxr::init", "GPU {}: tcpxr's unpack kernel ready", self.ordinal);
-            Ok(Kernel(f))
+            let k = compile_kernels(self.dev)?;
+            self.load_now(k)?;
+            log::info!(target: "tcpxr::init", "GPU {}: tcpxr's kernels ready", self.ordinal);
+            Ok(k)
         });
-        k.as_ref().map(|k| k.0).map_err(Clone::clone)
+        k.clone()
     }
 
-    /// Launches the unpack kernel once with no work and waits for it. With CUDA's lazy module
-    /// loading (the default) a kernel is loaded at its first launch, and loading can wait for the
-    /// context's running kernels. The first real unpack runs while NCCL's kernel spins, waiting for
-    /// exactly that unpack: a deadlock. This runs while the connection is being made, before NCCL
-    /// launches anything that waits on tcpxr.
-    fn load_now(&self, f: sys::CUfunction) -> Result<()> {
-        let mut empty = unpack::empty_batch();
-        let mut params: [*mut c_void; 1] = [empty.as_mut() as *mut _ as *mut c_void];
-        // SAFETY: `f` is tcpxr_unpack(const TcpxrBatch), here given a batch of zero jobs; the
-        // parameter lives across the call (the driver copies it at launch); the stream is live and
-        // the GPU's context current (the caller entered it).
+    /// tcpxr's unpack kernel (see [`Gpu::kernels`]).
+    pub(crate) fn unpack_fn(&self) -> Result<sys::CUfunction> {
+        self.kernels().map(|k| k.unpack)
+    }
+
+    /// Compiles and loads tcpxr's kernels now, if not done yet, so that no later launch (an RMA
+    /// signal) waits for module loading while a kernel spins.
+    pub fn prepare_kernels(&self) -> Result<()> {
+        self.kernels().map(|_| ())
+    }
+
+    /// Launches `f` on tcpxr's stream as one block of `threads` threads.
+    ///
+    /// # Safety
+    /// `params` must be the parameters `f` takes, each pointing at a live value.
+    unsafe fn launch_one_block(
+        &self,
+        f: sys::CUfunction,
+        threads: u32,
+        params: &mut [*mut c_void],
+        what: &str,
+    ) -> Result<()> {
+        // SAFETY: the caller vouches for the parameters (the driver copies them at launch); the
+        // stream is live and the GPU's context current (the caller entered it).
         let r = unsafe {
             sys::cuLaunchKernel(
                 f,
                 1,
                 1,
                 1,
-                32,
+                threads,
                 1,
                 1,
                 0,
@@ -354,7 +372,33 @@ impl Gpu {
                 std::ptr::null_mut(),
             )
         };
-        check(r, "cuLaunchKernel(tcpxr_unpack, warm-up)")?;
+        check(r, what)
+    }
+
+    /// Launches each kernel once with no work and waits for them. With CUDA's lazy module
+    /// loading (the default) a kernel is loaded at its first launch, and loading can wait for the
+    /// context's running kernels. The first real unpack (or RMA signal) runs while NCCL's kernel
+    /// spins, waiting for exactly that launch: a deadlock. This runs while the connection is being
+    /// made (or the first GPU window registered), before NCCL launches anything that waits on
+    /// tcpxr.
+    fn load_now(&self, k: Kernels) -> Result<()> {
+        let mut empty = unpack::empty_batch();
+        let mut params: [*mut c_void; 1] = [empty.as_mut() as *mut _ as *mut c_void];
+        // SAFETY: tcpxr_unpack(const TcpxrBatch), here given a batch of zero jobs, alive across
+        // the call.
+        unsafe { self.launch_one_block(k.unpack, 32, &mut params, "cuLaunchKernel(tcpxr_unpack, warm-up)")? };
+        let (mut p, mut v): (u64, u64) = (0, 0);
+        let mut params: [*mut c_void; 2] = [&mut p as *mut u64 as *mut c_void, &mut v as *mut u64 as *mut c_void];
+        // SAFETY: tcpxr_signal_add(unsigned long long*, unsigned long long) with a NULL pointer,
+        // which it ignores; both values alive across the call.
+        unsafe {
+            self.launch_one_block(
+                k.signal_add,
+                1,
+                &mut params,
+                "cuLaunchKernel(tcpxr_signal_add, warm-up)",
+            )?
+        };
         // SAFETY: the GPU's live stream.
         check(
             unsafe { sys::cuStreamSynchronize(self.stream) },
@@ -454,7 +498,7 @@ pub fn current() -> Result<Option<Arc<Gpu>>> {
     Gpu::get(dev as usize).map(Some)
 }
 
-fn compile_unpack(dev: sys::CUdevice) -> Result<sys::CUfunction> {
+fn compile_kernels(dev: sys::CUdevice) -> Result<Kernels> {
     preload_nvrtc();
     // SAFETY: is_culib_present only tries to dlopen NVRTC.
     if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
@@ -491,24 +535,25 @@ fn compile_unpack(dev: sys::CUdevice) -> Result<sys::CUfunction> {
     let ptx = cudarc::nvrtc::compile_ptx_with_opts(KERNEL_SOURCE, opts).map_err(|e| {
         Error::new(
             ncclResult_t::ncclUnhandledCudaError,
-            format!("NVRTC could not compile the unpack kernel: {e:?}"),
+            format!("NVRTC could not compile tcpxr's kernels (kernel.cu): {e:?}"),
         )
     })?;
     let image = CString::new(ptx.to_src()).map_err(|_| Error::internal("PTX with a NUL byte"))?;
     let mut module: sys::CUmodule = std::ptr::null_mut();
-    let mut function: sys::CUfunction = std::ptr::null_mut();
     // SAFETY: image is NUL-terminated PTX; the module lives for the process.
-    unsafe {
-        check(
-            sys::cuModuleLoadData(&mut module, image.as_ptr() as *const c_void),
-            "cuModuleLoadData",
-        )?;
-        check(
-            sys::cuModuleGetFunction(&mut function, module, c"tcpxr_unpack".as_ptr()),
-            "cuModuleGetFunction",
-        )?;
-    }
-    Ok(function)
+    let r = unsafe { sys::cuModuleLoadData(&mut module, image.as_ptr() as *const c_void) };
+    check(r, "cuModuleLoadData")?;
+    let function = |name: &std::ffi::CStr| {
+        let mut f: sys::CUfunction = std::ptr::null_mut();
+        // SAFETY: a module just loaded, a NUL-terminated name and a valid out-pointer.
+        let r = unsafe { sys::cuModuleGetFunction(&mut f, module, name.as_ptr()) };
+        check(r, &format!("cuModuleGetFunction({name:?})"))?;
+        Ok::<_, Error>(f)
+    };
+    Ok(Kernels {
+        unpack: function(c"tcpxr_unpack")?,
+        signal_add: function(c"tcpxr_signal_add")?,
+    })
 }
 
 /// Host memory of the caller's (page-aligned, mapped by the caller) pinned and mapped into every
@@ -762,22 +807,26 @@ pub unsafe fn copy_async(gpu: &Gpu, dst: u64, src: u64, len: usize) -> Result<()
     )
 }
 
-/// Queues a write of the 64-bit `value` to device memory at `addr` on the GPU's persistent
-/// stream, after everything queued before it, behind a memory fence (the default flags): a kernel
-/// that reads the value sees every byte the stream's earlier copies wrote. One aligned 64-bit
-/// store, never torn.
+/// Queues an atomic add of `add` to the 64-bit word of device memory at `addr` on the GPU's
+/// persistent stream, after everything queued before it: kernel.cu's `tcpxr_signal_add`, one
+/// thread, fenced (system scope) before and after the add, so a kernel that sees the new value
+/// sees every byte the stream's earlier copies wrote. The add applies to whatever the word holds
+/// then, so whoever else writes it (NCCL resetting a signal) is never overwritten with a stale
+/// value. (cuStreamBatchMemOp's atomic reduction would do it without a kernel, from CUDA 13.1.)
+/// The kernels must have been loaded ([`Gpu::prepare_kernels`]) before anything waits on this.
 ///
 /// # Safety
 /// `addr` must be 8-aligned device memory that stays allocated until work recorded after it
 /// completes.
-pub unsafe fn write_u64_async(gpu: &Gpu, addr: u64, value: u64) -> Result<()> {
+pub unsafe fn add_u64_async(gpu: &Gpu, addr: u64, add: u64) -> Result<()> {
+    let f = gpu.kernels()?.signal_add;
     let _current = gpu.enter()?;
-    let flags = sys::CUstreamWriteValue_flags::CU_STREAM_WRITE_VALUE_DEFAULT as u32;
-    // SAFETY: the caller vouches for `addr`; the GPU's stream is live and its context current.
-    check(
-        unsafe { sys::cuStreamWriteValue64_v2(gpu.stream, addr, value, flags) },
-        "cuStreamWriteValue64",
-    )
+    let (mut p, mut v) = (addr, add);
+    let mut params: [*mut c_void; 2] = [&mut p as *mut u64 as *mut c_void, &mut v as *mut u64 as *mut c_void];
+    // SAFETY: tcpxr_signal_add(unsigned long long*, unsigned long long) with the caller's aligned
+    // device word and the addend, both alive across the call (the driver copies them); the GPU's
+    // context is current (`_current`).
+    unsafe { gpu.launch_one_block(f, 1, &mut params, "cuLaunchKernel(tcpxr_signal_add)") }
 }
 
 /// Whether this process is a client of the CUDA MPS server: Some(true) when any device says its

@@ -197,9 +197,6 @@ impl Group {
             let busy = st.peers.iter().flatten().any(|p| p.uses(win)) || st.stager.as_ref().is_some_and(|s| s.busy());
             if !busy || st.error.is_some() {
                 st.windows.remove(&win);
-                if let Some(s) = st.stager.as_mut() {
-                    s.forget(win);
-                }
                 return Ok(());
             }
             if start.elapsed() > self.drain {
@@ -425,7 +422,7 @@ impl State {
         if let Some(s) = head.signal {
             let w = *self.local(s.win)?;
             let addr = w.signal_at(s.offset, "signal window")?;
-            signal(self.stager.as_mut(), &w, s.win, s.offset, addr, s.add)?;
+            signal(self.stager.as_mut(), &w, addr, s.add)?;
         }
         Ok(done)
     }
@@ -590,7 +587,7 @@ fn arrive(
                     if let Some(s) = head.signal {
                         let w = window(s.win)?;
                         let addr = w.signal_at(s.offset, "signal window").map_err(theirs)?;
-                        signal(stager.as_mut(), w, s.win, s.offset, addr, s.add)?;
+                        signal(stager.as_mut(), w, addr, s.add)?;
                     }
                 }
             }
@@ -599,12 +596,12 @@ fn arrive(
     }
 }
 
-/// Adds `add` to the signal at `addr` of window `w` (number `win`, `offset`) after every byte
-/// placed before it: a GPU signal by a write on tcpxr's stream behind the copies, a host signal
-/// by an atomic add, deferred while copies are in flight.
-fn signal(stager: Option<&mut Stager>, w: &Window, win: u32, offset: u64, addr: usize, add: u64) -> Result<()> {
+/// Adds `add` to the signal at `addr` of window `w` after every byte placed before it: a GPU
+/// signal by a device atomic on tcpxr's stream behind the copies, a host signal by an atomic add,
+/// deferred while copies are in flight.
+fn signal(stager: Option<&mut Stager>, w: &Window, addr: usize, add: u64) -> Result<()> {
     match (w.placement, stager) {
-        (Placement::Gpu { .. }, Some(st)) => st.signal_gpu(win, offset, addr as u64, add),
+        (Placement::Gpu { .. }, Some(st)) => st.signal_gpu(addr as u64, add),
         (Placement::Gpu { .. }, None) => Err(Error::internal("a GPU signal on a group without GPU staging")),
         (Placement::Host, Some(st)) => st.signal_host(addr, add),
         (Placement::Host, None) => {

@@ -25,7 +25,7 @@ mod window;
 mod wire;
 
 pub use group::{At, SignalArgs};
-pub use window::{gpu_signal_flags, gpu_window_rule, process_rule, Facts, GpuPlacement};
+pub use window::{gpu_window_rule, process_rule, Facts, GpuPlacement};
 
 use crate::abi::{ncclDebugLogger_t, NCCL_PTR_CUDA, NCCL_PTR_HOST};
 use crate::error::{Error, Result};

@@ -6,9 +6,10 @@
 //!   GPU registration; each full buffer is copied host-to-device on tcpxr's persistent
 //!   non-blocking stream of that GPU, and goes back to the pool when the event recorded behind
 //!   its copy has completed. With the pool empty the connection is left unread until one returns.
-//! * Signals in GPU memory: NCCL never resets them (NCCL_NET_MR_FLAG_SIGNAL_NEVER_RESET, checked at
-//!   registration), so tcpxr keeps a host shadow of each and writes the new 64-bit value with one
-//!   stream write after the data's copies: a kernel that sees the signal sees the data. A host
+//! * Signals in GPU memory: each add is applied to the word itself by a device atomic
+//!   (kernel.cu's `tcpxr_signal_add`, launched <<<1,1>>> on the same stream after the data's
+//!   copies): a kernel that sees the signal sees the data, and NCCL may reset the word between
+//!   puts (it registers signal windows without NCCL_NET_MR_FLAG_SIGNAL_NEVER_RESET). A host
 //!   signal after GPU data waits for the stream work before it (added when its event completes).
 //!   Stream order covers both weak signals (their put's copies come first) and strong ones (every
 //!   earlier put's copies do).
@@ -20,7 +21,7 @@
 use super::window::add_host_signal;
 use crate::error::Result;
 use crate::gpu::{self, Event, Gpu, Mapped};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 /// Bytes of one staging buffer: the most one copy moves.
@@ -53,8 +54,6 @@ pub struct Stager {
     free: Vec<usize>,
     events: Vec<Event>,
     inflight: VecDeque<Inflight>,
-    /// What tcpxr last wrote to each GPU signal, by (window, offset).
-    shadows: HashMap<(u32, u64), u64>,
 }
 
 impl Stager {
@@ -62,6 +61,8 @@ impl Stager {
     /// on the data path.
     pub fn new(ordinal: usize) -> Result<Stager> {
         let gpu = Gpu::get(ordinal)?;
+        // The signal kernel is loaded now, never while NCCL's kernel spins on a signal.
+        gpu.prepare_kernels()?;
         let bufs = (0..STAGE_BUFFERS)
             .map(|_| Mapped::new(&gpu, STAGE_BYTES))
             .collect::<Result<Vec<_>>>()?;
@@ -79,7 +80,6 @@ impl Stager {
             bufs,
             events,
             inflight: VecDeque::new(),
-            shadows: HashMap::new(),
         })
     }
 
@@ -136,14 +136,12 @@ impl Stager {
         self.after(None, Some(request), None)
     }
 
-    /// Adds `add` to the GPU signal at device address `addr` (window `win`, `offset`), after the
-    /// stream's earlier work.
-    pub fn signal_gpu(&mut self, win: u32, offset: u64, addr: u64, add: u64) -> Result<()> {
-        let shadow = self.shadows.entry((win, offset)).or_insert(0);
-        *shadow = shadow.wrapping_add(add);
-        let value = *shadow;
-        // SAFETY: `addr` is an 8-aligned signal inside a registered GPU window (signal_at).
-        unsafe { gpu::write_u64_async(&self.gpu, addr, value) }
+    /// Adds `add` to the GPU signal at device address `addr` with a device atomic after the
+    /// stream's earlier work (the copies of every put before it).
+    pub fn signal_gpu(&mut self, addr: u64, add: u64) -> Result<()> {
+        // SAFETY: `addr` is an 8-aligned signal inside a registered GPU window (signal_at), kept
+        // until this pool is idle (deregMrSym waits for it).
+        unsafe { gpu::add_u64_async(&self.gpu, addr, add) }
     }
 
     /// Adds `add` to the host signal at `addr` now, or, while stream work is pending (bytes the
@@ -155,11 +153,6 @@ impl Stager {
         } else {
             self.after(None, None, Some((addr, add)))
         }
-    }
-
-    /// A window was deregistered: its signals' shadows go with it.
-    pub fn forget(&mut self, win: u32) {
-        self.shadows.retain(|&(w, _), _| w != win);
     }
 
     /// Starts copying `len` bytes at device address `src` out into a staging buffer for sending;

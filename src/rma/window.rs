@@ -7,7 +7,7 @@
 //! nothing can queue. GPU windows are written by copies on tcpxr's own persistent non-blocking
 //! stream (stage.rs), which [`gpu_window_rule`] allows only where that stream can have a hardware
 //! queue apart from the kernel's.
-use crate::abi::{NCCL_NET_MR_FLAG_FORCE_SO, NCCL_NET_MR_FLAG_SIGNAL_NEVER_RESET, NCCL_PTR_CUDA, NCCL_PTR_HOST};
+use crate::abi::{NCCL_PTR_CUDA, NCCL_PTR_HOST};
 use crate::error::{Error, Result};
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,7 +19,7 @@ pub enum Placement {
     /// Host memory: written by the CPU, in place.
     Host,
     /// GPU memory of device `ordinal`: received into pinned staging, copied in on tcpxr's stream;
-    /// signals in it are written on the same stream from a host shadow (stage.rs).
+    /// signals in it are added to by a device atomic on the same stream (stage.rs).
     Gpu { ordinal: usize },
 }
 
@@ -40,11 +40,12 @@ pub struct Window {
 
 impl Window {
     /// A window of NCCL memory of `mem_type` (NCCL_PTR_HOST / NCCL_PTR_CUDA) registered with
-    /// NCCL's `flags`. Host windows need no flag: every window is written in stream order, and
-    /// host signals are only ever added to. A GPU window is served where the process's rule
-    /// allows it ([`process_rule`]); one that may hold signals (FORCE_SO) must say they are never
-    /// reset ([`gpu_signal_flags`]).
-    pub fn new(base: usize, size: usize, mem_type: c_int, flags: u64) -> Result<Window> {
+    /// NCCL's `flags`. No flag is needed: every window is written in stream order (which is what
+    /// FORCE_SO asks of a signal window), and signals, host or GPU, are only ever added to
+    /// atomically, so NCCL may reset them (NCCL 2.30 registers its signal windows without
+    /// NCCL_NET_MR_FLAG_SIGNAL_NEVER_RESET). A GPU window is served where the process's rule
+    /// allows it ([`process_rule`]).
+    pub fn new(base: usize, size: usize, mem_type: c_int, _flags: u64) -> Result<Window> {
         if base == 0 && size > 0 {
             return Err(Error::invalid_argument("regMrSym: data is NULL"));
         }
@@ -58,7 +59,6 @@ impl Window {
                         "regMrSym: tcpxr's RMA cannot serve a window in GPU memory (NCCL_PTR_CUDA): {why}"
                     ))
                 })?;
-                gpu_signal_flags(flags).map_err(|why| Error::invalid_usage(format!("regMrSym: {why}")))?;
                 let gpu = crate::gpu::Gpu::of_pointer(base as *const std::ffi::c_void)?.ok_or_else(|| {
                     Error::invalid_argument(format!(
                         "regMrSym: {base:#x} is registered as NCCL_PTR_CUDA but CUDA does not know it as device memory"
@@ -211,21 +211,6 @@ pub fn process_rule() -> &'static std::result::Result<GpuPlacement, String> {
     RULE.get_or_init(|| gpu_window_rule(&Facts::read()))
 }
 
-/// Whether a GPU window registered with `flags` can be served: one that may hold signals
-/// (NCCL_NET_MR_FLAG_FORCE_SO, NCCL's mark of a signal window) needs
-/// NCCL_NET_MR_FLAG_SIGNAL_NEVER_RESET, because tcpxr writes each GPU signal's new value from a
-/// host shadow of it, which a reset it cannot see would leave wrong.
-pub fn gpu_signal_flags(flags: u64) -> std::result::Result<(), String> {
-    if flags & NCCL_NET_MR_FLAG_FORCE_SO != 0 && flags & NCCL_NET_MR_FLAG_SIGNAL_NEVER_RESET == 0 {
-        return Err(format!(
-            "a signal window in GPU memory (mrFlags {flags:#x}: FORCE_SO) registered without \
-             NCCL_NET_MR_FLAG_SIGNAL_NEVER_RESET: tcpxr writes GPU signals from a host copy of each \
-             and cannot follow a reset (NCCL's GIN proxy sets the flag from backend version 2)"
-        ));
-    }
-    Ok(())
-}
-
 /// Whether GDRCopy's library can be loaded (looked for, never used yet).
 fn gdrcopy_present() -> bool {
     // SAFETY: loading libgdrapi runs only its own initialisers; the handle is dropped at once.
@@ -321,16 +306,5 @@ mod tests {
             ok,
             "driver says no MPS"
         );
-    }
-
-    #[test]
-    fn gpu_signal_windows_must_never_be_reset() {
-        let so = NCCL_NET_MR_FLAG_FORCE_SO;
-        let never = NCCL_NET_MR_FLAG_SIGNAL_NEVER_RESET;
-        assert!(gpu_signal_flags(0).is_ok());
-        assert!(gpu_signal_flags(so | never).is_ok());
-        assert!(gpu_signal_flags(never).is_ok());
-        let why = gpu_signal_flags(so).unwrap_err();
-        assert!(why.contains("NCCL_NET_MR_FLAG_SIGNAL_NEVER_RESET"), "{why}");
     }
 }
