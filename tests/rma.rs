@@ -9,7 +9,7 @@ use nccl_net_tcpxr::abi::*;
 use std::ffi::{c_int, c_void};
 use std::io::{BufRead, BufReader, Write};
 use std::process::Stdio;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
@@ -221,6 +221,23 @@ impl Rank {
         }
     }
 
+    /// Marks this rank's own requests done in `arrived` and keeps progressing until all `n`
+    /// ranks have: a rank serves the gets others asked of it only while it calls in (tcpxr has
+    /// no thread; NCCL's proxy thread calls rmaProgress throughout), and an answer from GPU memory
+    /// leaves piece by piece as its copies complete, so a rank that waited at a plain barrier
+    /// once its own gets were done would leave its peers' gets unanswered, and the test hung.
+    fn settle(&self, arrived: &AtomicUsize, n: usize) {
+        arrived.fetch_add(1, Ordering::AcqRel);
+        let start = Instant::now();
+        while arrived.load(Ordering::Acquire) < n {
+            assert_eq!(self.progress(), OK);
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "peers' requests never completed"
+            );
+        }
+    }
+
     /// Progresses until `signal` reaches `want`.
     fn wait_signal(&self, signal: &AtomicU64, want: u64) {
         let start = Instant::now();
@@ -381,6 +398,7 @@ fn a_strong_signal_follows_every_earlier_put_on_its_context() {
 
 #[test]
 fn iget_reads_a_peers_window() {
+    let arrived = AtomicUsize::new(0);
     group(3, |rank, r, barrier| {
         let mut window: Vec<u8> = (0..CHUNK).map(|i| (i as u8) ^ (rank as u8 * 40)).collect();
         let mut local = vec![0u8; 3 * CHUNK];
@@ -408,10 +426,80 @@ fn iget_reads_a_peers_window() {
             reqs.push(req);
         }
         r.wait_all(reqs);
+        r.settle(&arrived, 3);
         for from in 0..3 {
             let want: Vec<u8> = (0..CHUNK).map(|i| (i as u8) ^ (from as u8 * 40)).collect();
             assert!(
                 local[from * CHUNK..(from + 1) * CHUNK] == want[..],
+                "rank {rank}: get from {from}"
+            );
+        }
+        barrier.wait();
+        for w in [wmh, lmh] {
+            // SAFETY: registered above.
+            assert_eq!(unsafe { rma().deregMrSym.unwrap()(r.coll, w) }, OK);
+        }
+    });
+}
+
+/// A rank that only tests its own pending request (no rmaProgress) still serves the gets other
+/// ranks asked of it: test moves every connection. Rank 0 waits on a get from rank 1, which
+/// answers only once rank 2's get from rank 0 is done; before, rank 0's test moved only its
+/// connection to rank 1, and rank 2's request was never read.
+#[test]
+fn testing_a_request_serves_other_ranks_gets() {
+    const SIZE: usize = 4 << 20;
+    let served = AtomicBool::new(false);
+    let arrived = AtomicUsize::new(0);
+    group(3, |rank, r, barrier| {
+        let mut window: Vec<u8> = (0..SIZE).map(|i| (i as u8) ^ (rank as u8 * 40)).collect();
+        let mut local = vec![0u8; SIZE];
+        let wmh = r.reg(window.as_mut_ptr() as *mut c_void, window.len());
+        let lmh = r.reg(local.as_mut_ptr() as *mut c_void, local.len());
+        barrier.wait();
+        let get = |from: usize| {
+            let mut req = NULL;
+            // SAFETY: handles from regMrSym; out-pointer valid.
+            let res = unsafe { rma().iget.unwrap()(r.ctx, 0, 0, wmh, SIZE, 0, lmh, from as u32, &mut req) };
+            assert_eq!(res, OK);
+            req
+        };
+        let start = Instant::now();
+        match rank {
+            0 => {
+                let req = get(1);
+                loop {
+                    let (res, done) = r.test(req);
+                    assert_eq!(res, OK);
+                    if done {
+                        break;
+                    }
+                    assert!(
+                        start.elapsed() < Duration::from_secs(20),
+                        "rank 0's get never completed"
+                    );
+                }
+            }
+            1 => {
+                while !served.load(Ordering::Acquire) {
+                    assert!(
+                        start.elapsed() < Duration::from_secs(20),
+                        "rank 2's get from rank 0 never completed while rank 0 tested its own"
+                    );
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            }
+            _ => {
+                let req = get(0);
+                r.wait_all(vec![req]);
+                served.store(true, Ordering::Release);
+            }
+        }
+        r.settle(&arrived, 3);
+        if rank != 1 {
+            let from = if rank == 0 { 1u8 } else { 0 };
+            assert!(
+                (0..SIZE).all(|i| local[i] == (i as u8) ^ (from * 40)),
                 "rank {rank}: get from {from}"
             );
         }
@@ -760,7 +848,8 @@ fn gpu_puts_with_strong_signals_land_at_3_ranks() {
     gpu_puts(3);
 }
 
-/// iget from every rank's GPU window into a GPU window and into a host window.
+/// iget from every rank's GPU window into a GPU window and into a host window. Each rank keeps
+/// progressing until every rank's gets are done ([`Rank::settle`]): without that it hung.
 #[test]
 #[ignore = "needs a GPU: cargo test -- --include-ignored, with TCPXR_REQUIRE_GPU=1 on a GPU host"]
 fn gpu_iget_reads_a_peers_gpu_window() {
@@ -769,6 +858,7 @@ fn gpu_iget_reads_a_peers_gpu_window() {
     };
     const N: usize = 3;
     const SIZE: usize = (3 << 20) + 5;
+    let arrived = AtomicUsize::new(0);
     group(N, |rank, r, barrier| {
         g.bind().unwrap();
         let window = gpu::DevBuf::new(SIZE);
@@ -802,6 +892,7 @@ fn gpu_iget_reads_a_peers_gpu_window() {
             }
         }
         r.wait_all(reqs);
+        r.settle(&arrived, N);
         for from in 0..N {
             let want = gpu_pattern(from, 99, 1, SIZE);
             let got = gpu::DevBuf(local.0 + (from * SIZE) as u64).download_forget(SIZE);

@@ -32,10 +32,9 @@ pub struct Group {
     state: Mutex<State>,
 }
 
-/// A request NCCL holds: the peer it waits on, and whether it is done.
+/// A request NCCL holds: whether it is done.
 #[derive(Clone, Copy)]
 struct Pending {
-    peer: usize,
     done: bool,
 }
 
@@ -271,15 +270,9 @@ impl Group {
         let id = handles::serial();
         if rank == self.rank {
             let done = st.land_locally(&head, src_addr, id)?;
-            st.requests.insert(id, Pending { peer: rank, done });
+            st.requests.insert(id, Pending { done });
         } else {
-            st.requests.insert(
-                id,
-                Pending {
-                    peer: rank,
-                    done: false,
-                },
-            );
+            st.requests.insert(id, Pending { done: false });
             Out::queue(&mut st.peer(rank)?.out, &head, src_addr, Some(id), src_win);
             st.progress_one(rank)?;
         }
@@ -302,7 +295,7 @@ impl Group {
             let r = st.local(rw)?;
             let src = r.dest(r.range(remote.offset, size as u64, "remote window")?);
             let done = st.copy_locally(dst, src, size, id)?;
-            st.requests.insert(id, Pending { peer: rank, done });
+            st.requests.insert(id, Pending { done });
         } else {
             let head = Header {
                 op: Op::GetReq,
@@ -312,13 +305,7 @@ impl Group {
                 len: size as u64,
                 signal: None,
             };
-            st.requests.insert(
-                id,
-                Pending {
-                    peer: rank,
-                    done: false,
-                },
-            );
+            st.requests.insert(id, Pending { done: false });
             let peer = st.peer(rank)?;
             peer.out.push_back(Out::new(&head, 0, None, None));
             peer.gets.push_back(PendingGet {
@@ -332,8 +319,10 @@ impl Group {
         Ok(handles::token(Kind::Request, id))
     }
 
-    /// test: whether the request is done (it is then forgotten). A pending request moves its
-    /// peer's connection first.
+    /// test: whether the request is done (it is then forgotten). A pending request moves every
+    /// connection first, not only its own peer's: this rank's answers to other ranks' gets (and
+    /// its landings of their puts) must not wait for an rmaProgress call, or a caller that only
+    /// tests its own requests could wait on a peer that waits on this rank.
     pub fn test(&self, request: *mut c_void) -> Result<bool> {
         let id = handles::serial_of(Kind::Request, request, "test: request")?;
         let mut st = self.lock();
@@ -344,7 +333,7 @@ impl Group {
             )));
         };
         if !p.done {
-            st.progress_one(p.peer)?;
+            st.progress_all()?;
         }
         let done = st.requests.get(&id).is_some_and(|p| p.done);
         if done {
