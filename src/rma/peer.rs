@@ -8,7 +8,7 @@
 //! GPU memory is never read or written by a system call: payloads from GPU windows are sent from
 //! staging buffers once their device-to-host copy has completed, and payloads for GPU windows are
 //! received into staging buffers and copied in (stage.rs).
-use super::stage::{Outbound, Stager, STAGE_BYTES};
+use super::stage::{Outbound, Stager, OUT_AHEAD, STAGE_BYTES};
 use super::window::Dest;
 use super::wire::{Header, Op, HEADER_BYTES};
 use crate::error::{Error, Result};
@@ -176,17 +176,23 @@ impl Peer {
 
     /// Sends what the socket takes now; calls `done` with the request of each operation whose
     /// last byte went.
-    /// Pieces of GPU payloads wait for their staging copy (started here, as buffers allow) to
-    /// complete, and hold back what is queued after them.
+    /// Pieces of GPU payloads wait for their staging copy (started here, at most [`OUT_AHEAD`]
+    /// pieces ahead and as the pool's rule allows: stage.rs's `Buffers`) to complete, and hold
+    /// back what is queued after them.
     pub fn send(&mut self, stager: &mut Option<Stager>, mut done: impl FnMut(u64)) -> Result<()> {
         while !self.out.is_empty() {
             let mut iov: Vec<libc::iovec> = Vec::with_capacity(2 * GATHER);
+            let mut ahead = 0;
             for o in self.out.iter_mut().take(GATHER) {
                 if let Some((src, staged)) = &mut o.stage {
                     let st = stager
                         .as_mut()
                         .ok_or_else(|| Error::internal("a GPU payload queued on a group without GPU staging"))?;
+                    ahead += 1;
                     if staged.is_none() {
+                        if ahead > OUT_AHEAD {
+                            break;
+                        }
                         match st.stage_out(*src, o.len)? {
                             Some(s) => {
                                 o.payload = st.host(s.buf) as usize;
@@ -251,7 +257,9 @@ impl Peer {
     /// Reads what has arrived, handing each complete header (and each landed payload) to
     /// `arrived`, which answers a Put with where its payload lands (other answers are ignored).
     /// Stops when the socket is empty, after [`READ_PER_PASS`] bytes, or when a payload for GPU
-    /// memory finds no free staging buffer.
+    /// memory finds no free staging buffer; what a pass received for GPU memory is copied on
+    /// before it returns (a buffer is copied as soon as it is full, the rest at the end of the
+    /// pass).
     pub fn receive(
         &mut self,
         stager: &mut Option<Stager>,
@@ -260,7 +268,7 @@ impl Peer {
         let mut budget = READ_PER_PASS;
         loop {
             if budget == 0 {
-                return Ok(());
+                return self.land_filled(stager);
             }
             match &mut self.inbound {
                 Inbound::Header { buf, got } => {
@@ -364,7 +372,7 @@ impl Peer {
                     let n = match unsafe { sys::recv_iov(self.stream.as_raw_fd(), &iov) } {
                         Ok(0) => return Err(self.io_error(Direction::Recv, ErrorKind::UnexpectedEof.into())),
                         Ok(n) => n,
-                        Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(()),
+                        Err(e) if e.kind() == ErrorKind::WouldBlock => return self.land_filled(stager),
                         Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                         Err(e) => return Err(self.io_error(Direction::Recv, e)),
                     };
@@ -394,6 +402,34 @@ impl Peer {
                 }
             }
         }
+    }
+
+    /// Copies what this pass received into a staging buffer on to the GPU (or gives the buffer
+    /// back when it received nothing), so that no landing holds a buffer while it waits for the
+    /// network: landing buffers then come back within a copy's time whatever the peers do, which
+    /// the pool's rule (stage.rs's `Buffers`) needs to be deadlock-free.
+    fn land_filled(&mut self, stager: &mut Option<Stager>) -> Result<()> {
+        if let Inbound::Payload {
+            dst: Dest::Gpu(dev),
+            done,
+            buf,
+            filled,
+            ..
+        } = &mut self.inbound
+        {
+            if let Some(b) = buf.take() {
+                let st = stager
+                    .as_mut()
+                    .ok_or_else(|| Error::internal("a GPU landing on a group without GPU staging"))?;
+                if *filled > 0 {
+                    st.land(*dev + (*done - *filled) as u64, b, *filled)?;
+                } else {
+                    st.untake(b);
+                }
+                *filled = 0;
+            }
+        }
+        Ok(())
     }
 
     /// Whether an operation reading window `win` is still queued, or a get landing in it pending.

@@ -3,9 +3,10 @@
 //!
 //! * Landing: a put (or a get's answer) for a GPU window is received into pinned host staging
 //!   buffers of [`STAGE_BYTES`] each, from a pool of [`STAGE_BUFFERS`] made at the group's first
-//!   GPU registration; each full buffer is copied host-to-device on tcpxr's persistent
-//!   non-blocking stream of that GPU, and goes back to the pool when the event recorded behind
-//!   its copy has completed. With the pool empty the connection is left unread until one returns.
+//!   GPU registration; each full buffer, and whatever a progress pass received into one, is
+//!   copied host-to-device on tcpxr's persistent non-blocking stream of that GPU, and goes back to
+//!   the pool when the event recorded behind its copy has completed. With the pool empty the
+//!   connection is left unread until one returns (within a copy's time: see [`Buffers`]).
 //! * Signals in GPU memory: each add is applied to the word itself by a device atomic
 //!   (kernel.cu's `tcpxr_signal_add`, launched <<<1,1>>> on the same stream after the data's
 //!   copies): a kernel that sees the signal sees the data, and NCCL may reset the word between
@@ -14,7 +15,9 @@
 //!   Stream order covers both weak signals (their put's copies come first) and strong ones (every
 //!   earlier put's copies do).
 //! * Sending from GPU memory (a put's source, a get's answer): copied device-to-host into a
-//!   staging buffer on the same stream; the send waits for its event in the progress loop.
+//!   staging buffer on the same stream, at most [`OUT_AHEAD`] pieces ahead per peer and never
+//!   into the last [`INBOUND_RESERVE`] free buffers; the send waits for its event in the progress
+//!   loop.
 //!
 //! Nothing here blocks: copies, writes and event records are queued, events are queried. Events
 //! come from a pool that keeps every event made (as many as were ever in flight at once).
@@ -28,6 +31,66 @@ use std::sync::Arc;
 pub const STAGE_BYTES: usize = 1 << 20;
 /// Staging buffers per group (pinned host memory: STAGE_BYTES each).
 pub const STAGE_BUFFERS: usize = 16;
+
+/// Free staging buffers kept for landing: a copy out for sending is started only while more than
+/// this many are free (see [`Buffers`]).
+pub const INBOUND_RESERVE: usize = STAGE_BUFFERS / 4;
+/// Pieces of GPU payloads one peer's send queue stages ahead of the socket: more cannot go out
+/// sooner, and would only keep buffers from other peers' sends.
+pub const OUT_AHEAD: usize = 4;
+
+/// The accounting of a pool of staging buffers, shared by landing (bytes received for GPU memory)
+/// and sending (bytes copied out of GPU memory), and the rule that keeps the two from deadlocking.
+///
+/// A landing buffer comes back once its host-to-device copy completes: that depends on the GPU
+/// alone (peer.rs never holds one across a pass waiting for more bytes: what a pass read is copied
+/// at once). A sending buffer comes back once its bytes are in the socket: that depends on the
+/// peer reading, which depends on the peer's landing buffers. Were sends free to take every buffer
+/// (as they did until 2026-11-27), every rank of a group could hold all of its buffers in answers
+/// queued behind sockets its peers no longer read, because their own buffers are all in answers
+/// too: no one lands, so no socket drains (three ranks each iget'ing 3 MiB + 5 from each other's
+/// GPU windows twice hung). Sends may therefore take a buffer only while more than `reserve` are
+/// free: landing always finds one within a copy's time, so every rank reads every socket, every
+/// queued piece is sent, and every buffer comes back.
+pub struct Buffers {
+    free: Vec<usize>,
+    total: usize,
+    reserve: usize,
+}
+
+impl Buffers {
+    /// `total` buffers (numbered 0..total), `reserve` of them kept for landing.
+    pub fn new(total: usize, reserve: usize) -> Buffers {
+        Buffers {
+            free: (0..total).rev().collect(),
+            total,
+            reserve,
+        }
+    }
+
+    /// A buffer to land received bytes in: any free one.
+    pub fn take_in(&mut self) -> Option<usize> {
+        self.free.pop()
+    }
+
+    /// A buffer to copy bytes out into for sending: only while more than the reserve are free.
+    pub fn take_out(&mut self) -> Option<usize> {
+        if self.free.len() > self.reserve {
+            self.free.pop()
+        } else {
+            None
+        }
+    }
+
+    pub fn give(&mut self, b: usize) {
+        debug_assert!(b < self.total && !self.free.contains(&b), "buffer {b} given back twice");
+        self.free.push(b);
+    }
+
+    pub fn all_free(&self) -> bool {
+        self.free.len() == self.total
+    }
+}
 
 /// Stream work not yet known complete, and what to do when it is.
 struct Inflight {
@@ -51,7 +114,7 @@ pub struct Outbound {
 pub struct Stager {
     pub gpu: Arc<Gpu>,
     bufs: Vec<Mapped>,
-    free: Vec<usize>,
+    pool: Buffers,
     events: Vec<Event>,
     inflight: VecDeque<Inflight>,
 }
@@ -76,15 +139,21 @@ impl Stager {
         );
         Ok(Stager {
             gpu,
-            free: (0..bufs.len()).rev().collect(),
+            pool: Buffers::new(bufs.len(), INBOUND_RESERVE),
             bufs,
             events,
             inflight: VecDeque::new(),
         })
     }
 
+    /// A staging buffer to land received bytes in (None while all are in use).
     pub fn take_buf(&mut self) -> Option<usize> {
-        self.free.pop()
+        self.pool.take_in()
+    }
+
+    /// Gives back a landing buffer that received nothing.
+    pub fn untake(&mut self, b: usize) {
+        self.pool.give(b);
     }
 
     /// The host address of staging buffer `b`.
@@ -156,9 +225,11 @@ impl Stager {
     }
 
     /// Starts copying `len` bytes at device address `src` out into a staging buffer for sending;
-    /// None while the pool is empty.
+    /// None while no buffer may be taken for sending ([`Buffers::take_out`]).
     pub fn stage_out(&mut self, src: u64, len: usize) -> Result<Option<Outbound>> {
-        let Some(buf) = self.free.pop() else { return Ok(None) };
+        let Some(buf) = self.pool.take_out() else {
+            return Ok(None);
+        };
         let dst = self.bufs[buf].host;
         // SAFETY: `buf` is a pinned buffer of this pool (len <= STAGE_BYTES), held by the returned
         // Outbound until its event has completed; `src` lies in a registered GPU window which
@@ -175,7 +246,7 @@ impl Stager {
                 ready: false,
             })),
             Err(e) => {
-                self.free.push(buf);
+                self.pool.give(buf);
                 Err(e)
             }
         }
@@ -191,7 +262,7 @@ impl Stager {
 
     /// Gives an outbound buffer (sent, or abandoned once its copy completed) back.
     pub fn release(&mut self, o: Outbound) {
-        self.free.push(o.buf);
+        self.pool.give(o.buf);
         self.events.push(o.event);
     }
 
@@ -204,7 +275,7 @@ impl Stager {
             }
             let w = self.inflight.pop_front().expect("front");
             if let Some(b) = w.buf {
-                self.free.push(b);
+                self.pool.give(b);
             }
             if let Some((addr, add)) = w.host_signal {
                 add_host_signal(addr, add);
@@ -219,7 +290,7 @@ impl Stager {
 
     /// Whether stream work is pending or staging buffers are out.
     pub fn busy(&self) -> bool {
-        !self.inflight.is_empty() || self.free.len() < self.bufs.len()
+        !self.inflight.is_empty() || !self.pool.all_free()
     }
 }
 
@@ -236,5 +307,185 @@ impl Drop for Stager {
                 return;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// How a simulated rank uses its staging pool: the rule before 2026-11-27 (sends take any
+    /// free buffer, as far ahead as the queue goes; a landing keeps its buffer until a whole
+    /// buffer's bytes have arrived) or the rule now (the pool's reserve, [`OUT_AHEAD`], and
+    /// landings copied at the end of every pass).
+    #[derive(Clone, Copy, PartialEq)]
+    enum Rule {
+        Before,
+        Now,
+    }
+
+    /// Units of bytes in a simulation: a staging buffer holds `PIECE`, a socket `SOCKET`.
+    const PIECE: usize = 4;
+    const SOCKET: usize = 3;
+
+    struct Staged {
+        buf: usize,
+        ready_at: u64,
+        sent: usize,
+    }
+
+    /// One rank of a simulated group: its pool, copies in flight (a fake copier that completes
+    /// each copy a few steps after it was queued, whatever the rank does meanwhile), and per peer
+    /// the pieces it still has to send (answers to gets from GPU memory), those staged, the
+    /// landing in progress and the pieces landed.
+    struct SimRank {
+        pool: Buffers,
+        copies: Vec<(usize, u64)>,
+        to_send: Vec<usize>,
+        staged: Vec<VecDeque<Staged>>,
+        landing: Vec<Option<(usize, usize)>>,
+        /// Units received from each peer.
+        got: Vec<usize>,
+    }
+
+    /// `n` ranks, each sending `pieces` pieces of GPU payload to every other rank, moved by a
+    /// random interleaving of sends, receives and polls (seeded: threads of one process, or
+    /// processes, race like this). Whether every piece arrived before no move was possible.
+    fn simulate(rule: Rule, n: usize, pieces: usize, seed: u64) -> bool {
+        let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        let mut next = move |m: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % m
+        };
+        let reserve = if rule == Rule::Now { INBOUND_RESERVE } else { 0 };
+        let ahead = if rule == Rule::Now { OUT_AHEAD } else { usize::MAX };
+        let mut ranks: Vec<SimRank> = (0..n)
+            .map(|r| SimRank {
+                pool: Buffers::new(STAGE_BUFFERS, reserve),
+                copies: Vec::new(),
+                to_send: (0..n).map(|p| if p == r { 0 } else { pieces }).collect(),
+                staged: (0..n).map(|_| VecDeque::new()).collect(),
+                landing: vec![None; n],
+                got: vec![0; n],
+            })
+            .collect();
+        // socket[a][b]: units sent by a not yet read by b.
+        let mut socket = vec![vec![0usize; n]; n];
+        let mut idle = 0;
+        for now in 0..1_000_000u64 {
+            if (0..n).all(|r| (0..n).all(|p| p == r || ranks[r].got[p] == pieces * PIECE)) {
+                return true;
+            }
+            let (r, p) = (next(n as u64) as usize, next(n as u64) as usize);
+            let before = (
+                socket.clone(),
+                ranks.iter().map(|x| x.pool.free.len()).collect::<Vec<_>>(),
+            );
+            let me = &mut ranks[r];
+            // Poll: completed copies give their buffers back.
+            me.copies.retain(|&(b, at)| {
+                if at <= now {
+                    me.pool.give(b);
+                }
+                at > now
+            });
+            if p != r {
+                // Send to p: ready pieces into the socket, then one more piece staged (as peer.rs:
+                // the first piece not yet staged is started when those before it are ready).
+                while let Some(s) = me.staged[p].front_mut() {
+                    if s.ready_at > now {
+                        break;
+                    }
+                    let take = (PIECE - s.sent).min(SOCKET - socket[r][p]);
+                    s.sent += take;
+                    socket[r][p] += take;
+                    if s.sent < PIECE {
+                        break;
+                    }
+                    let b = s.buf;
+                    me.staged[p].pop_front();
+                    me.pool.give(b);
+                }
+                let all_ready = me.staged[p].iter().all(|s| s.ready_at <= now);
+                if me.to_send[p] > 0 && all_ready && me.staged[p].len() < ahead {
+                    if let Some(buf) = me.pool.take_out() {
+                        me.to_send[p] -= 1;
+                        let ready_at = now + 1 + next(3);
+                        me.staged[p].push_back(Staged { buf, ready_at, sent: 0 });
+                    }
+                }
+                // Receive from p into a staging buffer.
+                while socket[p][r] > 0 {
+                    let (buf, filled) = match me.landing[p] {
+                        Some(l) => l,
+                        None => match me.pool.take_in() {
+                            Some(b) => (b, 0),
+                            None => break,
+                        },
+                    };
+                    // A buffer is filled up to the end of the piece being received (units
+                    // received so far decide where a piece ends, as the header does in peer.rs).
+                    let piece_left = PIECE - me.got[p] % PIECE;
+                    let n = socket[p][r].min(piece_left).min(PIECE - filled);
+                    socket[p][r] -= n;
+                    me.got[p] += n;
+                    let filled = filled + n;
+                    let ends = n == piece_left || filled == PIECE;
+                    if ends || (rule == Rule::Now && socket[p][r] == 0) {
+                        // Copied on: the buffer comes back when the fake copy completes.
+                        me.copies.push((buf, now + 1 + next(3)));
+                        me.landing[p] = None;
+                    } else {
+                        me.landing[p] = Some((buf, filled));
+                    }
+                }
+            }
+            let after = (
+                socket.clone(),
+                ranks.iter().map(|x| x.pool.free.len()).collect::<Vec<_>>(),
+            );
+            let moving = ranks.iter().any(|x| !x.copies.is_empty()) || before != after;
+            idle = if moving { 0 } else { idle + 1 };
+            if idle > 20_000 {
+                return false;
+            }
+        }
+        false
+    }
+
+    /// Sending and landing sharing the pool, on the CPU. Under the rule before, every rank of a
+    /// group could end with all its buffers in answers queued behind sockets its peers no longer
+    /// read, their own buffers being in answers too: some interleavings of 3 ranks each answering
+    /// 16 pieces (two 8 MiB gets from GPU memory) to each other hang. (The 8 pieces a rank of
+    /// `gpu_iget_reads_a_peers_gpu_window` answers each peer stay below that: none hangs.) Under
+    /// the rule now every interleaving delivers every piece.
+    #[test]
+    fn staging_cannot_deadlock_between_sending_and_landing() {
+        for (n, pieces) in [(3, 16), (2, 40), (4, 12)] {
+            let stuck = (0..40).filter(|&seed| !simulate(Rule::Before, n, pieces, seed)).count();
+            assert!(stuck > 0, "{n} ranks x {pieces} pieces: the rule before never hung");
+        }
+        assert!((0..40).all(|seed| simulate(Rule::Before, 3, 8, seed)));
+        for (n, pieces) in [(3, 8), (3, 16), (3, 24), (2, 40), (4, 12), (5, 3)] {
+            for seed in 0..100 {
+                assert!(
+                    simulate(Rule::Now, n, pieces, seed),
+                    "{n} ranks x {pieces} pieces, seed {seed}: stuck"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn sends_never_take_the_landing_reserve() {
+        let mut b = Buffers::new(6, 2);
+        let out: Vec<usize> = std::iter::from_fn(|| b.take_out()).collect();
+        assert_eq!(out.len(), 4);
+        assert!(b.take_in().is_some() && b.take_in().is_some() && b.take_in().is_none());
+        b.give(out[0]);
+        assert_eq!(b.take_out(), None, "a freed buffer under the reserve is landing's");
+        assert_eq!(b.take_in(), Some(out[0]));
     }
 }
