@@ -281,9 +281,10 @@ const RMA: Param = Param {
           Windows in host and GPU memory; bytes for GPU windows are staged in pinned memory and \
           copied in on tcpxr's own stream, which must never wait behind NCCL's kernel: with \
           CUDA_DEVICE_MAX_CONNECTIONS=1 (or outside 2-32) or under CUDA MPS, tcpxr reports no RMA \
-          device, with a WARN saying why, and NCCL goes on without it. Off by default: NCCL 2.30 \
-          registers every symmetric window of a multi-node communicator with the RMA backend it \
-          found, and GPU windows are new (docs/ARCHITECTURE.md, One-sided operations).",
+          device, with a WARN saying why, and NCCL goes on without it. Off by default until NCCL's \
+          GIN and host RMA have run end to end over it: NCCL 2.30 registers every symmetric window \
+          of a multi-node communicator with the RMA backend it found (docs/ARCHITECTURE.md, \
+          One-sided operations).",
 };
 
 /// Every setting, in the order they are parsed, logged and documented.
