@@ -10,7 +10,7 @@ use std::ffi::{c_int, c_void};
 use std::io::{BufRead, BufReader, Write};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Barrier, Mutex};
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 const CHILD_VAR: &str = "TCPXR_RMA_CHILD";
@@ -265,7 +265,82 @@ impl Rank {
     }
 }
 
-/// Runs `body(rank, nranks, Rank)` on `n` threads once their group is connected.
+/// The ranks' barrier: std's, except that a rank that panics (a failed assertion, a guard that
+/// ran out) fails the ranks waiting at it, and a wait longer than [`BARRIER_LIMIT`] fails too.
+/// With std's barrier a rank's failure left the others waiting for it for good: the test hung
+/// (its panic message captured with its output, so nothing showed) instead of failing.
+struct Barrier {
+    n: usize,
+    /// Ranks arrived in this generation, and the generation.
+    state: Mutex<(usize, u64)>,
+    turned: Condvar,
+    failed: AtomicBool,
+}
+
+/// The longest a rank waits at a barrier for the others (longer than any guarded wait between
+/// two barriers).
+const BARRIER_LIMIT: Duration = Duration::from_secs(120);
+
+impl Barrier {
+    fn new(n: usize) -> Barrier {
+        Barrier {
+            n,
+            state: Mutex::new((0, 0)),
+            turned: Condvar::new(),
+            failed: AtomicBool::new(false),
+        }
+    }
+
+    fn wait(&self) {
+        let start = Instant::now();
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let generation = st.1;
+        st.0 += 1;
+        if st.0 == self.n {
+            *st = (0, generation + 1);
+            self.turned.notify_all();
+            return;
+        }
+        while st.1 == generation {
+            assert!(
+                !self.failed.load(Ordering::Acquire),
+                "another rank failed: this one stops waiting for it at the barrier"
+            );
+            assert!(
+                start.elapsed() < BARRIER_LIMIT,
+                "the other ranks never reached the barrier ({} of {} did)",
+                st.0,
+                self.n
+            );
+            st = self
+                .turned
+                .wait_timeout(st, Duration::from_millis(50))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+
+    fn fail(&self) {
+        self.failed.store(true, Ordering::Release);
+        self.turned.notify_all();
+    }
+}
+
+/// Fails the barriers when the rank's thread unwinds.
+struct FailOnPanic<'a>(&'a [&'a Barrier]);
+
+impl Drop for FailOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            for b in self.0 {
+                b.fail();
+            }
+        }
+    }
+}
+
+/// Runs `body(rank, nranks, Rank)` on `n` threads once their group is connected. A rank that
+/// panics fails the others at their next barrier, so the test fails rather than hangs.
 fn group(n: usize, body: impl Fn(usize, &Rank, &Barrier) + Sync) {
     let handles = Mutex::new(vec![[0u8; 128]; n]);
     let gathered = Barrier::new(n);
@@ -274,6 +349,8 @@ fn group(n: usize, body: impl Fn(usize, &Rank, &Barrier) + Sync) {
         for rank in 0..n {
             let (handles, gathered, barrier, body) = (&handles, &gathered, &barrier, &body);
             s.spawn(move || {
+                let both = [gathered, barrier];
+                let _fail = FailOnPanic(&both);
                 let mut r = Rank::listen();
                 handles.lock().unwrap()[rank] = r.handle;
                 gathered.wait();
@@ -286,6 +363,26 @@ fn group(n: usize, body: impl Fn(usize, &Rank, &Barrier) + Sync) {
             });
         }
     });
+}
+
+/// A rank that fails makes the group's test fail, not hang: the other ranks stop waiting for it
+/// at their next barrier (with std's barrier this test itself hung).
+#[test]
+fn a_failing_rank_fails_its_group_instead_of_hanging() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let r = std::panic::catch_unwind(|| {
+            group(2, |rank, _r, barrier| {
+                assert!(rank != 1, "rank 1 fails on purpose");
+                barrier.wait();
+            })
+        });
+        let _ = tx.send(r.is_err());
+    });
+    let failed = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("rank 0 still waits at the barrier for rank 1, which panicked");
+    assert!(failed, "the group's panic reached its caller");
 }
 
 const CHUNK: usize = 64 << 10;
@@ -579,6 +676,47 @@ fn bad_arguments_get_a_warn_and_the_right_code() {
     });
 }
 
+/// A peer that closes its group before registering a window it will never register: regMrSym
+/// (collective, waiting for every peer's size) fails with ncclRemoteError within seconds instead
+/// of waiting for good (it did, logging a WARN every 10 s).
+#[test]
+fn regmrsym_fails_when_a_peer_closed_before_registering() {
+    let mut ranks = [Rank::listen(), Rank::listen()];
+    let handles = [ranks[0].handle, ranks[1].handle];
+    let [r0, r1] = &mut ranks;
+    std::thread::scope(|s| {
+        s.spawn(|| r1.connect(&handles, 1));
+        r0.connect(&handles, 0);
+    });
+    let [r0, r1] = ranks;
+    r1.close(&[]);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let coll = r0.coll as usize;
+    std::thread::spawn(move || {
+        let mut win = vec![0u8; 4096];
+        let mut mh = NULL;
+        // SAFETY: `win` outlives the call (a failed registration keeps nothing).
+        let res = unsafe {
+            rma().regMrSym.unwrap()(
+                coll as *mut c_void,
+                win.as_mut_ptr() as *mut c_void,
+                win.len(),
+                NCCL_PTR_HOST,
+                0,
+                &mut mh,
+            )
+        };
+        let _ = tx.send(res);
+    });
+    let res = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("regMrSym still waiting 10 s after its only peer closed");
+    assert_eq!(res, ncclResult_t::ncclRemoteError);
+    expect_log("before registering its window");
+    nccl_net_tcpxr::testlog::claim_all("(ncclRma v14)");
+    r0.close(&[]);
+}
+
 /// A peer process killed mid-run: the next operation on it ends in ncclRemoteError within
 /// seconds, and every later call on the group says so; nothing hangs.
 #[test]
@@ -781,18 +919,19 @@ fn gpu_puts(n: usize) {
         let src = gpu::DevBuf::new(GPU_MAX);
         let dst = gpu::DevBuf::new(n * GPU_MAX);
         let sig = gpu::DevBuf::new(8 * n);
-        sig.upload(&vec![0u8; 8 * n]);
+        sig.upload_done(&vec![0u8; 8 * n]);
         let smh = r.reg_as(src.0 as *mut c_void, GPU_MAX, NCCL_PTR_CUDA, 0);
         let dmh = r.reg_as(dst.0 as *mut c_void, n * GPU_MAX, NCCL_PTR_CUDA, 0);
         let sigmh = r.reg_as(sig.0 as *mut c_void, 8 * n, NCCL_PTR_CUDA, flags);
         for (round, &size) in GPU_SIZES.iter().enumerate() {
             let round = round + 1;
             barrier.wait();
+            let began = Instant::now();
             for k in 0..n {
                 let to = (rank + k) % n;
                 // One source buffer: each destination's bytes are uploaded before its put, and
                 // the put completes (its bytes are copied out) before the next upload.
-                src.upload(&gpu_pattern(rank, to, round, size));
+                src.upload_done(&gpu_pattern(rank, to, round, size));
                 let at = (rank * GPU_MAX) as u64;
                 let sigat = Some((sigmh, (rank * 8) as u64, true));
                 let (res, q) = r.put_signal((k % 2) as c_int, (smh, 0), size, (dmh, at), to, sigat);
@@ -815,6 +954,11 @@ fn gpu_puts(n: usize) {
                     "rank {rank}: signals {s:?} stuck in round {round} ({size} B)"
                 );
             }
+            // Where a slow run's time goes (shown with --nocapture).
+            eprintln!(
+                "gpu_puts({n}) rank {rank}: {size} B to every rank, signals seen, in {:.1} ms",
+                began.elapsed().as_secs_f64() * 1e3
+            );
             for from in 0..n {
                 let view = gpu::DevBuf(dst.0 + (from * GPU_MAX) as u64);
                 let got = view.download_forget(size);
@@ -862,7 +1006,7 @@ fn gpu_iget_reads_a_peers_gpu_window() {
     group(N, |rank, r, barrier| {
         g.bind().unwrap();
         let window = gpu::DevBuf::new(SIZE);
-        window.upload(&gpu_pattern(rank, 99, 1, SIZE));
+        window.upload_done(&gpu_pattern(rank, 99, 1, SIZE));
         let local = gpu::DevBuf::new(N * SIZE);
         let mut host = vec![0u8; N * SIZE];
         let wmh = r.reg_as(window.0 as *mut c_void, SIZE, NCCL_PTR_CUDA, 0);
@@ -926,12 +1070,12 @@ fn gpu_signal_window_reset_between_puts_takes_the_next_add() {
         g.bind().unwrap();
         let win = gpu::DevBuf::new(SIZE);
         let sig = gpu::DevBuf::new(64);
-        sig.upload(&[0u8; 64]);
+        sig.upload_done(&[0u8; 64]);
         let wmh = r.reg_as(win.0 as *mut c_void, SIZE, NCCL_PTR_CUDA, 0);
         let smh = r.reg_as(sig.0 as *mut c_void, 64, NCCL_PTR_CUDA, NCCL_NET_MR_FLAG_FORCE_SO);
         for (round, want) in [(1, 1u64), (2, 42)] {
             if rank == 0 {
-                win.upload(&gpu_pattern(0, 1, round, SIZE));
+                win.upload_done(&gpu_pattern(0, 1, round, SIZE));
             }
             barrier.wait();
             if rank == 0 {
@@ -957,7 +1101,9 @@ fn gpu_signal_window_reset_between_puts_takes_the_next_add() {
                     "round {round}: the put's bytes, under the signal"
                 );
                 // The application resets the signal (NCCL's kernel may): tcpxr must follow.
-                gpu::DevBuf(sig.0 + 8).upload_forget(&41u64.to_le_bytes());
+                let word = gpu::DevBuf(sig.0 + 8);
+                word.upload_done(&41u64.to_le_bytes());
+                std::mem::forget(word);
             }
             barrier.wait();
         }
@@ -985,8 +1131,8 @@ fn gpu_put_lands_while_an_application_kernel_spins() {
         g.bind().unwrap();
         let win = gpu::DevBuf::new(SIZE);
         let sig = gpu::DevBuf::new(8);
-        sig.upload(&[0u8; 8]);
-        win.upload(&gpu_pattern(rank, 1, 1, SIZE));
+        sig.upload_done(&[0u8; 8]);
+        win.upload_done(&gpu_pattern(rank, 1, 1, SIZE));
         let wmh = r.reg_as(win.0 as *mut c_void, SIZE, NCCL_PTR_CUDA, 0);
         let smh = r.reg_as(sig.0 as *mut c_void, 8, NCCL_PTR_CUDA, flags);
         let mut spin = (rank == 1).then(|| spin::Spin::start(Duration::from_secs(30)));

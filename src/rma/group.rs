@@ -117,7 +117,8 @@ impl Group {
     }
 
     /// regMrSym: registers `size` bytes at `base` and waits until every peer has registered its
-    /// window of the same number (each tells the others its size).
+    /// window of the same number (each tells the others its size); a peer that closes its
+    /// connection first is ncclRemoteError.
     pub fn register(&self, base: usize, size: usize, mem_type: c_int, flags: u64) -> Result<*mut c_void> {
         let window = Window::new(base, size, mem_type, flags)?;
         let win = {
@@ -169,6 +170,15 @@ impl Group {
                     self.nranks
                 );
                 return Ok(self.window_token(win));
+            }
+            // A peer that closed its connection will never register: waiting on would hang the
+            // caller (NCCL's init) for good instead of failing.
+            if let Some(&gone) = missing.iter().find(|&&p| st.closed[p]) {
+                let e = Error::remote(format!(
+                    "regMrSym of window {win}: rank {gone} closed its RMA connection (its process ended or it closed the group) before registering its window"
+                ));
+                st.error = Some(e.clone());
+                return Err(e);
             }
             drop(st);
             if reported.elapsed() > WAIT_REPORT {

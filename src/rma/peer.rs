@@ -176,13 +176,19 @@ impl Peer {
 
     /// Sends what the socket takes now; calls `done` with the request of each operation whose
     /// last byte went.
-    /// Pieces of GPU payloads wait for their staging copy (started here, at most [`OUT_AHEAD`]
-    /// pieces ahead and as the pool's rule allows: stage.rs's `Buffers`) to complete, and hold
-    /// back what is queued after them.
+    /// Pieces of GPU payloads wait for their staging copy to complete, and hold back what is
+    /// queued after them. The copies of up to [`OUT_AHEAD`] pieces are started at once (as the
+    /// pool's rule allows: stage.rs's `Buffers`), so they run back to back on the stream while
+    /// earlier pieces are in the socket; until 2026-11-27 the next piece's copy was started only
+    /// once every earlier one had completed, one copy per call, so an 8 MiB payload took at least
+    /// 8 calls with a copy's latency between each.
     pub fn send(&mut self, stager: &mut Option<Stager>, mut done: impl FnMut(u64)) -> Result<()> {
         while !self.out.is_empty() {
             let mut iov: Vec<libc::iovec> = Vec::with_capacity(2 * GATHER);
             let mut ahead = 0;
+            // Whether every piece so far can go now: what follows a piece whose copy is still
+            // running waits (stream order), but its own copy is started meanwhile.
+            let mut sendable = true;
             for o in self.out.iter_mut().take(GATHER) {
                 if let Some((src, staged)) = &mut o.stage {
                     let st = stager
@@ -201,9 +207,12 @@ impl Peer {
                             None => break,
                         }
                     }
-                    if !st.ready(staged.as_mut().expect("staged"))? {
-                        break;
+                    if sendable && !st.ready(staged.as_mut().expect("staged"))? {
+                        sendable = false;
                     }
+                }
+                if !sendable {
+                    continue;
                 }
                 let head_left = o.head_len.saturating_sub(o.sent);
                 if head_left > 0 {

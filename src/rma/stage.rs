@@ -392,8 +392,9 @@ mod tests {
                 at > now
             });
             if p != r {
-                // Send to p: ready pieces into the socket, then one more piece staged (as peer.rs:
-                // the first piece not yet staged is started when those before it are ready).
+                // Send to p: ready pieces into the socket, then pieces staged: before, one when
+                // those before it were ready; now (as peer.rs) as many as OUT_AHEAD and the pool's
+                // rule allow.
                 while let Some(s) = me.staged[p].front_mut() {
                     if s.ready_at > now {
                         break;
@@ -409,11 +410,13 @@ mod tests {
                     me.pool.give(b);
                 }
                 let all_ready = me.staged[p].iter().all(|s| s.ready_at <= now);
-                if me.to_send[p] > 0 && all_ready && me.staged[p].len() < ahead {
-                    if let Some(buf) = me.pool.take_out() {
-                        me.to_send[p] -= 1;
-                        let ready_at = now + 1 + next(3);
-                        me.staged[p].push_back(Staged { buf, ready_at, sent: 0 });
+                while me.to_send[p] > 0 && (all_ready || rule == Rule::Now) && me.staged[p].len() < ahead {
+                    let Some(buf) = me.pool.take_out() else { break };
+                    me.to_send[p] -= 1;
+                    let ready_at = now + 1 + next(3);
+                    me.staged[p].push_back(Staged { buf, ready_at, sent: 0 });
+                    if rule == Rule::Before {
+                        break;
                     }
                 }
                 // Receive from p into a staging buffer.

@@ -102,6 +102,19 @@ impl DevBuf {
             sys::CUresult::CUDA_SUCCESS
         );
     }
+    /// [`DevBuf::upload`], then waits until the bytes are in device memory. A synchronous copy
+    /// from pageable memory may return once CUDA has staged the bytes, before its DMA has
+    /// written them (CUDA's "API synchronization behavior"); work on another stream (tcpxr's,
+    /// non-blocking, which the legacy stream does not order) can then read the old bytes. Waits
+    /// for the legacy stream only, never for tcpxr's stream or an application kernel's.
+    pub fn upload_done(&self, data: &[u8]) {
+        self.upload(data);
+        assert_eq!(
+            // SAFETY: the legacy default stream (NULL) of the current context.
+            unsafe { sys::cuStreamSynchronize(std::ptr::null_mut()) },
+            sys::CUresult::CUDA_SUCCESS
+        );
+    }
     pub fn download(&self, len: usize) -> Vec<u8> {
         let mut v = vec![0u8; len];
         assert_eq!(
