@@ -128,3 +128,77 @@ fn the_soak_refuses_bad_options_with_a_message_and_exit_code_2() {
         assert!(err.contains(named) && out.stdout.is_empty(), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn the_ring_runs_a_process_per_rank_checks_the_bytes_and_reports_every_rank_beside_tcp() {
+    let dir = empty_dir("ring");
+    let out = bench(&["ring", "--ranks", "3", "--size", "64K", "--seconds", "0.2"], &dir);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stdout}{stderr}");
+    // "   tcpxr     1     0.48    0.122    0.030    0.25       1.96        1"
+    let rows = |path: &str| -> Vec<Vec<f64>> {
+        stdout
+            .lines()
+            .filter(|l| l.split_whitespace().next() == Some(path) && l.split_whitespace().count() == 8)
+            .map(|l| {
+                l.split_whitespace()
+                    .skip(1)
+                    .map(|w| w.parse().unwrap_or(f64::NAN))
+                    .collect()
+            })
+            .collect()
+    };
+    let tcpxr = rows("tcpxr");
+    assert_eq!(tcpxr.len(), 4, "three ranks and the ring:\n{stdout}");
+    for (i, row) in tcpxr.iter().enumerate() {
+        assert_eq!(row.len(), 7, "{row:?}\n{stdout}");
+        if i < 3 {
+            assert_eq!(row[0], i as f64, "{stdout}");
+        } else {
+            assert!(row[0].is_nan(), "the ring's row is \"all\":\n{stdout}");
+        }
+        // GB/s, seconds, CPU s, cores, GB/s per core: all measured.
+        assert!(row[1..6].iter().all(|v| *v > 0.0), "{row:?}\n{stdout}");
+    }
+    let tcp: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.trim_start().starts_with("tcp x") && l.split_whitespace().count() == 9)
+        .collect();
+    assert_eq!(tcp.len(), 4, "the plain TCP ring, three ranks and the ring:\n{stdout}");
+    assert!(stdout.contains("tcpxr / tcp x"), "{stdout}");
+    assert!(
+        stdout.contains("verified: every rank's first round") && stdout.contains("byte for byte"),
+        "{stdout}"
+    );
+    for column in ["tcpxr:", "tcp x", "GB/s/core:", "getrusage"] {
+        assert!(
+            stdout.contains(column),
+            "how {column} was measured is not said:\n{stdout}"
+        );
+    }
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().collect();
+    assert!(left.is_empty(), "the bench left {left:?} behind");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_ring_refuses_bad_options_with_a_message_and_exit_code_2() {
+    let dir = std::env::temp_dir();
+    for (args, named) in [
+        (&["ring", "--ranks", "1"][..], "--ranks"),
+        (&["ring", "--size", "0"], "--size"),
+        (&["ring", "--inflight", "0"], "--inflight"),
+        (&["ring", "--seconds", "0"], "--seconds"),
+        (&["ring", "--size", "1G", "--inflight", "2"], "--inflight"),
+        (&["ring", "--bogus"], "--bogus"),
+        (&["ring", "--no-baseline=1"], "--no-baseline"),
+    ] {
+        let out = bench(args, &dir);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(named) && out.stdout.is_empty(), "{args:?}: {err}");
+    }
+}
