@@ -299,7 +299,7 @@ impl Shape {
         let mut last_secs: Vec<f64> = vec![];
         for (round, share) in [(0, 0.0), (1, 0.125), (2, 1.0)] {
             if round > 0 {
-                messages = (self.seconds * share / per_message(&last_secs, messages) as f64) as usize;
+                messages = (self.seconds * share / per_message(&last_secs, messages)) as usize;
                 messages = messages.clamp(self.inflight, 100_000_000);
             }
             for (r, p) in procs.iter_mut().enumerate() {
