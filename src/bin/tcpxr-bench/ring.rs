@@ -9,6 +9,8 @@
 //! its children talk in lines:
 //!
 //! ```text
+//! child:  READY                   initialised (a tcpxr rank has announced itself to the host)
+//! parent: LISTEN                  every rank is ready: listen
 //! child:  HANDLE <hex|port>       its listen handle (tcpxr: the 128-byte NCCL handle in hex)
 //! parent: NEXT <hex|port>         the next rank's handle
 //! child:  CHECKED <k>             connected both ways, the first round of k messages from the
@@ -17,6 +19,10 @@
 //! child:  RESULT <bytes> <secs> <cpu secs> <threads>
 //! parent: END                     close and exit 0
 //! ```
+//!
+//! READY before LISTEN is NCCL's order: every rank initialises its net before any listens (NCCL's
+//! bootstrap all-gather lies between), so each rank's first listen, which fixes its I/O pool from
+//! the tcpxr processes on the host, sees them all.
 //!
 //! The parent sends GO three times: a short probe, a calibration of about an eighth of --seconds,
 //! then the timed round of about --seconds, whose RESULT lines are the table. A message count the
@@ -281,6 +287,14 @@ impl Shape {
     fn drive(&self, procs: &mut [Proc], label: &str) -> Result<Ring, String> {
         let n = procs.len();
         let gone = |r: usize, stage: &str| format!("rank {r} ended before {stage}");
+        for (r, p) in procs.iter_mut().enumerate() {
+            p.expect("READY").ok_or_else(|| gone(r, "it was initialised"))?;
+        }
+        for (r, p) in procs.iter_mut().enumerate() {
+            if !p.say("LISTEN") {
+                return Err(gone(r, "listening"));
+            }
+        }
         let mut handles = vec![];
         for (r, p) in procs.iter_mut().enumerate() {
             handles.push(p.expect("HANDLE ").ok_or_else(|| gone(r, "listening"))?);
@@ -473,6 +487,8 @@ fn tcpxr_rank(
     stdin: &mut impl BufRead,
 ) -> i32 {
     init();
+    say("READY");
+    next_line(stdin, "LISTEN");
     let mut handle = [0u8; 128];
     let mut l = std::ptr::null_mut();
     // SAFETY: tcpxr's own table, given a 128-byte handle buffer and a valid out-pointer.
@@ -606,6 +622,8 @@ fn tcp_rank(
     expected: &(dyn Fn(usize) -> Vec<u8> + Sync),
     stdin: &mut impl BufRead,
 ) -> i32 {
+    say("READY");
+    next_line(stdin, "LISTEN");
     let listener = match TcpListener::bind("127.0.0.1:0") {
         Ok(l) => l,
         Err(e) => {
