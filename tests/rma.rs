@@ -195,6 +195,14 @@ impl Rank {
         (r, req)
     }
 
+    /// An iget on context 0 of `size` bytes at `src` of `rank`'s window into `dst` here.
+    fn get(&self, src: (*mut c_void, u64), size: usize, dst: (*mut c_void, u64), rank: usize) -> (R, *mut c_void) {
+        let mut req = NULL;
+        // SAFETY: handles from regMrSym; out-pointer valid.
+        let r = unsafe { rma().iget.unwrap()(self.ctx, 0, src.1, src.0, size, dst.1, dst.0, rank as u32, &mut req) };
+        (r, req)
+    }
+
     fn test(&self, req: *mut c_void) -> (R, bool) {
         let mut done: c_int = 0;
         // SAFETY: out-pointer valid.
@@ -504,21 +512,7 @@ fn iget_reads_a_peers_window() {
         barrier.wait();
         let mut reqs = Vec::new();
         for from in 0..3 {
-            let mut req = NULL;
-            // SAFETY: handles from regMrSym; out-pointer valid.
-            let res = unsafe {
-                rma().iget.unwrap()(
-                    r.ctx,
-                    0,
-                    0,
-                    wmh,
-                    CHUNK,
-                    (from * CHUNK) as u64,
-                    lmh,
-                    from as u32,
-                    &mut req,
-                )
-            };
+            let (res, req) = r.get((wmh, 0), CHUNK, (lmh, (from * CHUNK) as u64), from);
             assert_eq!(res, OK);
             reqs.push(req);
         }
@@ -555,9 +549,7 @@ fn testing_a_request_serves_other_ranks_gets() {
         let lmh = r.reg(local.as_mut_ptr() as *mut c_void, local.len());
         barrier.wait();
         let get = |from: usize| {
-            let mut req = NULL;
-            // SAFETY: handles from regMrSym; out-pointer valid.
-            let res = unsafe { rma().iget.unwrap()(r.ctx, 0, 0, wmh, SIZE, 0, lmh, from as u32, &mut req) };
+            let (res, req) = r.get((wmh, 0), SIZE, (lmh, 0), from);
             assert_eq!(res, OK);
             req
         };
@@ -740,9 +732,7 @@ fn a_killed_peer_is_a_remote_error_within_seconds() {
     child.wait().unwrap();
     let start = Instant::now();
     let code = loop {
-        let mut req = NULL;
-        // SAFETY: handles from this group; out-pointer valid.
-        let res = unsafe { rma().iget.unwrap()(r.ctx, 0, 0, mh, 64, 0, mh, 1, &mut req) };
+        let (res, req) = r.get((mh, 0), 64, (mh, 0), 1);
         if res != OK {
             break res;
         }
@@ -1016,21 +1006,7 @@ fn gpu_iget_reads_a_peers_gpu_window() {
         let mut reqs = Vec::new();
         for from in 0..N {
             for into in [lmh, hmh] {
-                let mut req = NULL;
-                // SAFETY: handles from regMrSym; out-pointer valid.
-                let res = unsafe {
-                    rma().iget.unwrap()(
-                        r.ctx,
-                        0,
-                        0,
-                        wmh,
-                        SIZE,
-                        (from * SIZE) as u64,
-                        into,
-                        from as u32,
-                        &mut req,
-                    )
-                };
+                let (res, req) = r.get((wmh, 0), SIZE, (into, (from * SIZE) as u64), from);
                 assert_eq!(res, OK);
                 reqs.push(req);
             }
