@@ -159,6 +159,15 @@ fn human(n: usize) -> String {
 }
 
 impl Rule {
+    /// Whether this row covers a collective `func` of `n_bytes` over `n_ranks` ranks.
+    fn covers(&self, func: ncclFunc_t, n_bytes: usize, n_ranks: usize) -> bool {
+        let size = match self.size {
+            Size::Share => n_bytes / n_ranks,
+            Size::Bytes => n_bytes,
+        };
+        self.funcs.covers(func) && self.range.contains(&size)
+    }
+
     /// The row in one line, without its reason: "all_reduce with a per-rank share of 16 KiB to
     /// under 256 KiB: the ring in Simple on 1 channel".
     pub fn summary(&self) -> String {
@@ -323,15 +332,7 @@ impl Tuner {
         if ring_simple >= costs.len() {
             return None;
         }
-        let share = n_bytes / self.n_ranks;
-        for rule in &RULES {
-            let size = match rule.size {
-                Size::Share => share,
-                Size::Bytes => n_bytes,
-            };
-            if !rule.funcs.covers(func) || !rule.range.contains(&size) {
-                continue;
-            }
+        for rule in RULES.iter().filter(|r| r.covers(func, n_bytes, self.n_ranks)) {
             match rule.decision {
                 Decision::RingSimple(channels) => {
                     prefer_ring_simple(costs, n_proto);
@@ -372,15 +373,7 @@ impl Tuner {
         if self.idle_because.is_some() {
             return pick;
         }
-        let share = n_bytes / self.n_ranks;
-        for rule in &RULES {
-            let size = match rule.size {
-                Size::Share => share,
-                Size::Bytes => n_bytes,
-            };
-            if !rule.funcs.covers(func) || !rule.range.contains(&size) {
-                continue;
-            }
+        for rule in RULES.iter().filter(|r| r.covers(func, n_bytes, self.n_ranks)) {
             match rule.decision {
                 Decision::RingSimple(channels) => {
                     if self.may_name {
