@@ -422,36 +422,90 @@ pub(crate) fn post(send: bool, comm: *mut c_void, data: *mut c_void, n: usize, m
 /// slot lists move between threads.
 pub(crate) type Slot = (usize, usize);
 
-/// Runs `iters` messages of `n` bytes, one per slot in flight, the oldest tested first (as NCCL's
-/// proxy does); returns the seconds taken.
-pub(crate) fn run_side(send: bool, comm: *mut c_void, slots: &[Slot], n: usize, iters: usize) -> f64 {
-    let depth = slots.len();
-    let mut reqs: Vec<*mut c_void> = vec![std::ptr::null_mut(); depth];
-    let (mut posted, mut done) = (0usize, 0usize);
-    let start = Instant::now();
-    while done < iters {
-        while posted < iters && posted - done < depth {
-            let (data, mh) = slots[posted % depth];
-            let req = post(send, comm, data as *mut c_void, n, mh as *mut c_void);
+/// One connection's messages as NCCL's proxy keeps them: up to one per slot posted, the oldest
+/// tested once per pass.
+pub(crate) struct Window<'a> {
+    send: bool,
+    comm: *mut c_void,
+    slots: &'a [Slot],
+    n: usize,
+    total: usize,
+    reqs: Vec<*mut c_void>,
+    posted: usize,
+    /// Messages completed so far.
+    pub done: usize,
+    /// Who says a wrong size ("tcpxr-bench nccl", ...).
+    who: &'static str,
+}
+
+impl<'a> Window<'a> {
+    /// `total` messages of `n` bytes on `comm` (sends, or receives), through `slots`.
+    pub(crate) fn new(
+        send: bool,
+        comm: *mut c_void,
+        slots: &'a [Slot],
+        n: usize,
+        total: usize,
+        who: &'static str,
+    ) -> Self {
+        Window {
+            send,
+            comm,
+            slots,
+            n,
+            total,
+            reqs: vec![std::ptr::null_mut(); slots.len()],
+            posted: 0,
+            done: 0,
+            who,
+        }
+    }
+
+    pub(crate) fn finished(&self) -> bool {
+        self.done == self.total
+    }
+
+    /// One pass: fills the window, then tests the oldest request; true when it completed. A size
+    /// other than `n` exits with code 3.
+    pub(crate) fn pass(&mut self) -> bool {
+        let depth = self.slots.len();
+        while self.posted < self.total && self.posted - self.done < depth {
+            let (data, mh) = self.slots[self.posted % depth];
+            let req = post(self.send, self.comm, data as *mut c_void, self.n, mh as *mut c_void);
             if req.is_null() {
                 break;
             }
-            reqs[posted % depth] = req;
-            posted += 1;
+            self.reqs[self.posted % depth] = req;
+            self.posted += 1;
+        }
+        if self.posted == self.done {
+            return false;
         }
         let (mut flag, mut size) = (0, 0);
-        // SAFETY: reqs[done % depth] is a live request.
+        // SAFETY: the oldest request is live until test reports it done.
         check(
-            unsafe { NET.test.unwrap()(reqs[done % depth], &mut flag, &mut size) },
+            unsafe { NET.test.unwrap()(self.reqs[self.done % depth], &mut flag, &mut size) },
             "test",
         );
-        if flag != 0 {
-            if size as usize != n {
-                eprintln!("tcpxr-bench: test reported {size} bytes, expected {n}");
-                std::process::exit(3);
-            }
-            done += 1;
+        if flag == 0 {
+            return false;
         }
+        if size as usize != self.n {
+            eprintln!("{}: test reported {size} bytes, expected {}", self.who, self.n);
+            std::process::exit(3);
+        }
+        self.done += 1;
+        true
+    }
+}
+
+/// Runs `iters` messages of `n` bytes, one per slot in flight, the oldest tested first (as NCCL's
+/// proxy does); returns the seconds taken.
+pub(crate) fn run_side(send: bool, comm: *mut c_void, slots: &[Slot], n: usize, iters: usize) -> f64 {
+    let mut w = Window::new(send, comm, slots, n, iters, "tcpxr-bench");
+    let start = Instant::now();
+    while !w.finished() {
+        w.pass();
     }
     start.elapsed().as_secs_f64()
 }

@@ -14,7 +14,8 @@
 //!
 //! The stripe count and every other tcpxr setting come from the environment (NCCL_TCPXR_*).
 use super::{
-    baseline, check, cli, connect_pair, cpu_seconds, human, init, parse_or_exit, pattern, post, read_or_exit, Slot, NET,
+    baseline, check, cli, connect_pair, cpu_seconds, human, init, parse_or_exit, pattern, read_or_exit, Slot, Window,
+    NET,
 };
 use std::ffi::c_void;
 use std::time::Instant;
@@ -116,48 +117,17 @@ pub fn run(args: &[String]) -> i32 {
 /// oldest request once. Returns the seconds taken and (threads, tcpxr threads) of the process
 /// seen when half the messages were done.
 fn serve(send: bool, comms: &[usize], slots: &[Vec<Slot>], n: usize, iters: usize) -> (f64, (usize, usize)) {
-    let depth = slots[0].len();
-    let mut reqs = vec![vec![std::ptr::null_mut::<c_void>(); depth]; comms.len()];
-    let mut posted = vec![0usize; comms.len()];
-    let mut done = vec![0usize; comms.len()];
-    let mut finished = 0;
+    let mut windows: Vec<Window> = comms
+        .iter()
+        .zip(slots)
+        .map(|(&comm, slots)| Window::new(send, comm as *mut c_void, slots, n, iters, "tcpxr-bench nccl"))
+        .collect();
     let mut threads = (0, 0);
     let start = Instant::now();
-    while finished < comms.len() {
-        for (c, &comm) in comms.iter().enumerate() {
-            if done[c] == iters {
-                continue;
-            }
-            while posted[c] < iters && posted[c] - done[c] < depth {
-                let (data, mh) = slots[c][posted[c] % depth];
-                let req = post(send, comm as *mut c_void, data as *mut c_void, n, mh as *mut c_void);
-                if req.is_null() {
-                    break;
-                }
-                reqs[c][posted[c] % depth] = req;
-                posted[c] += 1;
-            }
-            if posted[c] == done[c] {
-                continue;
-            }
-            let (mut flag, mut size) = (0, 0);
-            // SAFETY: the oldest request of this connection is live until test reports it done.
-            check(
-                unsafe { NET.test.unwrap()(reqs[c][done[c] % depth], &mut flag, &mut size) },
-                "test",
-            );
-            if flag != 0 {
-                if size as usize != n {
-                    eprintln!("tcpxr-bench nccl: test reported {size} bytes, expected {n}");
-                    std::process::exit(3);
-                }
-                done[c] += 1;
-                if done[c] == iters {
-                    finished += 1;
-                }
-                if c == 0 && done[c] == iters / 2 {
-                    threads = thread_counts();
-                }
+    while windows.iter().any(|w| !w.finished()) {
+        for (c, w) in windows.iter_mut().enumerate() {
+            if !w.finished() && w.pass() && c == 0 && w.done == iters / 2 {
+                threads = thread_counts();
             }
         }
     }

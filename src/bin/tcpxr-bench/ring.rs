@@ -29,8 +29,8 @@
 //! ranks agree on (rather than a clock each rank stops on its own) lets every send meet its receive,
 //! so each round ends with nothing in flight.
 use super::{
-    check, cli, cpu_seconds, hex_handle, human, init, interface, parse_or_exit, pattern, post, read_or_exit, usage,
-    Slot, NET,
+    check, cli, cpu_seconds, hex_handle, human, init, interface, parse_or_exit, pattern, read_or_exit, usage, Slot,
+    Window, NET,
 };
 use nccl_net_tcpxr::abi::NCCL_PTR_HOST;
 use std::ffi::c_void;
@@ -569,37 +569,14 @@ fn tcpxr_rank(
 /// `messages` sends on `s` and as many receives on `r`, from one thread as NCCL's proxy: each pass
 /// keeps both windows full and tests the oldest request of each. Returns the seconds taken.
 fn move_both(s: *mut c_void, r: *mut c_void, sslots: &[Slot], rslots: &[Slot], n: usize, messages: usize) -> f64 {
-    let k = sslots.len();
-    let mut reqs = [vec![std::ptr::null_mut::<c_void>(); k], vec![std::ptr::null_mut(); k]];
-    let (mut posted, mut done) = ([0usize; 2], [0usize; 2]);
+    let mut windows = [
+        Window::new(true, s, sslots, n, messages, "tcpxr-bench ring rank"),
+        Window::new(false, r, rslots, n, messages, "tcpxr-bench ring rank"),
+    ];
     let start = Instant::now();
-    while done[0] < messages || done[1] < messages {
-        for (d, (comm, slots)) in [(s, sslots), (r, rslots)].into_iter().enumerate() {
-            while posted[d] < messages && posted[d] - done[d] < k {
-                let (data, mh) = slots[posted[d] % k];
-                let req = post(d == 0, comm, data as *mut c_void, n, mh as *mut c_void);
-                if req.is_null() {
-                    break;
-                }
-                reqs[d][posted[d] % k] = req;
-                posted[d] += 1;
-            }
-            if posted[d] == done[d] {
-                continue;
-            }
-            let (mut flag, mut size) = (0, 0);
-            // SAFETY: the oldest request of this direction is live until test reports it done.
-            check(
-                unsafe { NET.test.unwrap()(reqs[d][done[d] % k], &mut flag, &mut size) },
-                "test",
-            );
-            if flag != 0 {
-                if size as usize != n {
-                    eprintln!("tcpxr-bench ring rank: test reported {size} bytes, expected {n}");
-                    std::process::exit(3);
-                }
-                done[d] += 1;
-            }
+    while windows.iter().any(|w| !w.finished()) {
+        for w in windows.iter_mut().filter(|w| !w.finished()) {
+            w.pass();
         }
     }
     start.elapsed().as_secs_f64()
