@@ -709,6 +709,52 @@ fn regmrsym_fails_when_a_peer_closed_before_registering() {
     r0.close(&[]);
 }
 
+/// A put that reaches a window its owner has deregistered fails the owner's group with
+/// ncclRemoteError and a WARN saying the window was deregistered there (not "never registered"):
+/// window numbers are never reused, so the bytes cannot land in a newer window.
+#[test]
+fn a_put_into_a_window_its_owner_deregistered_fails_the_owner_and_says_so() {
+    let mut ranks = [Rank::listen(), Rank::listen()];
+    let handles = [ranks[0].handle, ranks[1].handle];
+    let [r0, r1] = &mut ranks;
+    let mut wins = [vec![1u8; 4096], vec![2u8; 4096]];
+    let [w0, w1] = &mut wins;
+    let (mh0, mh1) = std::thread::scope(|s| {
+        let t = s.spawn(|| {
+            r1.connect(&handles, 1);
+            r1.reg(w1.as_mut_ptr() as *mut c_void, 4096) as usize
+        });
+        r0.connect(&handles, 0);
+        let mh0 = r0.reg(w0.as_mut_ptr() as *mut c_void, 4096);
+        (mh0, t.join().unwrap() as *mut c_void)
+    });
+    let [r0, r1] = ranks;
+    // SAFETY: a window token of r1's group, deregistered once.
+    assert_eq!(unsafe { rma().deregMrSym.unwrap()(r1.coll, mh1) }, OK);
+    let (r, req) = r0.put_signal(0, (mh0, 0), 64, (mh0, 0), 1, None);
+    assert_eq!(r, OK, "the sender knows the window's size from registration");
+    r0.wait_all(vec![req]);
+    let start = Instant::now();
+    loop {
+        match r1.progress() {
+            OK => assert!(start.elapsed() < Duration::from_secs(10), "the put was never refused"),
+            e => {
+                assert_eq!(e, ncclResult_t::ncclRemoteError);
+                break;
+            }
+        }
+    }
+    expect_log("named window 1, which this rank does not have (deregistered here");
+    nccl_net_tcpxr::testlog::claim_all("(ncclRma v14)");
+    assert_eq!(
+        wins[1],
+        vec![2u8; 4096],
+        "nothing landed in the deregistered window's memory"
+    );
+    r0.close(&[mh0]);
+    r1.close(&[]);
+}
+
 /// A peer process killed mid-run: the next operation on it ends in ncclRemoteError within
 /// seconds, and every later call on the group says so; nothing hangs.
 #[test]

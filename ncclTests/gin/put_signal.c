@@ -76,13 +76,19 @@ int main(int argc, char** argv) {
   float* barrier = NULL; /* a one-element all_reduce keeps the ranks in step */
   CHECK_CUDA(cudaMalloc((void**)&barrier, sizeof(float)));
 
+  /* A window is cleared only by its owner and only before a barrier: cleared after the previous
+   * rank's put of the same round could land first would wipe it. */
+  CHECK_CUDA(cudaMemset(win_buf, 0, maxBytes));
+  CHECK_CUDA(cudaDeviceSynchronize());
+  CHECK_NCCL(ncclAllReduce(barrier, barrier, 1, ncclFloat, ncclSum, comm, stream));
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+
   int failed = 0;
   for (size_t bytes = 8; bytes <= maxBytes && !failed; bytes *= 8) {
     double t0 = 0;
     for (int it = 0; it < iters; it++) {
       for (size_t i = 0; i < bytes; i++) host[i] = pattern(rank, it, i);
       CHECK_CUDA(cudaMemcpy(src, host, bytes, cudaMemcpyHostToDevice));
-      CHECK_CUDA(cudaMemset(win_buf, 0, bytes));
       CHECK_CUDA(cudaDeviceSynchronize());
       if (it == 1) t0 = now(); /* the first iteration warms up */
       CHECK_NCCL(ncclPutSignal(src, bytes, ncclUint8, next, win, 0, 0, 0, 0, comm, stream));
@@ -98,7 +104,10 @@ int main(int argc, char** argv) {
           break;
         }
       }
-      /* Nobody overwrites a window before its owner has checked it. */
+      /* Cleared for the next round, then nobody puts again before every owner has checked
+       * and cleared its window. */
+      CHECK_CUDA(cudaMemset(win_buf, 0, bytes));
+      CHECK_CUDA(cudaDeviceSynchronize());
       CHECK_NCCL(ncclAllReduce(barrier, barrier, 1, ncclFloat, ncclSum, comm, stream));
       CHECK_CUDA(cudaStreamSynchronize(stream));
       if (failed) break;

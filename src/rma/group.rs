@@ -165,9 +165,13 @@ impl Group {
             st.progress_all()?;
             let missing: Vec<usize> = (0..self.nranks).filter(|&p| !st.remote[p].contains_key(&win)).collect();
             if missing.is_empty() {
-                log::debug!(
-                    "RMA window {win}: {size} bytes at {base:#x} (flags {flags:#x}) registered on all {} ranks",
-                    self.nranks
+                // Windows are few (NCCL's signal buffers and each symmetric window), and which
+                // number a rank gave which memory is what a put names: worth a line each.
+                log::info!(
+                    "RMA window {win}: {size} bytes of {} memory at {base:#x} (flags {flags:#x}) registered on all {} ranks; {} windows now",
+                    super::window::type_name(mem_type),
+                    self.nranks,
+                    st.windows.len()
                 );
                 return Ok(self.window_token(win));
             }
@@ -206,6 +210,7 @@ impl Group {
             let busy = st.peers.iter().flatten().any(|p| p.uses(win)) || st.stager.as_ref().is_some_and(|s| s.busy());
             if !busy || st.error.is_some() {
                 st.windows.remove(&win);
+                log::info!("RMA window {win} deregistered; {} windows now", st.windows.len());
                 return Ok(());
             }
             if start.elapsed() > self.drain {
@@ -501,6 +506,7 @@ impl State {
             requests,
             closed,
             stager,
+            next_window,
             ..
         } = self;
         let Some(peer) = peers[rank].as_mut() else {
@@ -516,7 +522,14 @@ impl State {
         };
         peer.send(stager, &mut finished)?;
         let received = peer.receive(stager, |peer, stager, arrived| {
-            arrive(peer, stager, arrived, windows, &mut remote[rank], &mut finished)
+            arrive(
+                peer,
+                stager,
+                arrived,
+                (windows, *next_window),
+                &mut remote[rank],
+                &mut finished,
+            )
         });
         match received {
             Err(e) if e.code == crate::abi::ncclResult_t::ncclRemoteError && peer.closed_cleanly() => {
@@ -532,21 +545,31 @@ impl State {
 }
 
 /// What the group does with what a peer sent: `finished` marks a request done. Anything that
-/// does not fit this rank's windows is the peer's error.
+/// does not fit this rank's windows (`windows`, and the number the next registration takes) is
+/// the peer's error.
 fn arrive(
     peer: &mut Peer,
     stager: &mut Option<Stager>,
     arrived: Arrived,
-    windows: &HashMap<u32, Window>,
+    (windows, next_window): (&HashMap<u32, Window>, u32),
     sizes: &mut HashMap<u32, u64>,
     finished: &mut impl FnMut(u64),
 ) -> Result<Dest> {
     let nowhere = Dest::Host(0);
     let rank = peer.rank;
     let window = |win: u32| {
-        windows
-            .get(&win)
-            .ok_or_else(|| Error::remote(format!("rank {rank} named window {win}, which this rank does not have")))
+        windows.get(&win).ok_or_else(|| {
+            let why = if win < next_window {
+                "deregistered here"
+            } else {
+                "not yet registered here"
+            };
+            let mut have: Vec<u32> = windows.keys().copied().collect();
+            have.sort_unstable();
+            Error::remote(format!(
+                "rank {rank} named window {win}, which this rank does not have ({why}; it has windows {have:?})"
+            ))
+        })
     };
     let theirs = |e: Error| Error::remote(format!("rank {rank} sent an operation this rank refuses: {}", e.msg));
     match arrived {
