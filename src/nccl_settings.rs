@@ -115,6 +115,9 @@ pub(crate) struct GpuBuffersChoice {
     /// NCCL settings tcpxr gives a value because the user left them unset: (name, value, why).
     pub(crate) set_env: Vec<Setting>,
     pub(crate) warning: Option<String>,
+    /// A setting of NCCL's that would serve this choice better and that only the user can give
+    /// (logged at INFO).
+    pub(crate) advice: Option<String>,
     /// For the init line: "yes (device unpack)", "no (why)".
     pub(crate) summary: String,
 }
@@ -188,16 +191,18 @@ pub(crate) fn gpu_buffers(
     }
     if transport == TransportKind::Socket {
         // Over the socket, received pages wait in pinned host memory and NCCL's unpack reads them
-        // across PCIe with the warps of one channel: each channel placed about 2.5 GB/s however
-        // large its chunks (run 159: sendrecv of 512 MiB in 109 ms with NCCL's 2 channels per
-        // peer and chunks of 128 KiB-2 MiB alike, 65 ms with 4, host buffers 33 ms). Over TCPX
-        // the pages are in GPU memory and NCCL gives a peer a channel per NIC already.
+        // across PCIe with the warps of one channel: each channel places about 2.5 GB/s whatever
+        // its chunk size, so sendrecv wants more channels per peer than NCCL's 2 (runs 159, 160).
+        // tcpxr cannot give that value itself: NCCL 2.28+ read NCCL_NCHANNELS_PER_NET_PEER into
+        // the communicator's config before any net plugin loads (set at tcpxr's init it changed
+        // nothing in run 160), so the user is told.
         if env("NCCL_NCHANNELS_PER_NET_PEER").is_none() {
-            choice.set_env.push((
-                "NCCL_NCHANNELS_PER_NET_PEER",
-                "4",
-                "NCCL's device unpack places about 2.5 GB/s of received pages per channel from host memory: 4 channels per peer instead of 2",
-            ));
+            choice.advice = Some(
+                "GPU buffers over the socket: NCCL's device unpack places about 2.5 GB/s of received pages per channel, \
+                 and NCCL gives a peer 2 channels; NCCL_NCHANNELS_PER_NET_PEER=8 made sendrecv of 512 MiB 2.5x faster \
+                 on two H200s (docs/CONFIG.md). NCCL reads it before tcpxr loads, so set it yourself"
+                    .into(),
+            );
         }
         match env("NCCL_NET_GDR_READ") {
             None => choice.set_env.push((
@@ -288,14 +293,11 @@ mod tests {
         )
         .unwrap();
         assert!(socket.offered && socket.device_unpack);
-        assert_eq!(
-            names(&socket.set_env),
-            [("NCCL_NCHANNELS_PER_NET_PEER", "4"), ("NCCL_NET_GDR_READ", "0")]
-        );
-        let channels = choose(&on, TransportKind::Socket, 9, &[("NCCL_NCHANNELS_PER_NET_PEER", "2")]).unwrap();
-        assert!(!names(&channels.set_env)
-            .iter()
-            .any(|(k, _)| *k == "NCCL_NCHANNELS_PER_NET_PEER"));
+        assert_eq!(names(&socket.set_env), [("NCCL_NET_GDR_READ", "0")]);
+        assert!(socket.advice.unwrap().contains("NCCL_NCHANNELS_PER_NET_PEER=8"));
+        let channels = choose(&on, TransportKind::Socket, 9, &[("NCCL_NCHANNELS_PER_NET_PEER", "4")]).unwrap();
+        assert!(channels.advice.is_none(), "the user's own value stands");
+        assert!(tcpx.advice.is_none());
         let gdr_read = choose(&on, TransportKind::Socket, 9, &[("NCCL_NET_GDR_READ", "1")]).unwrap();
         assert!(gdr_read.warning.unwrap().contains("NCCL_NET_GDR_READ=1"));
         // Another protocol: auto gives GPU buffers up, =1 fails init naming both variables.

@@ -173,6 +173,9 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
     let mut nccl_given = nccl_settings::defaults(tuner_acts, env);
     nccl_given.extend(gpu.set_env.iter().copied());
     let nccl_set = nccl_settings::apply(&nccl_given);
+    if let Some(a) = &gpu.advice {
+        log::info!(target: "tcpxr::init", "{a}");
+    }
     if let Some(w) = &gpu.warning {
         log::warn!("{w}");
     }
