@@ -275,7 +275,7 @@ const RMA: Param = Param {
     name: "NCCL_TCPXR_RMA",
     default: "0",
     accepted: "0 or 1",
-    doc: "1 offers NCCL 2.30+ tcpxr's RMA table (ncclRmaPlugin_v14): one-sided puts, signals and \
+    doc: "1 offers NCCL 2.30+ tcpxr's RMA tables (ncclRmaPlugin_v14-v17): one-sided puts, signals and \
           gets over TCP. NCCL's device API (GIN, through NCCL's GIN proxy) and its host RMA calls \
           (ncclPutSignal) use it. 0 reports no RMA device, so NCCL takes its next RMA backend. \
           Windows in host and GPU memory; bytes for GPU windows are staged in pinned memory and \

@@ -24,15 +24,17 @@ fn the_library_exports_every_net_table_from_v5_to_v12_tuner_from_v1_to_v6_the_rm
             "ncclTunerPlugin_v{v} missing: {names:?}"
         );
     }
-    assert!(
-        names.contains(&"ncclRmaPlugin_v14"),
-        "ncclRmaPlugin_v14 missing: {names:?}"
-    );
+    for v in 14..=17 {
+        assert!(
+            names.contains(&format!("ncclRmaPlugin_v{v}").as_str()),
+            "ncclRmaPlugin_v{v} missing: {names:?}"
+        );
+    }
     for n in &names {
         assert!(
             n.starts_with("ncclNetPlugin_v")
                 || n.starts_with("ncclTunerPlugin_v")
-                || *n == "ncclRmaPlugin_v14"
+                || n.starts_with("ncclRmaPlugin_v")
                 || n.starts_with("tcpxr_"),
             "unexpected export {n}"
         );

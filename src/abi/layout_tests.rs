@@ -298,3 +298,40 @@ fn rma_v14_table_and_config_are_the_c_layouts() {
     assert_eq!(offset_of!(T, queryLastError), 152);
     assert_eq!(offset_of!(T, finalize), 160);
 }
+
+#[test]
+fn rma_v15_to_v17_tables_and_configs_are_the_c_layouts() {
+    // NVIDIA/nccl's rma_v15.h-rma_v17.h: v15 has v14's 21 slots (optFlags changes arguments
+    // only); v16 and v17 put getRmaProperties after devices.
+    assert_eq!(size_of::<ncclRma_v15_t>(), 168);
+    assert_eq!(offset_of!(ncclRma_v15_t, iput), 104);
+    assert_eq!(offset_of!(ncclRma_v15_t, finalize), 160);
+    for (size, get_rma, get_props, create, iput, finalize) in [
+        (
+            size_of::<ncclRma_v16_t>(),
+            offset_of!(ncclRma_v16_t, getRmaProperties),
+            offset_of!(ncclRma_v16_t, getProperties),
+            offset_of!(ncclRma_v16_t, createContext),
+            offset_of!(ncclRma_v16_t, iput),
+            offset_of!(ncclRma_v16_t, finalize),
+        ),
+        (
+            size_of::<ncclRma_v17_t>(),
+            offset_of!(ncclRma_v17_t, getRmaProperties),
+            offset_of!(ncclRma_v17_t, getProperties),
+            offset_of!(ncclRma_v17_t, createContext),
+            offset_of!(ncclRma_v17_t, iput),
+            offset_of!(ncclRma_v17_t, finalize),
+        ),
+    ] {
+        assert_eq!(
+            (size, get_rma, get_props, create, iput, finalize),
+            (176, 24, 32, 56, 112, 168)
+        );
+    }
+    // int, int, int*, int: the pointer at 8, the count at 16, 24 bytes in all.
+    assert_eq!(size_of::<ncclRmaConfig_v17_t>(), 24);
+    assert_eq!(offset_of!(ncclRmaConfig_v17_t, peerArray), 8);
+    assert_eq!(offset_of!(ncclRmaConfig_v17_t, peerArrayCount), 16);
+    assert_eq!(size_of::<ncclRmaProperties_v16_t>(), 1);
+}

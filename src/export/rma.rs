@@ -1,13 +1,15 @@
 //! The `ncclRmaPlugin_v14` table NCCL 2.30 finds in the net plugin's library (after
-//! NCCL_RMA_PLUGIN, libnccl-rma.so and the GIN plugin's library): thin adapters over
-//! `crate::rma`, each writing its out-parameters (NULL first, so a refused call leaves no stale
-//! value) inside the one panic-safe boundary.
+//! NCCL_RMA_PLUGIN, libnccl-rma.so and the GIN plugin's library), and the v15-v17 tables of
+//! NVIDIA/nccl's later headers (v15: `optFlags` on iput, iputSignal and iget; v16:
+//! getRmaProperties; v17: NCCL's abort flag on connect, a list of peers in createContext's
+//! config): thin adapters over `crate::rma`, each writing its out-parameters (NULL first, so a
+//! refused call leaves no stale value) inside the one panic-safe boundary.
 #![allow(non_upper_case_globals, non_snake_case)]
 
 use super::guard::{ffi_fn, non_null};
 use crate::abi::*;
 use crate::error::Error;
-use crate::rma::{self, At, SignalArgs};
+use crate::rma::{self, Abort, At, Reach, SignalArgs};
 use std::ffi::{c_int, c_void};
 
 ffi_fn! {
@@ -87,6 +89,37 @@ ffi_fn! {
     }
 }
 
+/// connect of every version: `*collComm` NULL first, then the group.
+fn connect_common(
+    handles: *mut *mut c_void,
+    nranks: c_int,
+    rank: c_int,
+    listen_comm: *mut c_void,
+    coll_comm: *mut *mut c_void,
+    abort: Abort,
+) -> crate::error::Result<()> {
+    non_null!(handles, "connect: handles");
+    non_null!(coll_comm, "connect: collComm");
+    // SAFETY: NCCL passes a writable pointer-sized slot (checked non-NULL).
+    unsafe { *coll_comm = std::ptr::null_mut() };
+    let n = usize::try_from(nranks)
+        .ok()
+        .filter(|&n| n > 0)
+        .ok_or_else(|| Error::invalid_argument(format!("connect: nranks {nranks} is not positive")))?;
+    let mut copies = Vec::with_capacity(n);
+    for r in 0..n {
+        // SAFETY: NCCL passes an array of `nranks` handle pointers (checked non-NULL).
+        let h = unsafe { *handles.add(r) };
+        non_null!(h, "connect: a rank's handle");
+        // SAFETY: each points to a NCCL_NET_HANDLE_MAXSIZE-byte handle NCCL gathered.
+        copies.push(unsafe { *(h as *const [u8; NCCL_NET_HANDLE_MAXSIZE]) });
+    }
+    let coll = rma::connect(&copies, rank, listen_comm, abort)?;
+    // SAFETY: as for the first write.
+    unsafe { *coll_comm = coll };
+    Ok(())
+}
+
 ffi_fn! {
     // `ctx` is not read: NCCL's host RMA path passes the net plugin's context here, not ours.
     "ncclRma" / "connect" fn connect(
@@ -97,26 +130,23 @@ ffi_fn! {
         listenComm: *mut c_void,
         collComm: *mut *mut c_void,
     ) {
-        non_null!(handles, "connect: handles");
-        non_null!(collComm, "connect: collComm");
-        // SAFETY: NCCL passes a writable pointer-sized slot (checked non-NULL).
-        unsafe { *collComm = std::ptr::null_mut() };
-        let n = usize::try_from(nranks)
-            .ok()
-            .filter(|&n| n > 0)
-            .ok_or_else(|| Error::invalid_argument(format!("connect: nranks {nranks} is not positive")))?;
-        let mut copies = Vec::with_capacity(n);
-        for r in 0..n {
-            // SAFETY: NCCL passes an array of `nranks` handle pointers (checked non-NULL).
-            let h = unsafe { *handles.add(r) };
-            non_null!(h, "connect: a rank's handle");
-            // SAFETY: each points to a NCCL_NET_HANDLE_MAXSIZE-byte handle NCCL gathered.
-            copies.push(unsafe { *(h as *const [u8; NCCL_NET_HANDLE_MAXSIZE]) });
-        }
-        let coll = rma::connect(&copies, rank, listenComm)?;
-        // SAFETY: as for the first write.
-        unsafe { *collComm = coll };
-        Ok(())
+        connect_common(handles, nranks, rank, listenComm, collComm, Abort::NONE)
+    }
+}
+
+ffi_fn! {
+    "ncclRma" / "connect" fn connect_v17(
+        _ctx: *mut c_void,
+        handles: *mut *mut c_void,
+        nranks: c_int,
+        rank: c_int,
+        listenComm: *mut c_void,
+        collComm: *mut *mut c_void,
+        abortFlag: *mut u32,
+    ) {
+        // SAFETY: NCCL keeps its abort flag (or NULL) readable while connect runs.
+        let abort = unsafe { Abort::from_ptr(abortFlag) };
+        connect_common(handles, nranks, rank, listenComm, collComm, abort)
     }
 }
 
@@ -128,9 +158,45 @@ ffi_fn! {
         unsafe { *rmaCtx = std::ptr::null_mut() };
         // SAFETY: NCCL passes its readable config (checked non-NULL).
         let c = unsafe { *config };
-        let ctx = rma::create_context(collComm, c.nContexts, c.rankStride)?;
+        let ctx = rma::create_context(collComm, c.nContexts, Reach::Stride(c.rankStride))?;
         // SAFETY: as for the first write.
         unsafe { *rmaCtx = ctx };
+        Ok(())
+    }
+}
+
+ffi_fn! {
+    "ncclRma" / "createContext" fn create_context_v17(collComm: *mut c_void, config: *mut ncclRmaConfig_v17_t, rmaCtx: *mut *mut c_void) {
+        non_null!(config, "createContext: config");
+        non_null!(rmaCtx, "createContext: rmaCtx");
+        // SAFETY: NCCL passes a writable pointer-sized slot (checked non-NULL).
+        unsafe { *rmaCtx = std::ptr::null_mut() };
+        // SAFETY: NCCL passes its readable config (checked non-NULL).
+        let c = unsafe { *config };
+        let count = usize::try_from(c.peerArrayCount).map_err(|_| {
+            Error::invalid_argument(format!("createContext: peerArrayCount {} is negative", c.peerArrayCount))
+        })?;
+        let peers: &[c_int] = if count == 0 {
+            &[]
+        } else {
+            non_null!(c.peerArray, "createContext: peerArray (with a positive peerArrayCount)");
+            // SAFETY: NCCL's config points to `peerArrayCount` ints (checked non-NULL), read
+            // only during this call.
+            unsafe { std::slice::from_raw_parts(c.peerArray, count) }
+        };
+        let ctx = rma::create_context(collComm, c.nContexts, Reach::Peers(peers))?;
+        // SAFETY: as for the first write.
+        unsafe { *rmaCtx = ctx };
+        Ok(())
+    }
+}
+
+ffi_fn! {
+    "ncclRma" / "getRmaProperties" fn get_rma_properties(collComm: *mut c_void, rmaProps: *mut ncclRmaProperties_v16_t) {
+        non_null!(rmaProps, "getRmaProperties: rmaProps");
+        let flushes = rma::flushes_all_puts_on_any_signal(collComm)?;
+        // SAFETY: NCCL passes room for its properties struct (checked non-NULL).
+        unsafe { *rmaProps = ncclRmaProperties_v16_t { flushesAllPutsOnAnySignal: flushes } };
         Ok(())
     }
 }
@@ -213,6 +279,45 @@ fn at(mhandle: *mut c_void, offset: u64) -> Option<At> {
     (!mhandle.is_null()).then_some(At { mhandle, offset })
 }
 
+/// iputSignal's signal: the operation and where it lands.
+fn signal_args(
+    mhandle: *mut c_void,
+    offset: u64,
+    value: u64,
+    op: u32,
+    strong: bool,
+) -> crate::error::Result<SignalArgs> {
+    let add = match op {
+        NCCL_NET_SIGNAL_OP_INC => 1,
+        NCCL_NET_SIGNAL_OP_ADD => value,
+        other => {
+            return Err(Error::invalid_argument(format!(
+                "iputSignal: signalOp {other} is neither NCCL_NET_SIGNAL_OP_INC nor NCCL_NET_SIGNAL_OP_ADD"
+            )))
+        }
+    };
+    let at = at(mhandle, offset).ok_or_else(|| Error::invalid_argument("iputSignal: signalMhandle is NULL"))?;
+    Ok(SignalArgs { at, add, strong })
+}
+
+/// iget of every version, once the flags are checked.
+#[allow(clippy::too_many_arguments)]
+fn get_common(
+    ctx: *mut c_void,
+    context: c_int,
+    remote_off: u64,
+    remote_mhandle: *mut c_void,
+    size: usize,
+    local_off: u64,
+    local_mhandle: *mut c_void,
+    rank: u32,
+) -> crate::error::Result<*mut c_void> {
+    let remote =
+        at(remote_mhandle, remote_off).ok_or_else(|| Error::invalid_argument("iget: remoteMhandle is NULL"))?;
+    let local = at(local_mhandle, local_off).ok_or_else(|| Error::invalid_argument("iget: localMhandle is NULL"))?;
+    rma::get(ctx, context, remote, size, local, rank)
+}
+
 ffi_fn! {
     "ncclRma" / "iput" fn iput(
         rmaCtx: *mut c_void,
@@ -226,6 +331,26 @@ ffi_fn! {
         request: *mut *mut c_void,
     ) {
         post(request, "iput", || rma::put(rmaCtx, context, at(srcMhandle, srcOff), size, at(dstMhandle, dstOff), rank, None))
+    }
+}
+
+ffi_fn! {
+    "ncclRma" / "iput" fn iput_v15(
+        rmaCtx: *mut c_void,
+        context: c_int,
+        srcOff: u64,
+        srcMhandle: *mut c_void,
+        size: usize,
+        dstOff: u64,
+        dstMhandle: *mut c_void,
+        rank: u32,
+        optFlags: u32,
+        request: *mut *mut c_void,
+    ) {
+        post(request, "iput", || {
+            rma::check_opt_flags(optFlags, "iput")?;
+            rma::put(rmaCtx, context, at(srcMhandle, srcOff), size, at(dstMhandle, dstOff), rank, None)
+        })
     }
 }
 
@@ -247,18 +372,33 @@ ffi_fn! {
         request: *mut *mut c_void,
     ) {
         post(request, "iputSignal", || {
-            let add = match signalOp {
-                NCCL_NET_SIGNAL_OP_INC => 1,
-                NCCL_NET_SIGNAL_OP_ADD => signalValue,
-                other => {
-                    return Err(Error::invalid_argument(format!(
-                        "iputSignal: signalOp {other} is neither NCCL_NET_SIGNAL_OP_INC nor NCCL_NET_SIGNAL_OP_ADD"
-                    )))
-                }
-            };
-            let signal_at = at(signalMhandle, signalOff)
-                .ok_or_else(|| Error::invalid_argument("iputSignal: signalMhandle is NULL"))?;
-            let signal = SignalArgs { at: signal_at, add, strong: isStrongSignal };
+            let signal = signal_args(signalMhandle, signalOff, signalValue, signalOp, isStrongSignal)?;
+            rma::put(rmaCtx, context, at(srcMhandle, srcOff), size, at(dstMhandle, dstOff), rank, Some(signal))
+        })
+    }
+}
+
+ffi_fn! {
+    "ncclRma" / "iputSignal" fn iput_signal_v15(
+        rmaCtx: *mut c_void,
+        context: c_int,
+        srcOff: u64,
+        srcMhandle: *mut c_void,
+        size: usize,
+        dstOff: u64,
+        dstMhandle: *mut c_void,
+        rank: u32,
+        signalOff: u64,
+        signalMhandle: *mut c_void,
+        signalValue: u64,
+        signalOp: u32,
+        isStrongSignal: bool,
+        optFlags: u32,
+        request: *mut *mut c_void,
+    ) {
+        post(request, "iputSignal", || {
+            rma::check_opt_flags(optFlags, "iputSignal")?;
+            let signal = signal_args(signalMhandle, signalOff, signalValue, signalOp, isStrongSignal)?;
             rma::put(rmaCtx, context, at(srcMhandle, srcOff), size, at(dstMhandle, dstOff), rank, Some(signal))
         })
     }
@@ -276,10 +416,26 @@ ffi_fn! {
         rank: u32,
         request: *mut *mut c_void,
     ) {
+        post(request, "iget", || get_common(rmaCtx, context, remoteOff, remoteMhandle, size, localOff, localMhandle, rank))
+    }
+}
+
+ffi_fn! {
+    "ncclRma" / "iget" fn iget_v15(
+        rmaCtx: *mut c_void,
+        context: c_int,
+        remoteOff: u64,
+        remoteMhandle: *mut c_void,
+        size: usize,
+        localOff: u64,
+        localMhandle: *mut c_void,
+        rank: u32,
+        optFlags: u32,
+        request: *mut *mut c_void,
+    ) {
         post(request, "iget", || {
-            let remote = at(remoteMhandle, remoteOff).ok_or_else(|| Error::invalid_argument("iget: remoteMhandle is NULL"))?;
-            let local = at(localMhandle, localOff).ok_or_else(|| Error::invalid_argument("iget: localMhandle is NULL"))?;
-            rma::get(rmaCtx, context, remote, size, local, rank)
+            rma::check_opt_flags(optFlags, "iget")?;
+            get_common(rmaCtx, context, remoteOff, remoteMhandle, size, localOff, localMhandle, rank)
         })
     }
 }
@@ -346,4 +502,81 @@ pub static ncclRmaPlugin_v14: ncclRma_v14_t = ncclRma_v14_t {
     rmaProgress: Some(rma_progress::<14>),
     queryLastError: Some(query_last_error::<14>),
     finalize: Some(finalize::<14>),
+};
+
+#[no_mangle]
+pub static ncclRmaPlugin_v15: ncclRma_v15_t = ncclRma_v15_t {
+    name: crate::name::NAME_C.as_ptr(),
+    init: Some(init::<15>),
+    devices: Some(devices::<15>),
+    getProperties: Some(get_properties::<15>),
+    listen: Some(listen::<15>),
+    connect: Some(connect::<15>),
+    createContext: Some(create_context::<15>),
+    regMrSym: Some(reg_mr_sym::<15>),
+    regMrSymDmaBuf: Some(reg_mr_sym_dma_buf::<15>),
+    deregMrSym: Some(dereg_mr_sym::<15>),
+    destroyContext: Some(destroy_context::<15>),
+    closeColl: Some(close_coll::<15>),
+    closeListen: Some(close_listen::<15>),
+    iput: Some(iput_v15::<15>),
+    iputSignal: Some(iput_signal_v15::<15>),
+    iget: Some(iget_v15::<15>),
+    iflush: Some(iflush::<15>),
+    test: Some(test::<15>),
+    rmaProgress: Some(rma_progress::<15>),
+    queryLastError: Some(query_last_error::<15>),
+    finalize: Some(finalize::<15>),
+};
+
+#[no_mangle]
+pub static ncclRmaPlugin_v16: ncclRma_v16_t = ncclRma_v16_t {
+    name: crate::name::NAME_C.as_ptr(),
+    init: Some(init::<16>),
+    devices: Some(devices::<16>),
+    getRmaProperties: Some(get_rma_properties::<16>),
+    getProperties: Some(get_properties::<16>),
+    listen: Some(listen::<16>),
+    connect: Some(connect::<16>),
+    createContext: Some(create_context::<16>),
+    regMrSym: Some(reg_mr_sym::<16>),
+    regMrSymDmaBuf: Some(reg_mr_sym_dma_buf::<16>),
+    deregMrSym: Some(dereg_mr_sym::<16>),
+    destroyContext: Some(destroy_context::<16>),
+    closeColl: Some(close_coll::<16>),
+    closeListen: Some(close_listen::<16>),
+    iput: Some(iput_v15::<16>),
+    iputSignal: Some(iput_signal_v15::<16>),
+    iget: Some(iget_v15::<16>),
+    iflush: Some(iflush::<16>),
+    test: Some(test::<16>),
+    rmaProgress: Some(rma_progress::<16>),
+    queryLastError: Some(query_last_error::<16>),
+    finalize: Some(finalize::<16>),
+};
+
+#[no_mangle]
+pub static ncclRmaPlugin_v17: ncclRma_v17_t = ncclRma_v17_t {
+    name: crate::name::NAME_C.as_ptr(),
+    init: Some(init::<17>),
+    devices: Some(devices::<17>),
+    getRmaProperties: Some(get_rma_properties::<17>),
+    getProperties: Some(get_properties::<17>),
+    listen: Some(listen::<17>),
+    connect: Some(connect_v17::<17>),
+    createContext: Some(create_context_v17::<17>),
+    regMrSym: Some(reg_mr_sym::<17>),
+    regMrSymDmaBuf: Some(reg_mr_sym_dma_buf::<17>),
+    deregMrSym: Some(dereg_mr_sym::<17>),
+    destroyContext: Some(destroy_context::<17>),
+    closeColl: Some(close_coll::<17>),
+    closeListen: Some(close_listen::<17>),
+    iput: Some(iput_v15::<17>),
+    iputSignal: Some(iput_signal_v15::<17>),
+    iget: Some(iget_v15::<17>),
+    iflush: Some(iflush::<17>),
+    test: Some(test::<17>),
+    rmaProgress: Some(rma_progress::<17>),
+    queryLastError: Some(query_last_error::<17>),
+    finalize: Some(finalize::<17>),
 };

@@ -42,11 +42,41 @@ pub struct Options {
     pub rcvbuf: usize,
 }
 
+/// NCCL's abort flag (v17's connect): a `volatile uint32_t` NCCL sets, from another thread, to
+/// stop a connect still waiting for its peers. None where the table has no flag or NCCL passed
+/// NULL.
+#[derive(Clone, Copy)]
+pub struct Abort(Option<*const u32>);
+
+impl Abort {
+    pub const NONE: Abort = Abort(None);
+
+    /// # Safety
+    /// `flag` is NULL or stays readable for the whole connect call (NCCL's contract).
+    pub unsafe fn from_ptr(flag: *const u32) -> Abort {
+        Abort((!flag.is_null()).then_some(flag))
+    }
+
+    fn is_set(self) -> bool {
+        // SAFETY: `from_ptr`'s contract; a volatile read, as NCCL writes the flag from another
+        // thread.
+        self.0.is_some_and(|f| unsafe { std::ptr::read_volatile(f) } != 0)
+    }
+}
+
 /// Connects `rank` to every other rank of `handles`: the connections by rank (None at `rank`),
-/// non-blocking, with the peer timeout set.
-pub fn mesh(listener: &Listener, handles: &[Handle], rank: usize, opts: Options) -> Result<Vec<Option<TcpStream>>> {
+/// non-blocking, with the peer timeout set. Gives up at the handshake timeout, or as soon as
+/// `abort` is set.
+pub fn mesh(
+    listener: &Listener,
+    handles: &[Handle],
+    rank: usize,
+    opts: Options,
+    abort: Abort,
+) -> Result<Vec<Option<TcpStream>>> {
     let nranks = handles.len();
     let deadline = Instant::now() + opts.timeout;
+    let wait = |what: &dyn Fn() -> String| wait(deadline, abort, what);
     let mut links: Vec<Option<TcpStream>> = (0..nranks).map(|_| None).collect();
     // Lower ranks: connect and say hello.
     for (peer, h) in handles.iter().enumerate().take(rank) {
@@ -55,7 +85,7 @@ pub fn mesh(listener: &Listener, handles: &[Handle], rank: usize, opts: Options)
         while !sys::connect_finished(&stream)
             .map_err(|e| Error::remote(format!("RMA connect to rank {peer} at {} failed: {e}", h.addr)))?
         {
-            wait(deadline, || format!("connecting to rank {peer} at {}", h.addr))?;
+            wait(&|| format!("connecting to rank {peer} at {}", h.addr))?;
         }
         let hello = wire::hello(h.nonce, rank as u32, nranks as u32);
         let mut sent = 0;
@@ -63,7 +93,7 @@ pub fn mesh(listener: &Listener, handles: &[Handle], rank: usize, opts: Options)
             match (&stream).write(&hello[sent..]) {
                 Ok(n) => sent += n,
                 Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {
-                    wait(deadline, || format!("greeting rank {peer}"))?
+                    wait(&|| format!("greeting rank {peer}"))?
                 }
                 Err(e) => return Err(Error::remote(format!("RMA hello to rank {peer} failed: {e}"))),
             }
@@ -83,7 +113,7 @@ pub fn mesh(listener: &Listener, handles: &[Handle], rank: usize, opts: Options)
                 let p = wire::read_hello(&hello, listener.nonce, nranks as u32).expect("accepted") as usize;
                 links[p] = Some(stream);
             }
-            None => wait(deadline, || {
+            None => wait(&|| {
                 let missing: Vec<String> = (rank + 1..nranks)
                     .filter(|&p| links[p].is_none())
                     .map(|p| p.to_string())
@@ -100,8 +130,15 @@ pub fn mesh(listener: &Listener, handles: &[Handle], rank: usize, opts: Options)
     Ok(links)
 }
 
-/// A short pause while the mesh forms; an error naming what it waited for past the deadline.
-fn wait(deadline: Instant, what: impl FnOnce() -> String) -> Result<()> {
+/// A short pause while the mesh forms; an error naming what it waited for past the deadline or
+/// when NCCL aborts (ncclInternalError, as NCCL's own sockets return on abort).
+fn wait(deadline: Instant, abort: Abort, what: &dyn Fn() -> String) -> Result<()> {
+    if abort.is_set() {
+        return Err(Error::internal(format!(
+            "RMA connect stopped: NCCL set its abort flag while {}",
+            what()
+        )));
+    }
     if Instant::now() > deadline {
         return Err(Error::remote(format!(
             "RMA connect timed out (NCCL_TCPXR_HANDSHAKE_TIMEOUT_MS) {}",

@@ -24,6 +24,7 @@ mod stage;
 mod window;
 mod wire;
 
+pub use connect::Abort;
 pub use group::{At, SignalArgs};
 pub use window::{gpu_window_rule, process_rule, Facts, GpuPlacement};
 
@@ -151,8 +152,8 @@ pub fn close_listen(listen: *mut c_void) -> Result<()> {
 }
 
 /// connect: the group of `handles.len()` ranks, this one being `rank`, once every pair is
-/// connected.
-pub fn connect(handles: &[[u8; 128]], rank: c_int, listen: *mut c_void) -> Result<*mut c_void> {
+/// connected (or NCCL sets `abort`, v17).
+pub fn connect(handles: &[[u8; 128]], rank: c_int, listen: *mut c_void, abort: Abort) -> Result<*mut c_void> {
     let listener = LISTENERS.get(listen, "connect: listenComm")?;
     let nranks = handles.len();
     let rank = usize::try_from(rank)
@@ -165,7 +166,7 @@ pub fn connect(handles: &[[u8; 128]], rank: c_int, listen: *mut c_void) -> Resul
         .map(|(r, h)| wire::Handle::read(h, r))
         .collect::<Result<_>>()?;
     let opts = options()?;
-    let links = connect::mesh(&listener, &peers, rank, opts)?;
+    let links = connect::mesh(&listener, &peers, rank, opts, abort)?;
     let group = Group::new(rank, links, Duration::from_millis(opts.peer_timeout_ms));
     log::info!("RMA: rank {rank} of {nranks} connected to every peer");
     Ok(GROUPS.add(group).0)
@@ -175,21 +176,64 @@ pub fn close_group(coll: *mut c_void) -> Result<()> {
     GROUPS.take(coll, "closeColl: collComm").map(|_| ())
 }
 
-/// createContext: `n` ordering contexts over the group; `stride` must divide the group (every
-/// rank is connected whatever it is).
-pub fn create_context(coll: *mut c_void, n: c_int, stride: c_int) -> Result<*mut c_void> {
+/// Which ranks a context talks to, as createContext's config says: every `stride`-th (v14-v16),
+/// or a list (v17). tcpxr connects every pair of ranks whatever it is, so it is only checked.
+pub enum Reach<'a> {
+    Stride(c_int),
+    Peers(&'a [c_int]),
+}
+
+/// createContext: `n` ordering contexts over the group, reaching the ranks `reach` names.
+pub fn create_context(coll: *mut c_void, n: c_int, reach: Reach) -> Result<*mut c_void> {
     let group = GROUPS.get(coll, "createContext: collComm")?;
     let contexts = u32::try_from(n)
         .ok()
         .filter(|&n| n > 0)
         .ok_or_else(|| Error::invalid_argument(format!("createContext: nContexts {n} is not positive")))?;
-    if stride <= 0 || group.nranks % stride as usize != 0 {
-        return Err(Error::invalid_argument(format!(
-            "createContext: rankStride {stride} does not divide the group of {} ranks",
-            group.nranks
-        )));
+    match reach {
+        Reach::Stride(stride) if stride <= 0 || group.nranks % stride as usize != 0 => {
+            return Err(Error::invalid_argument(format!(
+                "createContext: rankStride {stride} does not divide the group of {} ranks",
+                group.nranks
+            )))
+        }
+        Reach::Peers(peers) => {
+            if let Some(bad) = peers
+                .iter()
+                .find(|&&p| usize::try_from(p).map_or(true, |p| p >= group.nranks))
+            {
+                return Err(Error::invalid_argument(format!(
+                    "createContext: peerArray names rank {bad}, which is not in the group of {} ranks (0-{})",
+                    group.nranks,
+                    group.nranks - 1
+                )));
+            }
+        }
+        Reach::Stride(_) => {}
     }
     Ok(CONTEXTS.add(Context { group, contexts }).0)
+}
+
+/// getRmaProperties (v16+): whether any signal's arrival makes every put already received, from
+/// any peer, visible. No: each pair of ranks has its own connection, so one peer's signal says
+/// nothing of another's puts still in flight, and NCCL keeps its per-peer flush.
+pub fn flushes_all_puts_on_any_signal(coll: *mut c_void) -> Result<bool> {
+    GROUPS.get(coll, "getRmaProperties: collComm")?;
+    Ok(false)
+}
+
+/// The `optFlags` of v15+ iput, iputSignal and iget: hints that change neither data nor order.
+/// tcpxr sends every operation as soon as it can, so it has nothing to aggregate; a bit it does
+/// not know is refused.
+pub fn check_opt_flags(flags: u32, what: &str) -> Result<()> {
+    let known = crate::abi::ncclRmaOptFlagsAggregateRequests;
+    if flags & !known != 0 {
+        return Err(Error::invalid_argument(format!(
+            "{what}: optFlags {flags:#x} has bits no RMA table version defines (accepted: 0 or \
+             ncclRmaOptFlagsAggregateRequests {known:#x})"
+        )));
+    }
+    Ok(())
 }
 
 pub fn destroy_context(ctx: *mut c_void) -> Result<()> {
