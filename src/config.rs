@@ -30,7 +30,8 @@ const STRIPES: Param = Param {
     default: "4",
     accepted: "1-16",
     doc: "Inner connections (stripes) per NCCL connection; chunks are dealt round-robin over them. \
-          The listening side's value is used, so both ends always agree.",
+          The listening side's value is used, so both ends always agree. Also the RMA tables' \
+          connections per pair of ranks (context c on connection c mod this).",
 };
 const CHUNK_BYTES: Param = Param {
     name: "NCCL_TCPXR_CHUNK_BYTES",

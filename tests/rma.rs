@@ -501,6 +501,66 @@ fn a_strong_signal_follows_every_earlier_put_on_its_context() {
     });
 }
 
+/// Contexts are not ordered with each other (NCCL's contract), and tcpxr gives each its own
+/// connection to a peer (context c on lane c mod NCCL_TCPXR_STRIPES, 4 here): a small put with a
+/// strong signal on context 1 lands while a 64 MiB put posted before it on context 0 is still
+/// arriving, instead of queueing behind it on one stream.
+#[test]
+fn a_context_is_not_held_behind_another_contexts_large_put() {
+    const BIG: usize = 64 << 20;
+    group(2, |rank, r, barrier| {
+        let mut big = vec![0u8; BIG];
+        let mut small = vec![0u8; 4096];
+        let signal = AtomicU64::new(0);
+        let bmh = r.reg(big.as_mut_ptr() as *mut c_void, BIG);
+        let smh = r.reg(small.as_mut_ptr() as *mut c_void, small.len());
+        let sig = r.reg(&signal as *const AtomicU64 as *mut c_void, 8);
+        if rank == 0 {
+            big.fill(0xb1);
+            small.fill(0x5a);
+            let (res, q_big) = r.put_signal(0, (bmh, 0), BIG, (bmh, 0), 1, None);
+            assert_eq!(res, OK);
+            let (res, q_small) = r.put_signal(1, (smh, 0), small.len(), (smh, 0), 1, Some((sig, 0, true)));
+            assert_eq!(res, OK);
+            // One pass: context 0's connection fills its socket, context 1's small put goes out.
+            assert_eq!(r.progress(), OK);
+            barrier.wait();
+            r.wait_all(vec![q_big, q_small]);
+        } else {
+            barrier.wait();
+            r.wait_signal(&signal, 1);
+            // SAFETY: the signal covers the small put only; the big one is read racily on
+            // purpose (bytes, no references held), to see it has not all landed yet.
+            let (small_now, big_tail) = unsafe {
+                (
+                    std::slice::from_raw_parts(small.as_ptr(), small.len()).to_vec(),
+                    std::ptr::read_volatile(big.as_ptr().add(BIG - 1)),
+                )
+            };
+            assert!(
+                small_now.iter().all(|&b| b == 0x5a),
+                "context 1's put is there with its signal"
+            );
+            assert_eq!(
+                big_tail, 0,
+                "context 1's signal waited for all of context 0's 64 MiB: the contexts share one stream"
+            );
+            let start = Instant::now();
+            // SAFETY: as above, a volatile byte read while the put lands.
+            while unsafe { std::ptr::read_volatile(big.as_ptr().add(BIG - 1)) } != 0xb1 {
+                assert_eq!(r.progress(), OK);
+                assert!(start.elapsed() < Duration::from_secs(20), "the big put never landed");
+            }
+            assert!(big.iter().all(|&b| b == 0xb1), "the big put landed whole");
+        }
+        barrier.wait();
+        for w in [bmh, smh, sig] {
+            // SAFETY: registered above.
+            assert_eq!(unsafe { rma().deregMrSym.unwrap()(r.coll, w) }, OK);
+        }
+    });
+}
+
 #[test]
 fn iget_reads_a_peers_window() {
     let arrived = AtomicUsize::new(0);

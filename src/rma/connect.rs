@@ -1,8 +1,15 @@
-//! The group's mesh: one TCP connection per pair of ranks. Each rank connects to every lower rank
-//! (sending a hello with that rank's nonce and its own rank) and accepts every higher one on its
-//! listener, whose acceptor drops strangers without letting them hold up a peer. connect is
-//! collective and NCCL expects the group back from one call, so this blocks until every pair is
-//! up or the handshake timeout passes.
+//! The group's mesh: a few TCP connections (lanes) per pair of ranks, as many as the lower rank's
+//! listener takes (NCCL_TCPXR_STRIPES, carried in its handle, as the net's listening side decides
+//! its stripes). Each rank connects every lane to every lower rank (each with a hello naming that
+//! rank's nonce, its own rank and the lane) and accepts every higher one's lanes on its listener,
+//! whose acceptor drops strangers without letting them hold up a peer. connect is collective and
+//! NCCL expects the group back from one call, so this blocks until every lane of every pair is up,
+//! the handshake timeout passes, or NCCL aborts (v17).
+//!
+//! Why lanes: ordering holds within an RMA context and not across contexts (NCCL's RMA contract,
+//! as InfiniBand gives each context its own queue pair), so context c travels on lane c mod lanes
+//! of its pair (group.rs): NCCL's GIN proxy, which spreads its work over contexts, gets that many
+//! connections' worth of sockets and staging pipelines per peer.
 use super::wire::{self, Handle, HELLO_BYTES};
 use crate::error::{Error, Result};
 use crate::net::acceptor::{Acceptor, Verdict};
@@ -11,24 +18,27 @@ use std::io::{ErrorKind, Write};
 use std::net::{IpAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-/// A listen comm: the acceptor and the nonce its handle carries.
+/// A listen comm: the acceptor, the nonce its handle carries and the lanes it takes per rank.
 pub struct Listener {
     pub acceptor: std::sync::Mutex<Acceptor>,
     pub nonce: u64,
+    pub lanes: u16,
 }
 
 impl Listener {
-    pub fn bind(ip: IpAddr, timeout: Duration, handle: &mut [u8; 128]) -> Result<Listener> {
+    pub fn bind(ip: IpAddr, timeout: Duration, lanes: u16, handle: &mut [u8; 128]) -> Result<Listener> {
         let acceptor = Acceptor::bind(ip, HELLO_BYTES, timeout, "RMA listener")?;
         let nonce = crate::net::nonce();
         Handle {
             nonce,
+            lanes,
             addr: acceptor.local_addr()?,
         }
         .write(handle);
         Ok(Listener {
             acceptor: std::sync::Mutex::new(acceptor),
             nonce,
+            lanes,
         })
     }
 }
@@ -64,7 +74,7 @@ impl Abort {
     }
 }
 
-/// Connects `rank` to every other rank of `handles`: the connections by rank (None at `rank`),
+/// Connects `rank` to every other rank of `handles`: the lanes by rank (none at `rank`),
 /// non-blocking, with the peer timeout set. Gives up at the handshake timeout, or as soon as
 /// `abort` is set.
 pub fn mesh(
@@ -73,55 +83,76 @@ pub fn mesh(
     rank: usize,
     opts: Options,
     abort: Abort,
-) -> Result<Vec<Option<TcpStream>>> {
+) -> Result<Vec<Vec<TcpStream>>> {
     let nranks = handles.len();
     let deadline = Instant::now() + opts.timeout;
     let wait = |what: &dyn Fn() -> String| wait(deadline, abort, what);
-    let mut links: Vec<Option<TcpStream>> = (0..nranks).map(|_| None).collect();
-    // Lower ranks: connect and say hello.
+    let mut links: Vec<Vec<Option<TcpStream>>> = (0..nranks)
+        .map(|p| match p {
+            p if p < rank => (0..handles[p].lanes).map(|_| None).collect(),
+            p if p > rank => (0..listener.lanes).map(|_| None).collect(),
+            _ => Vec::new(),
+        })
+        .collect();
+    // Lower ranks: connect each lane and say hello.
     for (peer, h) in handles.iter().enumerate().take(rank) {
-        let stream = sys::connect_start(&h.addr, None)
-            .map_err(|e| Error::os(&format!("RMA connect to rank {peer} at {}", h.addr), e))?;
-        while !sys::connect_finished(&stream)
-            .map_err(|e| Error::remote(format!("RMA connect to rank {peer} at {} failed: {e}", h.addr)))?
-        {
-            wait(&|| format!("connecting to rank {peer} at {}", h.addr))?;
-        }
-        let hello = wire::hello(h.nonce, rank as u32, nranks as u32);
-        let mut sent = 0;
-        while sent < hello.len() {
-            match (&stream).write(&hello[sent..]) {
-                Ok(n) => sent += n,
-                Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {
-                    wait(&|| format!("greeting rank {peer}"))?
-                }
-                Err(e) => return Err(Error::remote(format!("RMA hello to rank {peer} failed: {e}"))),
+        for lane in 0..h.lanes {
+            let stream = sys::connect_start(&h.addr, None)
+                .map_err(|e| Error::os(&format!("RMA connect to rank {peer} at {}", h.addr), e))?;
+            while !sys::connect_finished(&stream)
+                .map_err(|e| Error::remote(format!("RMA connect to rank {peer} at {} failed: {e}", h.addr)))?
+            {
+                wait(&|| format!("connecting to rank {peer} at {}", h.addr))?;
             }
+            let hello = wire::hello(h.nonce, rank as u32, nranks as u32, lane, h.lanes);
+            let mut sent = 0;
+            while sent < hello.len() {
+                match (&stream).write(&hello[sent..]) {
+                    Ok(n) => sent += n,
+                    Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {
+                        wait(&|| format!("greeting rank {peer}"))?
+                    }
+                    Err(e) => return Err(Error::remote(format!("RMA hello to rank {peer} failed: {e}"))),
+                }
+            }
+            links[peer][lane as usize] = Some(stream);
         }
-        links[peer] = Some(stream);
     }
-    // Higher ranks: accept their hellos.
+    // Higher ranks: accept each lane's hello.
     let mut acceptor = listener.acceptor.lock().unwrap_or_else(|e| e.into_inner());
-    while links.iter().enumerate().any(|(p, l)| p > rank && l.is_none()) {
-        let accepted = acceptor.poll(|b| match wire::read_hello(b, listener.nonce, nranks as u32) {
-            Ok(p) if (p as usize) > rank && (p as usize) < nranks && links[p as usize].is_none() => Verdict::Accept,
-            Ok(p) => Verdict::Reject(format!("rank {p} is not a rank this rank {rank} still waits for")),
+    let missing = |links: &[Vec<Option<TcpStream>>]| -> Vec<usize> {
+        (rank + 1..nranks)
+            .filter(|&p| links[p].iter().any(Option::is_none))
+            .collect()
+    };
+    while !missing(&links).is_empty() {
+        let read = |b: &[u8]| wire::read_hello(b, listener.nonce, nranks as u32, listener.lanes);
+        let accepted = acceptor.poll(|b| match read(b) {
+            Ok((p, lane))
+                if (p as usize) > rank && (p as usize) < nranks && links[p as usize][lane as usize].is_none() =>
+            {
+                Verdict::Accept
+            }
+            Ok((p, lane)) => Verdict::Reject(format!(
+                "rank {p}'s connection {lane} is not one this rank {rank} still waits for"
+            )),
             Err(why) => Verdict::Reject(why),
         })?;
         match accepted {
             Some((stream, hello)) => {
-                let p = wire::read_hello(&hello, listener.nonce, nranks as u32).expect("accepted") as usize;
-                links[p] = Some(stream);
+                let (p, lane) = read(&hello).expect("accepted");
+                links[p as usize][lane as usize] = Some(stream);
             }
             None => wait(&|| {
-                let missing: Vec<String> = (rank + 1..nranks)
-                    .filter(|&p| links[p].is_none())
-                    .map(|p| p.to_string())
-                    .collect();
-                format!("waiting for ranks {} to connect", missing.join(","))
+                let ranks: Vec<String> = missing(&links).iter().map(|p| p.to_string()).collect();
+                format!("waiting for ranks {} to connect", ranks.join(","))
             })?,
         }
     }
+    let links: Vec<Vec<TcpStream>> = links
+        .into_iter()
+        .map(|lanes| lanes.into_iter().map(|l| l.expect("every lane connected")).collect())
+        .collect();
     for s in links.iter().flatten() {
         s.set_nodelay(true).map_err(|e| Error::os("TCP_NODELAY", e))?;
         sys::set_buffers(s, opts.sndbuf, opts.rcvbuf).map_err(|e| Error::os("socket buffers", e))?;

@@ -39,15 +39,14 @@ struct Pending {
 }
 
 struct State {
-    /// By rank; None at this rank.
-    peers: Vec<Option<Peer>>,
+    /// By rank, its connections (lanes): context c travels on lane c mod their number, so that
+    /// order holds within a context (connect.rs says why); none at this rank.
+    peers: Vec<Vec<Peer>>,
     windows: HashMap<u32, Window>,
     /// By rank: the sizes of its windows, by registration number.
     remote: Vec<HashMap<u32, u64>>,
     next_window: u32,
     requests: HashMap<u64, Pending>,
-    /// Peers that closed their connection between operations (they finished first).
-    closed: Vec<bool>,
     /// The first error: every later call on the group returns it.
     error: Option<Error>,
     /// Staging and tcpxr's stream for GPU windows, made at the first one's registration.
@@ -72,12 +71,12 @@ pub struct SignalArgs {
 const WINDOW_BITS: u32 = 24;
 
 impl Group {
-    pub fn new(rank: usize, links: Vec<Option<TcpStream>>, drain: Duration) -> Group {
+    pub fn new(rank: usize, links: Vec<Vec<TcpStream>>, drain: Duration) -> Group {
         let nranks = links.len();
         let peers = links
             .into_iter()
             .enumerate()
-            .map(|(p, s)| s.map(|s| Peer::new(p, s)))
+            .map(|(p, lanes)| lanes.into_iter().map(|s| Peer::new(p, s)).collect())
             .collect();
         Group {
             serial: handles::serial(),
@@ -90,7 +89,6 @@ impl Group {
                 remote: vec![HashMap::new(); nranks],
                 next_window: 1,
                 requests: HashMap::new(),
-                closed: vec![false; nranks],
                 error: None,
                 stager: None,
             }),
@@ -153,8 +151,11 @@ impl Group {
                 len: size as u64,
                 signal: None,
             };
-            for p in st.peers.iter_mut().flatten() {
-                p.out.push_back(Out::new(&reg, 0, None, None));
+            // On each peer's first lane: a registration orders nothing but itself.
+            for lanes in st.peers.iter_mut() {
+                if let Some(p) = lanes.first_mut() {
+                    p.out.push_back(Out::new(&reg, 0, None, None));
+                }
             }
             win
         };
@@ -177,7 +178,7 @@ impl Group {
             }
             // A peer that closed its connection will never register: waiting on would hang the
             // caller (NCCL's init) for good instead of failing.
-            if let Some(&gone) = missing.iter().find(|&&p| st.closed[p]) {
+            if let Some(&gone) = missing.iter().find(|&&p| st.closed(p)) {
                 let e = Error::remote(format!(
                     "regMrSym of window {win}: rank {gone} closed its RMA connection (its process ended or it closed the group) before registering its window"
                 ));
@@ -288,7 +289,7 @@ impl Group {
             st.requests.insert(id, Pending { done });
         } else {
             st.requests.insert(id, Pending { done: false });
-            Out::queue(&mut st.peer(rank)?.out, &head, src_addr, Some(id), src_win);
+            Out::queue(&mut st.lane(rank, context)?.out, &head, src_addr, Some(id), src_win);
             st.progress_one(rank)?;
         }
         Ok(handles::token(Kind::Request, id))
@@ -321,7 +322,7 @@ impl Group {
                 signal: None,
             };
             st.requests.insert(id, Pending { done: false });
-            let peer = st.peer(rank)?;
+            let peer = st.lane(rank, context)?;
             peer.out.push_back(Out::new(&head, 0, None, None));
             peer.gets.push_back(PendingGet {
                 dst,
@@ -388,15 +389,24 @@ impl State {
             .ok_or_else(|| Error::invalid_argument(format!("memory handle names window {win}, which is deregistered")))
     }
 
-    fn peer(&mut self, rank: usize) -> Result<&mut Peer> {
-        if self.closed[rank] {
+    /// Whether `rank` closed a connection between operations: it finished first (or ended).
+    fn closed(&self, rank: usize) -> bool {
+        self.peers[rank].iter().any(|l| l.closed)
+    }
+
+    /// The connection context `context`'s operations to `rank` travel on.
+    fn lane(&mut self, rank: usize, context: u32) -> Result<&mut Peer> {
+        if self.closed(rank) {
             return Err(Error::remote(format!(
                 "rank {rank} has closed its RMA connection (its process ended or it closed the group)"
             )));
         }
-        self.peers[rank]
-            .as_mut()
-            .ok_or_else(|| Error::internal(format!("no connection to rank {rank}")))
+        let lanes = &mut self.peers[rank];
+        let n = lanes.len();
+        if n == 0 {
+            return Err(Error::internal(format!("no connection to rank {rank}")));
+        }
+        Ok(&mut lanes[context as usize % n])
     }
 
     /// Checks `len` bytes at `offset` against the size `rank` gave its window `win`.
@@ -504,43 +514,39 @@ impl State {
             windows,
             remote,
             requests,
-            closed,
             stager,
             next_window,
             ..
         } = self;
-        let Some(peer) = peers[rank].as_mut() else {
-            return Ok(());
-        };
-        if closed[rank] {
-            return Ok(());
-        }
         let mut finished = |r: u64| {
             if let Some(p) = requests.get_mut(&r) {
                 p.done = true;
             }
         };
-        peer.send(stager, &mut finished)?;
-        let received = peer.receive(stager, |peer, stager, arrived| {
-            arrive(
-                peer,
-                stager,
-                arrived,
-                (windows, *next_window),
-                &mut remote[rank],
-                &mut finished,
-            )
-        });
-        match received {
-            Err(e) if e.code == crate::abi::ncclResult_t::ncclRemoteError && peer.closed_cleanly() => {
-                closed[rank] = true;
-                log::debug!("RMA: rank {rank} closed its connection");
-                return Ok(());
+        for peer in peers[rank].iter_mut().filter(|l| !l.closed) {
+            peer.send(stager, &mut finished)?;
+            let received = peer.receive(stager, |peer, stager, arrived| {
+                arrive(
+                    peer,
+                    stager,
+                    arrived,
+                    (windows, *next_window),
+                    &mut remote[rank],
+                    &mut finished,
+                )
+            });
+            match received {
+                Err(e) if e.code == crate::abi::ncclResult_t::ncclRemoteError && peer.closed_cleanly() => {
+                    peer.closed = true;
+                    log::debug!("RMA: rank {rank} closed a connection");
+                    continue;
+                }
+                r => r?,
             }
-            r => r?,
+            // Answers to gets the peer asked for.
+            peer.send(stager, &mut finished)?;
         }
-        // Answers to gets the peer asked for.
-        peer.send(stager, &mut finished)
+        Ok(())
     }
 }
 

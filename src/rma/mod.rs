@@ -143,7 +143,9 @@ fn options() -> Result<Options> {
 
 pub fn listen(dev: c_int, handle: &mut [u8; 128]) -> Result<*mut c_void> {
     let d = device(dev)?;
-    let l = Listener::bind(d.addr, options()?.timeout, handle)?;
+    // Lanes per connecting rank: the net's stripes setting (1-16, checked at init).
+    let lanes = crate::config::global()?.stripes as u16;
+    let l = Listener::bind(d.addr, options()?.timeout, lanes, handle)?;
     Ok(LISTENERS.add(l).0)
 }
 
@@ -167,8 +169,16 @@ pub fn connect(handles: &[[u8; 128]], rank: c_int, listen: *mut c_void, abort: A
         .collect::<Result<_>>()?;
     let opts = options()?;
     let links = connect::mesh(&listener, &peers, rank, opts, abort)?;
+    let lanes: Vec<usize> = links.iter().map(Vec::len).filter(|&n| n > 0).collect();
     let group = Group::new(rank, links, Duration::from_millis(opts.peer_timeout_ms));
-    log::info!("RMA: rank {rank} of {nranks} connected to every peer");
+    log::info!(
+        "RMA: rank {rank} of {nranks} connected to every peer, {} connection(s) each (context c on connection c mod that)",
+        match (lanes.iter().min(), lanes.iter().max()) {
+            (Some(a), Some(b)) if a != b => format!("{a}-{b}"),
+            (Some(a), _) => a.to_string(),
+            _ => "0".into(),
+        }
+    );
     Ok(GROUPS.add(group).0)
 }
 

@@ -1,9 +1,9 @@
-//! One peer of a group: a single full-duplex TCP connection carrying both ranks' operations in
-//! order. The sending half is a queue of headers and borrowed payloads moved by gathered
-//! non-blocking `sendmsg`; the receiving half parses headers and lands payloads with
-//! non-blocking `recv` straight into the target window. Ordering: everything one rank sends
-//! another travels on this one stream and is applied in stream order, so a signal is applied
-//! after every put sent before it (strong and weak alike).
+//! One connection (lane) to a peer of a group: full duplex, carrying both ranks' operations of
+//! the contexts mapped to it in order. The sending half is a queue of headers and borrowed
+//! payloads moved by gathered non-blocking `sendmsg`; the receiving half parses headers and lands
+//! payloads with non-blocking `recv` straight into the target window. Ordering: everything one
+//! rank sends another on one context travels on this one stream and is applied in stream order,
+//! so a signal is applied after every put of its context sent before it (strong and weak alike).
 //!
 //! GPU memory is never read or written by a system call: payloads from GPU windows are sent from
 //! staging buffers once their device-to-host copy has completed, and payloads for GPU windows are
@@ -147,6 +147,8 @@ pub struct Peer {
     inbound: Inbound,
     /// The peer closed (or reset) the connection between two operations.
     eof_between_ops: bool,
+    /// The group saw it closed so, with nothing owed either way: it is no longer moved.
+    pub closed: bool,
 }
 
 impl Peer {
@@ -161,6 +163,7 @@ impl Peer {
                 got: 0,
             },
             eof_between_ops: false,
+            closed: false,
         }
     }
 

@@ -5,12 +5,17 @@ use crate::net::addr;
 use std::net::SocketAddr;
 
 pub const HANDLE_MAGIC: u32 = 0x414d_5254; // "TRMA" little-endian
-pub const VERSION: u16 = 1;
+/// 2: the handle says how many connections the listener takes from each connecting rank, and the
+/// hello which of them it is.
+pub const VERSION: u16 = 2;
 
-/// NCCL's handle: magic, version, the listener's nonce and address.
+/// NCCL's handle: magic, version, connections per connecting rank, the listener's nonce and
+/// address.
 #[derive(Debug)]
 pub struct Handle {
     pub nonce: u64,
+    /// Connections (lanes) the listener takes from each rank that connects to it.
+    pub lanes: u16,
     pub addr: SocketAddr,
 }
 
@@ -19,6 +24,7 @@ impl Handle {
         out.fill(0);
         out[0..4].copy_from_slice(&HANDLE_MAGIC.to_le_bytes());
         out[4..6].copy_from_slice(&VERSION.to_le_bytes());
+        out[6..8].copy_from_slice(&self.lanes.to_le_bytes());
         out[8..16].copy_from_slice(&self.nonce.to_le_bytes());
         addr::encode(&self.addr, &mut out[16..16 + addr::ADDR_BYTES]);
     }
@@ -33,34 +39,47 @@ impl Handle {
         }
         let addr = addr::decode(&h[16..16 + addr::ADDR_BYTES])
             .ok_or_else(|| Error::invalid_argument(format!("rank {rank}'s handle carries no valid address")))?;
+        let lanes = u16::from_le_bytes([h[6], h[7]]);
+        if lanes == 0 {
+            return Err(Error::invalid_argument(format!(
+                "rank {rank}'s handle asks for no connections"
+            )));
+        }
         Ok(Handle {
             nonce: u64::from_le_bytes(h[8..16].try_into().unwrap()),
+            lanes,
             addr,
         })
     }
 }
 
-pub const HELLO_BYTES: usize = 24;
+pub const HELLO_BYTES: usize = 28;
 
-/// What a connecting rank sends first: magic, version, the listener's nonce, its rank and the
-/// group's size.
-pub fn hello(nonce: u64, rank: u32, nranks: u32) -> [u8; HELLO_BYTES] {
+/// What a connecting rank sends first on each of its connections to a listener: magic, version,
+/// the listener's nonce, its rank, the group's size, which connection (lane) this is and how many
+/// it opens.
+pub fn hello(nonce: u64, rank: u32, nranks: u32, lane: u16, lanes: u16) -> [u8; HELLO_BYTES] {
     let mut b = [0u8; HELLO_BYTES];
     b[0..4].copy_from_slice(&HANDLE_MAGIC.to_le_bytes());
     b[4..6].copy_from_slice(&VERSION.to_le_bytes());
     b[8..16].copy_from_slice(&nonce.to_le_bytes());
     b[16..20].copy_from_slice(&rank.to_le_bytes());
     b[20..24].copy_from_slice(&nranks.to_le_bytes());
+    b[24..26].copy_from_slice(&lane.to_le_bytes());
+    b[26..28].copy_from_slice(&lanes.to_le_bytes());
     b
 }
 
-/// The connecting rank a hello names, if it carries `nonce` and the group's size.
-pub fn read_hello(b: &[u8], nonce: u64, nranks: u32) -> std::result::Result<u32, String> {
+/// The connecting rank and lane a hello names, if it carries `nonce`, the group's size and the
+/// listener's number of lanes.
+pub fn read_hello(b: &[u8], nonce: u64, nranks: u32, lanes: u16) -> std::result::Result<(u32, u16), String> {
     let b: &[u8; HELLO_BYTES] = b.try_into().map_err(|_| "short hello".to_string())?;
     let magic = u32::from_le_bytes(b[0..4].try_into().unwrap());
     let version = u16::from_le_bytes(b[4..6].try_into().unwrap());
     if magic != HANDLE_MAGIC || version != VERSION {
-        return Err(format!("not a tcpxr RMA hello (magic {magic:#x}, version {version})"));
+        return Err(format!(
+            "not a tcpxr RMA hello of version {VERSION} (magic {magic:#x}, version {version})"
+        ));
     }
     if u64::from_le_bytes(b[8..16].try_into().unwrap()) != nonce {
         return Err("wrong nonce".into());
@@ -69,7 +88,14 @@ pub fn read_hello(b: &[u8], nonce: u64, nranks: u32) -> std::result::Result<u32,
     if their_n != nranks {
         return Err(format!("group of {their_n} ranks, this one has {nranks}"));
     }
-    Ok(u32::from_le_bytes(b[16..20].try_into().unwrap()))
+    let lane = u16::from_le_bytes([b[24], b[25]]);
+    let their_lanes = u16::from_le_bytes([b[26], b[27]]);
+    if their_lanes != lanes || lane >= lanes {
+        return Err(format!(
+            "connection {lane} of {their_lanes}, where this listener takes {lanes} from each rank"
+        ));
+    }
+    Ok((u32::from_le_bytes(b[16..20].try_into().unwrap()), lane))
 }
 
 pub const HEADER_BYTES: usize = 48;
@@ -219,15 +245,20 @@ mod tests {
         let mut buf = [0u8; 128];
         Handle {
             nonce: 42,
+            lanes: 3,
             addr: "127.0.0.1:4000".parse().unwrap(),
         }
         .write(&mut buf);
         let h = Handle::read(&buf, 0).unwrap();
-        assert_eq!((h.nonce, h.addr.port()), (42, 4000));
+        assert_eq!((h.nonce, h.lanes, h.addr.port()), (42, 3, 4000));
         assert!(Handle::read(&[0u8; 128], 1).unwrap_err().msg.contains("rank 1"));
-        let hi = hello(42, 3, 4);
-        assert_eq!(read_hello(&hi, 42, 4), Ok(3));
-        assert!(read_hello(&hi, 41, 4).is_err());
-        assert!(read_hello(&hi, 42, 5).is_err());
+        buf[6..8].fill(0);
+        assert!(Handle::read(&buf, 2).unwrap_err().msg.contains("no connections"));
+        let hi = hello(42, 3, 4, 2, 3);
+        assert_eq!(read_hello(&hi, 42, 4, 3), Ok((3, 2)));
+        assert!(read_hello(&hi, 41, 4, 3).is_err());
+        assert!(read_hello(&hi, 42, 5, 3).is_err());
+        assert!(read_hello(&hi, 42, 4, 2).unwrap_err().contains("takes 2"));
+        assert!(read_hello(&hello(42, 3, 4, 3, 3), 42, 4, 3).is_err(), "lane 3 of 3");
     }
 }
