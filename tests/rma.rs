@@ -14,6 +14,8 @@ use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 const CHILD_VAR: &str = "TCPXR_RMA_CHILD";
+/// A child that plays rank 1 with NCCL_TCPXR_STRIPES=2 against a parent's 4.
+const LANES_VAR: &str = "TCPXR_RMA_LANES_CHILD";
 /// A child that reports how many RMA devices tcpxr offers under its environment.
 const OFF_VAR: &str = "TCPXR_RMA_DEVICES_CHILD";
 
@@ -37,6 +39,44 @@ extern "C" fn child() {
             assert_eq!(rma().devices.unwrap()(&mut n), OK);
         }
         println!("DEVICES {n}");
+    });
+    run_child_case(LANES_VAR, |parent_handle| {
+        let mut r = Rank::listen();
+        println!("HANDLE {}", hex(&r.handle));
+        let _ = std::io::stdout().flush();
+        r.connect(&[unhex(parent_handle), r.handle], 1);
+        let mut win = vec![7u8; 4096];
+        let mh = r.reg(win.as_mut_ptr() as *mut c_void, win.len());
+        println!("READY");
+        let _ = std::io::stdout().flush();
+        // Serve the parent (its puts land and its get is answered only while this rank
+        // progresses) until its last put sets byte 1 to 10.
+        let start = Instant::now();
+        let mut told = false;
+        loop {
+            assert_eq!(r.progress(), OK);
+            // SAFETY: bytes of the window the parent's puts write; read, never referenced.
+            let (b0, b1) = unsafe {
+                (
+                    std::ptr::read_volatile(win.as_ptr()),
+                    std::ptr::read_volatile(win.as_ptr().add(1)),
+                )
+            };
+            if b0 == 9 && !told {
+                told = true;
+                println!("GOT");
+                let _ = std::io::stdout().flush();
+            }
+            if b1 == 10 {
+                break;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "the parent's puts never came"
+            );
+        }
+        r.close(&[mh]);
+        let _ = &mut win;
     });
     run_child_case(CHILD_VAR, |parent_handle| {
         let handles = [unhex(parent_handle), [0u8; 128]];
@@ -126,7 +166,8 @@ impl Rank {
         // SAFETY: as above.
         assert_eq!(unsafe { t.closeListen.unwrap()(self.listen) }, OK);
         let mut cfg = ncclRmaConfig_v14_t {
-            nContexts: 2,
+            // 4: the lanes a pair has by default (NCCL_TCPXR_STRIPES), so tests reach each.
+            nContexts: 4,
             trafficClass: 0,
             rankStride: 1,
         };
@@ -673,7 +714,7 @@ fn bad_arguments_get_a_warn_and_the_right_code() {
             let bad_arg = ncclResult_t::ncclInvalidArgument;
             let (res, q) = r.put_signal(5, (wmh, 0), 8, (wmh, 0), 1, None);
             assert_eq!((res, q), (bad_arg, NULL));
-            expect_log("iput: context 5 is not one of the 2 this rmaCtx has");
+            expect_log("iput: context 5 is not one of the 4 this rmaCtx has");
             assert_eq!(r.put_signal(0, (wmh, 0), 8, (wmh, 0), 7, None).0, bad_arg);
             expect_log("iput: rank 7 is not in this group of 2 ranks");
             assert_eq!(r.put_signal(0, (wmh, 0), 8, (wmh, 4090), 1, None).0, bad_arg);
@@ -869,6 +910,55 @@ fn a_killed_peer_is_a_remote_error_within_seconds() {
     assert!(has);
     nccl_net_tcpxr::testlog::claim_all("(ncclRma v14)");
     let _ = &mut win;
+    r.close(&[mh]);
+}
+
+/// Ranks whose NCCL_TCPXR_STRIPES differ still connect: a pair takes as many connections as its
+/// lower rank's listener asks in its handle (4 here, the child's own setting being 2), and every
+/// context's operations travel, contexts 2 and 3 on connections the child opened only because
+/// the handle asked.
+#[test]
+fn ranks_with_different_stripes_use_the_lower_ranks_lanes() {
+    let mut r = Rank::listen();
+    let mut child = child_case(LANES_VAR, &hex(&r.handle))
+        .env("NCCL_TCPXR_STRIPES", "2")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    let theirs = unhex(line.trim().strip_prefix("HANDLE ").expect("child's handle"));
+    // With the child opening its own 2 lanes where this listener takes 4, connect would fail.
+    r.connect(&[r.handle, theirs], 0);
+    let mut win = vec![9u8; 4096];
+    let mh = r.reg(win.as_mut_ptr() as *mut c_void, win.len());
+    line.clear();
+    out.read_line(&mut line).unwrap();
+    assert_eq!(line.trim(), "READY");
+    // Context 3 (lane 3): all 9s into the child's window.
+    let (res, q) = r.put_signal(3, (mh, 0), 4096, (mh, 0), 1, None);
+    assert_eq!(res, OK);
+    r.wait_all(vec![q]);
+    line.clear();
+    out.read_line(&mut line).unwrap();
+    assert_eq!(line.trim(), "GOT", "the child saw context 3's put");
+    // Context 2 (lane 2): read 64 of those bytes back into a cleared part of this window.
+    win[2048..2112].fill(0);
+    let (res, q) = r.get((mh, 0), 64, (mh, 2048), 1);
+    assert_eq!(res, OK);
+    r.wait_all(vec![q]);
+    assert!(
+        win[2048..2112].iter().all(|&b| b == 9),
+        "context 2's get brought the child's bytes"
+    );
+    // Context 1: byte 1 to 10, which lets the child finish.
+    win[100] = 10;
+    let (res, q) = r.put_signal(1, (mh, 100), 1, (mh, 1), 1, None);
+    assert_eq!(res, OK);
+    r.wait_all(vec![q]);
+    let status = child.wait().unwrap();
+    assert!(status.success(), "the child failed: {status}");
     r.close(&[mh]);
 }
 
