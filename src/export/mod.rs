@@ -7,7 +7,7 @@
 mod context;
 pub mod guard;
 mod props;
-mod rma;
+pub mod rma;
 mod tuner;
 
 use crate::abi::*;

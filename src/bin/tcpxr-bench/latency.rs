@@ -2,7 +2,8 @@
 //! way) between two threads, as two NCCL proxies would drive them. Reports the one-way latency
 //! (half a round trip) as median and 99th percentile, beside the same ping-pong over plain TCP
 //! (two connections, non-blocking sockets polled in a loop as NCCL's proxy polls test()): the
-//! difference is what tcpxr adds per message.
+//! difference is what tcpxr adds per message. With `--rma`, also a put with a strong signal each
+//! way through tcpxr's RMA table (rma.rs).
 use super::{check, cli, connect_pair, init, parse_or_exit, post, read_or_exit, NET};
 use std::ffi::c_void;
 use std::io::{ErrorKind, Read, Write};
@@ -29,9 +30,18 @@ fn one(send: bool, comm: usize, buf: &mut [u8]) {
 }
 
 pub fn run(args: &[String]) -> i32 {
-    let a = parse_or_exit!("latency", args, &[cli::value("--size"), cli::value("--iters")]);
+    let a = parse_or_exit!(
+        "latency",
+        args,
+        &[cli::value("--size"), cli::value("--iters"), cli::switch("--rma")]
+    );
     let size = read_or_exit!(a, "--size", "8", |s| cli::size_in(s, 0, cli::MAX_SIZE));
     let iters = read_or_exit!(a, "--iters", "20000", |s| cli::int_in(s, 1, 100_000_000)) as usize;
+    if a.has("--rma") && std::env::var_os("NCCL_TCPXR_RMA").is_none() {
+        // tcpxr offers its RMA table only when asked. Sound: before this process has a second
+        // thread (init below starts none yet either).
+        std::env::set_var("NCCL_TCPXR_RMA", "1");
+    }
     init();
     let (a_to_b_send, a_to_b_recv) = connect_pair();
     let (b_to_a_send, b_to_a_recv) = connect_pair();
@@ -62,6 +72,10 @@ pub fn run(args: &[String]) -> i32 {
     pong.join().unwrap();
     report("tcpxr", size, iters, rtt_us);
     report("plain TCP", size, iters, tcp_round_trips(size, warmup, iters));
+    if a.has("--rma") {
+        report("tcpxr RMA", size, iters, super::rma::round_trips(size, warmup, iters));
+        println!("(tcpxr RMA: a put of that size with a strong signal, host windows, through ncclRmaPlugin_v14)");
+    }
     for s in [ab_s, ba_s] {
         // SAFETY: a send comm from connect_pair with nothing outstanding, not used again.
         check(unsafe { NET.closeSend.unwrap()(s as *mut c_void) }, "closeSend");
