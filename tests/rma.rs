@@ -300,13 +300,19 @@ impl Rank {
         }
     }
 
+    /// deregMrSym of each of `windows`, registered on this rank's group.
+    fn dereg(&self, windows: &[*mut c_void]) {
+        for &w in windows {
+            // SAFETY: a window token of this rank's group, deregistered once.
+            assert_eq!(unsafe { rma().deregMrSym.unwrap()(self.coll, w) }, OK);
+        }
+    }
+
     fn close(self, windows: &[*mut c_void]) {
+        self.dereg(windows);
         let t = rma();
         // SAFETY: tokens from this rank's calls, each closed once.
         unsafe {
-            for &w in windows {
-                assert_eq!(t.deregMrSym.unwrap()(self.coll, w), OK);
-            }
             assert_eq!(t.destroyContext.unwrap()(self.ctx), OK);
             assert_eq!(t.closeColl.unwrap()(self.coll), OK);
             assert_eq!(t.finalize.unwrap()(self.init), OK);
@@ -481,10 +487,7 @@ fn all_to_all(n: usize, strong: bool) {
         }
         barrier.wait();
         let _ = &mut data;
-        for w in [dmh, smh, sigmh] {
-            // SAFETY: registered above on this rank's group.
-            assert_eq!(unsafe { rma().deregMrSym.unwrap()(r.coll, w) }, OK);
-        }
+        r.dereg(&[dmh, smh, sigmh]);
     });
 }
 
@@ -535,10 +538,7 @@ fn a_strong_signal_follows_every_earlier_put_on_its_context() {
             }
             barrier.wait();
         }
-        for w in [wmh, smh] {
-            // SAFETY: registered above.
-            assert_eq!(unsafe { rma().deregMrSym.unwrap()(r.coll, w) }, OK);
-        }
+        r.dereg(&[wmh, smh]);
     });
 }
 
@@ -595,10 +595,7 @@ fn a_context_is_not_held_behind_another_contexts_large_put() {
             assert!(big.iter().all(|&b| b == 0xb1), "the big put landed whole");
         }
         barrier.wait();
-        for w in [bmh, smh, sig] {
-            // SAFETY: registered above.
-            assert_eq!(unsafe { rma().deregMrSym.unwrap()(r.coll, w) }, OK);
-        }
+        r.dereg(&[bmh, smh, sig]);
     });
 }
 
@@ -627,10 +624,7 @@ fn iget_reads_a_peers_window() {
             );
         }
         barrier.wait();
-        for w in [wmh, lmh] {
-            // SAFETY: registered above.
-            assert_eq!(unsafe { rma().deregMrSym.unwrap()(r.coll, w) }, OK);
-        }
+        r.dereg(&[wmh, lmh]);
     });
 }
 
@@ -694,10 +688,7 @@ fn testing_a_request_serves_other_ranks_gets() {
             );
         }
         barrier.wait();
-        for w in [wmh, lmh] {
-            // SAFETY: registered above.
-            assert_eq!(unsafe { rma().deregMrSym.unwrap()(r.coll, w) }, OK);
-        }
+        r.dereg(&[wmh, lmh]);
     });
 }
 
@@ -756,10 +747,7 @@ fn bad_arguments_get_a_warn_and_the_right_code() {
             r.wait_signal(&signals[0], 1);
         }
         barrier.wait();
-        for w in [wmh, smh] {
-            // SAFETY: registered above.
-            assert_eq!(unsafe { rma().deregMrSym.unwrap()(r.coll, w) }, OK);
-        }
+        r.dereg(&[wmh, smh]);
         if rank == 0 {
             // SAFETY: a window deregistered twice is refused.
             let res = unsafe { rma().deregMrSym.unwrap()(r.coll, wmh) };
@@ -1159,10 +1147,7 @@ fn gpu_puts(n: usize) {
             barrier.wait();
         }
         barrier.wait();
-        for w in [smh, dmh, sigmh] {
-            // SAFETY: registered above on this rank's group.
-            assert_eq!(unsafe { rma().deregMrSym.unwrap()(r.coll, w) }, OK);
-        }
+        r.dereg(&[smh, dmh, sigmh]);
     });
 }
 
@@ -1219,10 +1204,7 @@ fn gpu_iget_reads_a_peers_gpu_window() {
             );
         }
         barrier.wait();
-        for w in [wmh, lmh, hmh] {
-            // SAFETY: registered above.
-            assert_eq!(unsafe { rma().deregMrSym.unwrap()(r.coll, w) }, OK);
-        }
+        r.dereg(&[wmh, lmh, hmh]);
     });
 }
 
@@ -1279,10 +1261,7 @@ fn gpu_signal_window_reset_between_puts_takes_the_next_add() {
             }
             barrier.wait();
         }
-        for w in [wmh, smh] {
-            // SAFETY: registered above.
-            assert_eq!(unsafe { rma().deregMrSym.unwrap()(r.coll, w) }, OK);
-        }
+        r.dereg(&[wmh, smh]);
     });
 }
 
@@ -1345,9 +1324,6 @@ fn gpu_put_lands_while_an_application_kernel_spins() {
         }
         drop(spin);
         barrier.wait();
-        for w in [wmh, smh] {
-            // SAFETY: registered above.
-            assert_eq!(unsafe { rma().deregMrSym.unwrap()(r.coll, w) }, OK);
-        }
+        r.dereg(&[wmh, smh]);
     });
 }
