@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use nccl_net_tcpxr::abi::*;
 use std::ffi::{c_int, c_void};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -904,13 +904,19 @@ fn a_killed_peer_is_a_remote_error_within_seconds() {
 /// Ranks whose NCCL_TCPXR_STRIPES differ still connect: a pair takes as many connections as its
 /// lower rank's listener asks in its handle (4 here, the child's own setting being 2), and every
 /// context's operations travel, contexts 2 and 3 on connections the child opened only because
-/// the handle asked.
+/// the handle asked. The child runs with NCCL_TCPXR_STATS=1: its counters at close count what
+/// reached it.
 #[test]
 fn ranks_with_different_stripes_use_the_lower_ranks_lanes() {
     let mut r = Rank::listen();
     let mut child = child_case(LANES_VAR, &hex(&r.handle))
         .env("NCCL_TCPXR_STRIPES", "2")
+        .env("NCCL_TCPXR_STATS", "1")
+        // Its INFO lines on its stderr (outside NCCL, tcpxr logs warnings only unless asked).
+        .env("TCPXR_LOG", "info")
+        .env("TCPXR_LOG_FILE", "")
         .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let mut out = BufReader::new(child.stdout.take().unwrap());
@@ -945,8 +951,21 @@ fn ranks_with_different_stripes_use_the_lower_ranks_lanes() {
     let (res, q) = r.put_signal(1, (mh, 100), 1, (mh, 1), 1, None);
     assert_eq!(res, OK);
     r.wait_all(vec![q]);
+    let mut log = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut log).unwrap();
     let status = child.wait().unwrap();
-    assert!(status.success(), "the child failed: {status}");
+    assert!(status.success(), "the child failed: {status}\n{log}");
+    // Two puts (4096 + 1 bytes) reached the child; it put nothing and served one get.
+    let stats = log
+        .lines()
+        .find(|l| l.contains("RMA stats"))
+        .unwrap_or_else(|| panic!("no stats line in\n{log}"));
+    assert!(
+        stats.contains(
+            "rank 1 of 2: sent 0 puts (0 bytes, 0 with a signal) and 0 gets; received 2 puts (4097 bytes, 0 signals)"
+        ),
+        "{stats}"
+    );
     r.close(&[mh]);
 }
 

@@ -7,9 +7,11 @@
  *       -L$NCCL_HOME/lib -L$CUDA_HOME/lib64 -lnccl -lcudart
  * Run (both ranks on GPU 0 is fine; each is its own NCCL host with NCCL_HOSTID):
  *   put_signal RANK NRANKS ID_FILE [BYTES] [ITERS]
- * Rank 0 writes its ncclUniqueId to ID_FILE, the others wait for it. Each iteration every rank
- * puts BYTES to the next rank's window with a signal, waits for the previous rank's signal,
- * and checks the bytes. Prints one line per size and "PASS", or "FAIL ..." and exits 1. */
+ * Rank 0 writes its ncclUniqueId to ID_FILE, the others wait for it. Sizes are 8 B, 64 B, ...
+ * (x8) and BYTES itself. Each iteration every rank puts the size to the next rank's window with
+ * a signal, waits for the previous rank's signal, and checks the bytes. Prints one line per size
+ * with the time from the put to the signal's arrival (the check, clearing and barrier between
+ * iterations excluded) and "PASS", or "FAIL ..." and exits 1. */
 #include <cuda_runtime.h>
 #include <nccl.h>
 #include <stdint.h>
@@ -84,17 +86,18 @@ int main(int argc, char** argv) {
   CHECK_CUDA(cudaStreamSynchronize(stream));
 
   int failed = 0;
-  for (size_t bytes = 8; bytes <= maxBytes && !failed; bytes *= 8) {
-    double t0 = 0;
+  for (size_t bytes = 8; bytes <= maxBytes && !failed; bytes = bytes * 8 > maxBytes && bytes < maxBytes ? maxBytes : bytes * 8) {
+    double spent = 0; /* put to signal, iterations after the first (which warms up) */
     for (int it = 0; it < iters; it++) {
       for (size_t i = 0; i < bytes; i++) host[i] = pattern(rank, it, i);
       CHECK_CUDA(cudaMemcpy(src, host, bytes, cudaMemcpyHostToDevice));
       CHECK_CUDA(cudaDeviceSynchronize());
-      if (it == 1) t0 = now(); /* the first iteration warms up */
+      double t0 = now();
       CHECK_NCCL(ncclPutSignal(src, bytes, ncclUint8, next, win, 0, 0, 0, 0, comm, stream));
       ncclWaitSignalDesc_t desc = {1, prev, 0, 0};
       CHECK_NCCL(ncclWaitSignal(1, &desc, comm, stream));
       CHECK_CUDA(cudaStreamSynchronize(stream));
+      if (it > 0) spent += now() - t0;
       CHECK_CUDA(cudaMemcpy(host, win_buf, bytes, cudaMemcpyDeviceToHost));
       for (size_t i = 0; i < bytes; i++) {
         if (host[i] != pattern(prev, it, i)) {
@@ -113,8 +116,8 @@ int main(int argc, char** argv) {
       if (failed) break;
     }
     if (!failed && iters > 1) {
-      double us = (now() - t0) / (iters - 1) * 1e6;
-      printf("rank %d: %9zu bytes  %10.1f us per put+signal+wait+check round\n", rank, bytes, us);
+      double us = spent / (iters - 1) * 1e6;
+      printf("rank %d: %9zu bytes  %10.1f us from put to signal  %8.3f GB/s\n", rank, bytes, us, bytes / us * 1e-3);
     }
   }
 

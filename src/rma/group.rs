@@ -11,6 +11,7 @@
 use super::handles::{self, Kind};
 use super::peer::{Arrived, Out, Peer, PendingGet};
 use super::stage::Stager;
+use super::stats::Stats;
 use super::window::{add_host_signal, Dest, Placement, Window};
 use super::wire::{Header, Op, Signal};
 use crate::error::{Error, Result};
@@ -32,10 +33,34 @@ pub struct Group {
     state: Mutex<State>,
 }
 
-/// A request NCCL holds: whether it is done.
+/// A request NCCL holds: whether it is done, and with NCCL_TCPXR_STATS when it was posted and
+/// marked done.
 #[derive(Clone, Copy)]
 struct Pending {
     done: bool,
+    posted: Option<Instant>,
+    done_at: Option<Instant>,
+}
+
+impl Pending {
+    fn new(done: bool, stats: bool) -> Pending {
+        let posted = stats.then(Instant::now);
+        Pending {
+            done,
+            posted,
+            done_at: if done { posted } else { None },
+        }
+    }
+}
+
+/// Marks request `r` done (a request NCCL already tested done is gone: nothing to mark).
+fn mark_done(requests: &mut HashMap<u64, Pending>, r: u64) {
+    if let Some(p) = requests.get_mut(&r) {
+        p.done = true;
+        if p.posted.is_some() {
+            p.done_at = Some(Instant::now());
+        }
+    }
 }
 
 struct State {
@@ -51,6 +76,8 @@ struct State {
     error: Option<Error>,
     /// Staging and tcpxr's stream for GPU windows, made at the first one's registration.
     stager: Option<Stager>,
+    /// Counters, with NCCL_TCPXR_STATS=1 (stats.rs).
+    stats: Option<Stats>,
 }
 
 /// Where a put or get reads or writes on one side: a window's memory handle and an offset.
@@ -71,7 +98,7 @@ pub struct SignalArgs {
 const WINDOW_BITS: u32 = 24;
 
 impl Group {
-    pub fn new(rank: usize, links: Vec<Vec<TcpStream>>, drain: Duration) -> Group {
+    pub fn new(rank: usize, links: Vec<Vec<TcpStream>>, drain: Duration, stats: bool) -> Group {
         let nranks = links.len();
         let peers = links
             .into_iter()
@@ -91,6 +118,7 @@ impl Group {
                 requests: HashMap::new(),
                 error: None,
                 stager: None,
+                stats: stats.then(Stats::default),
             }),
         }
     }
@@ -239,6 +267,7 @@ impl Group {
     ) -> Result<*mut c_void> {
         let mut st = self.lock();
         st.check()?;
+        st.called();
         self.check_rank(rank, "iput")?;
         let (src_win, src_addr, dst_win, dst_off) = match (src, dst, size) {
             (_, _, 0) => (None, Dest::Host(0), 0, 0),
@@ -284,11 +313,15 @@ impl Group {
             signal,
         };
         let id = handles::serial();
+        if let Some(s) = &mut st.stats {
+            s.posted(size as u64, head.signal.is_some(), false);
+        }
+        let stats = st.stats.is_some();
         if rank == self.rank {
             let done = st.land_locally(&head, src_addr, id)?;
-            st.requests.insert(id, Pending { done });
+            st.requests.insert(id, Pending::new(done, stats));
         } else {
-            st.requests.insert(id, Pending { done: false });
+            st.requests.insert(id, Pending::new(false, stats));
             Out::queue(&mut st.lane(rank, context)?.out, &head, src_addr, Some(id), src_win);
             st.progress_one(rank)?;
         }
@@ -300,6 +333,7 @@ impl Group {
     pub fn get(&self, context: u32, remote: At, size: usize, local: At, rank: usize) -> Result<*mut c_void> {
         let mut st = self.lock();
         st.check()?;
+        st.called();
         self.check_rank(rank, "iget")?;
         let rw = self.window_of(remote.mhandle, "iget: remoteMhandle")?;
         st.remote_fits(rank, rw, remote.offset, size as u64, "iget")?;
@@ -307,11 +341,15 @@ impl Group {
         let l = st.local(lw)?;
         let dst = l.dest(l.range(local.offset, size as u64, "local window")?);
         let id = handles::serial();
+        if let Some(s) = &mut st.stats {
+            s.posted(size as u64, false, true);
+        }
+        let stats = st.stats.is_some();
         if rank == self.rank {
             let r = st.local(rw)?;
             let src = r.dest(r.range(remote.offset, size as u64, "remote window")?);
             let done = st.copy_locally(dst, src, size, id)?;
-            st.requests.insert(id, Pending { done });
+            st.requests.insert(id, Pending::new(done, stats));
         } else {
             let head = Header {
                 op: Op::GetReq,
@@ -321,7 +359,7 @@ impl Group {
                 len: size as u64,
                 signal: None,
             };
-            st.requests.insert(id, Pending { done: false });
+            st.requests.insert(id, Pending::new(false, stats));
             let peer = st.lane(rank, context)?;
             peer.out.push_back(Out::new(&head, 0, None, None));
             peer.gets.push_back(PendingGet {
@@ -342,6 +380,7 @@ impl Group {
     pub fn test(&self, request: *mut c_void) -> Result<bool> {
         let id = handles::serial_of(Kind::Request, request, "test: request")?;
         let mut st = self.lock();
+        st.called();
         st.poll_stager()?;
         let Some(p) = st.requests.get(&id).copied() else {
             return Err(Error::invalid_argument(format!(
@@ -353,14 +392,26 @@ impl Group {
         }
         let done = st.requests.get(&id).is_some_and(|p| p.done);
         if done {
-            st.requests.remove(&id);
+            let p = st.requests.remove(&id).expect("done");
+            if let (Some(s), Some(posted), Some(at)) = (&mut st.stats, p.posted, p.done_at) {
+                s.tested(posted, at);
+            }
         }
         Ok(done)
     }
 
     /// rmaProgress: moves every connection.
     pub fn progress(&self) -> Result<()> {
-        self.lock().progress_all()
+        let mut st = self.lock();
+        st.called();
+        st.progress_all()
+    }
+
+    /// The counters' INFO line, with NCCL_TCPXR_STATS=1 (for the group's close).
+    pub fn report(&self) -> Option<String> {
+        let st = self.lock();
+        let s = st.stats.as_ref()?;
+        Some(s.report(self.rank, self.nranks, st.stager.as_ref()))
     }
 
     pub fn error(&self) -> Option<Error> {
@@ -381,6 +432,14 @@ impl Group {
 impl State {
     fn check(&self) -> Result<()> {
         self.error.clone().map_or(Ok(()), Err)
+    }
+
+    /// Counts a call from NCCL's proxy (stats.rs: the gaps between them while work waited).
+    fn called(&mut self) {
+        let busy = !self.requests.is_empty() || self.stager.as_ref().is_some_and(|s| s.busy());
+        if let Some(s) = &mut self.stats {
+            s.call(busy);
+        }
     }
 
     fn local(&self, win: u32) -> Result<&Window> {
@@ -475,11 +534,7 @@ impl State {
     fn poll_stager(&mut self) -> Result<()> {
         let State { stager, requests, .. } = self;
         if let Some(s) = stager.as_mut() {
-            s.poll(|r| {
-                if let Some(p) = requests.get_mut(&r) {
-                    p.done = true;
-                }
-            })?;
+            s.poll(|r| mark_done(requests, r))?;
         }
         Ok(())
     }
@@ -516,16 +571,16 @@ impl State {
             requests,
             stager,
             next_window,
+            stats,
             ..
         } = self;
-        let mut finished = |r: u64| {
-            if let Some(p) = requests.get_mut(&r) {
-                p.done = true;
-            }
-        };
+        let mut finished = |r: u64| mark_done(requests, r);
         for peer in peers[rank].iter_mut().filter(|l| !l.closed) {
             peer.send(stager, &mut finished)?;
             let received = peer.receive(stager, |peer, stager, arrived| {
+                if let (Some(s), Arrived::Put(h)) = (stats.as_mut(), &arrived) {
+                    s.arrived(h.len, h.signal.is_some());
+                }
                 arrive(
                     peer,
                     stager,

@@ -15,12 +15,14 @@
 //! * peer.rs: one peer connection: queued sends, headers and payloads landing in place;
 //! * window.rs: a window, where bytes land in it, and the GPU-window rule;
 //! * stage.rs: GPU windows: pinned staging, copies and signals on tcpxr's stream;
+//! * stats.rs: a group's counters (NCCL_TCPXR_STATS=1), logged when it closes;
 //! * wire.rs: handle, hello and operation header.
 mod connect;
 mod group;
 mod handles;
 mod peer;
 mod stage;
+mod stats;
 mod window;
 mod wire;
 
@@ -170,7 +172,8 @@ pub fn connect(handles: &[[u8; 128]], rank: c_int, listen: *mut c_void, abort: A
     let opts = options()?;
     let links = connect::mesh(&listener, &peers, rank, opts, abort)?;
     let lanes: Vec<usize> = links.iter().map(Vec::len).filter(|&n| n > 0).collect();
-    let group = Group::new(rank, links, Duration::from_millis(opts.peer_timeout_ms));
+    let stats = crate::config::global()?.stats;
+    let group = Group::new(rank, links, Duration::from_millis(opts.peer_timeout_ms), stats);
     log::info!(
         "RMA: rank {rank} of {nranks} connected to every peer, {} connection(s) each (context c on connection c mod that)",
         match (lanes.iter().min(), lanes.iter().max()) {
@@ -183,7 +186,11 @@ pub fn connect(handles: &[[u8; 128]], rank: c_int, listen: *mut c_void, abort: A
 }
 
 pub fn close_group(coll: *mut c_void) -> Result<()> {
-    GROUPS.take(coll, "closeColl: collComm").map(|_| ())
+    let group = GROUPS.take(coll, "closeColl: collComm")?;
+    if let Some(line) = group.report() {
+        log::info!("{line}");
+    }
+    Ok(())
 }
 
 /// Which ranks a context talks to, as createContext's config says: every `stride`-th (v14-v16),

@@ -21,6 +21,7 @@
 //!
 //! Nothing here blocks: copies, writes and event records are queued, events are queried. Events
 //! come from a pool that keeps every event made (as many as were ever in flight at once).
+use super::stats::Spread;
 use super::window::add_host_signal;
 use crate::error::Result;
 use crate::gpu::{self, Event, Gpu, Mapped};
@@ -101,6 +102,7 @@ struct Inflight {
     request: Option<u64>,
     /// A host signal added after it (address, addend).
     host_signal: Option<(usize, u64)>,
+    recorded: std::time::Instant,
 }
 
 /// A staging buffer holding bytes copied out of GPU memory for sending, and the event of that
@@ -117,6 +119,10 @@ pub struct Stager {
     pool: Buffers,
     events: Vec<Event>,
     inflight: VecDeque<Inflight>,
+    /// Stream work from its event's record until seen complete (stats.rs reports it).
+    pub work: Spread,
+    /// Landings that found every staging buffer in use.
+    pub waits: u64,
 }
 
 impl Stager {
@@ -143,12 +149,16 @@ impl Stager {
             bufs,
             events,
             inflight: VecDeque::new(),
+            work: Spread::default(),
+            waits: 0,
         })
     }
 
     /// A staging buffer to land received bytes in (None while all are in use).
     pub fn take_buf(&mut self) -> Option<usize> {
-        self.pool.take_in()
+        let b = self.pool.take_in();
+        self.waits += u64::from(b.is_none());
+        b
     }
 
     /// Gives back a landing buffer that received nothing.
@@ -177,6 +187,7 @@ impl Stager {
             buf,
             request,
             host_signal,
+            recorded: std::time::Instant::now(),
         });
         Ok(())
     }
@@ -274,6 +285,7 @@ impl Stager {
                 break;
             }
             let w = self.inflight.pop_front().expect("front");
+            self.work.add(w.recorded.elapsed());
             if let Some(b) = w.buf {
                 self.pool.give(b);
             }
