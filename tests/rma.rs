@@ -1292,7 +1292,25 @@ fn gpu_signal_window_reset_between_puts_takes_the_next_add() {
 #[test]
 #[ignore = "needs a GPU: cargo test -- --include-ignored, with TCPXR_REQUIRE_GPU=1 on a GPU host"]
 fn gpu_put_lands_while_an_application_kernel_spins() {
-    let Some(g) = gpu::gpu_or_skip("gpu_put_lands_while_an_application_kernel_spins") else {
+    put_lands_beside_a_spinning_kernel("gpu_put_lands_while_an_application_kernel_spins", spin::Spin::start);
+}
+
+/// The same beside a kernel that fills every thread slot of every multiprocessor while it spins,
+/// as a persistent device-API kernel waiting on its signals may: the signal must reach the window
+/// without a multiprocessor. It does for a never-reset signal window (a stream write); with a
+/// kernel doing the add (tcpxr before 2026-11-27) the signal waited for the spinning kernel to
+/// give up.
+#[test]
+#[ignore = "needs a GPU: cargo test -- --include-ignored, with TCPXR_REQUIRE_GPU=1 on a GPU host"]
+fn gpu_signal_lands_while_an_application_kernel_holds_every_sm() {
+    put_lands_beside_a_spinning_kernel(
+        "gpu_signal_lands_while_an_application_kernel_holds_every_sm",
+        spin::Spin::start_filling_every_sm,
+    );
+}
+
+fn put_lands_beside_a_spinning_kernel(name: &str, start: fn(Duration) -> spin::Spin) {
+    let Some(g) = gpu::gpu_or_skip(name) else {
         return;
     };
     const SIZE: usize = (1 << 20) + 17;
@@ -1305,7 +1323,7 @@ fn gpu_put_lands_while_an_application_kernel_spins() {
         win.upload_done(&gpu_pattern(rank, 1, 1, SIZE));
         let wmh = r.reg_as(win.0 as *mut c_void, SIZE, NCCL_PTR_CUDA, 0);
         let smh = r.reg_as(sig.0 as *mut c_void, 8, NCCL_PTR_CUDA, flags);
-        let mut spin = (rank == 1).then(|| spin::Spin::start(Duration::from_secs(30)));
+        let mut spin = (rank == 1).then(|| start(Duration::from_secs(30)));
         barrier.wait();
         if rank == 0 {
             let (res, q) = r.put_signal(0, (wmh, 0), SIZE, (wmh, 0), 1, Some((smh, 0, true)));

@@ -338,6 +338,21 @@ impl Gpu {
         self.kernels().map(|k| k.unpack)
     }
 
+    /// Whether the GPU takes 64-bit stream memory operations ([`write_u64_async`]): every GPU
+    /// CUDA 12+ drives on Linux does; the driver says so per device.
+    pub fn writes_u64_on_stream(&self) -> bool {
+        let mut on = 0;
+        // SAFETY: a valid out-pointer and the device this Gpu was made for.
+        let r = unsafe {
+            sys::cuDeviceGetAttribute(
+                &mut on,
+                sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS,
+                self.dev,
+            )
+        };
+        r == sys::CUresult::CUDA_SUCCESS && on == 1
+    }
+
     /// Compiles and loads tcpxr's kernels now, if not done yet, so that no later launch (an RMA
     /// signal) waits for module loading while a kernel spins.
     pub fn prepare_kernels(&self) -> Result<()> {
@@ -827,6 +842,25 @@ pub unsafe fn add_u64_async(gpu: &Gpu, addr: u64, add: u64) -> Result<()> {
     // device word and the addend, both alive across the call (the driver copies them); the GPU's
     // context is current (`_current`).
     unsafe { gpu.launch_one_block(f, 1, &mut params, "cuLaunchKernel(tcpxr_signal_add)") }
+}
+
+/// Queues a write of `value` to the 64-bit word of device memory at `addr` on the GPU's persistent
+/// stream, after everything queued before it, without a kernel: the GPU's front end performs it
+/// (cuStreamWriteValue64), so it needs no multiprocessor and cannot wait for one that a kernel
+/// holds. Its default flags fence the stream's earlier writes before it, so a kernel that sees the
+/// value sees every byte the stream's earlier copies wrote.
+///
+/// # Safety
+/// `addr` must be 8-aligned device memory that stays allocated until work recorded after it
+/// completes.
+pub unsafe fn write_u64_async(gpu: &Gpu, addr: u64, value: u64) -> Result<()> {
+    let _current = gpu.enter()?;
+    // SAFETY: the caller's aligned device word; the GPU's stream is live and its context current
+    // (`_current`).
+    check(
+        unsafe { sys::cuStreamWriteValue64_v2(gpu.stream, addr, value, 0) },
+        "cuStreamWriteValue64_v2",
+    )
 }
 
 /// Whether this process is a client of the CUDA MPS server: Some(true) when any device says its

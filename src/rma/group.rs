@@ -169,6 +169,26 @@ impl Group {
                 ));
             }
             st.next_window += 1;
+            if let (Placement::Gpu { .. }, Some(stager)) = (window.placement, st.stager.as_mut()) {
+                // Signals into a GPU window are written without a kernel where tcpxr alone writes
+                // its words (stage.rs); else a one-thread kernel adds them. Said once per window
+                // NCCL marks as a signal window (FORCE_SO), as that is where it matters.
+                let never_reset = flags & crate::abi::NCCL_NET_MR_FLAG_SIGNAL_NEVER_RESET != 0;
+                let written = never_reset && stager.track_signals(win, base as u64, size)?;
+                if !written && flags & crate::abi::NCCL_NET_MR_FLAG_FORCE_SO != 0 {
+                    log::info!(
+                        "RMA window {win}: signals into these {size} bytes of GPU memory are added by a one-thread \
+                         kernel on tcpxr's stream ({}), so a kernel that holds every multiprocessor while it waits \
+                         for one delays it until a block ends; never-reset signal windows (NCCL 2.30.5+ device \
+                         code) are written without one",
+                        if !never_reset {
+                            "registered without NCCL_NET_MR_FLAG_SIGNAL_NEVER_RESET: NCCL may reset them"
+                        } else {
+                            "a window over a staging buffer, or a GPU without 64-bit stream writes"
+                        }
+                    );
+                }
+            }
             st.windows.insert(win, window);
             st.remote[self.rank].insert(win, size as u64);
             let reg = Header {
@@ -239,6 +259,9 @@ impl Group {
             let busy = st.peers.iter().flatten().any(|p| p.uses(win)) || st.stager.as_ref().is_some_and(|s| s.busy());
             if !busy || st.error.is_some() {
                 st.windows.remove(&win);
+                if let Some(stager) = st.stager.as_mut() {
+                    stager.untrack(win);
+                }
                 log::info!("RMA window {win} deregistered; {} windows now", st.windows.len());
                 return Ok(());
             }
@@ -495,7 +518,7 @@ impl State {
         if let Some(s) = head.signal {
             let w = *self.local(s.win)?;
             let addr = w.signal_at(s.offset, "signal window")?;
-            signal(self.stager.as_mut(), &w, addr, s.add)?;
+            signal(self.stager.as_mut(), s.win, &w, addr, s.add)?;
         }
         Ok(done)
     }
@@ -670,7 +693,7 @@ fn arrive(
                     if let Some(s) = head.signal {
                         let w = window(s.win)?;
                         let addr = w.signal_at(s.offset, "signal window").map_err(theirs)?;
-                        signal(stager.as_mut(), w, addr, s.add)?;
+                        signal(stager.as_mut(), s.win, w, addr, s.add)?;
                     }
                 }
             }
@@ -679,12 +702,12 @@ fn arrive(
     }
 }
 
-/// Adds `add` to the signal at `addr` of window `w` after every byte placed before it: a GPU
-/// signal by a device atomic on tcpxr's stream behind the copies, a host signal by an atomic add,
-/// deferred while copies are in flight.
-fn signal(stager: Option<&mut Stager>, w: &Window, addr: usize, add: u64) -> Result<()> {
+/// Adds `add` to the signal at `addr` of window `w` (number `win`) after every byte placed before
+/// it: a GPU signal on tcpxr's stream behind the copies (stage.rs says how), a host signal by an
+/// atomic add, deferred while copies are in flight.
+fn signal(stager: Option<&mut Stager>, win: u32, w: &Window, addr: usize, add: u64) -> Result<()> {
     match (w.placement, stager) {
-        (Placement::Gpu { .. }, Some(st)) => st.signal_gpu(addr as u64, add),
+        (Placement::Gpu { .. }, Some(st)) => st.signal_gpu(win, addr as u64, add),
         (Placement::Gpu { .. }, None) => Err(Error::internal("a GPU signal on a group without GPU staging")),
         (Placement::Host, Some(st)) => st.signal_host(addr, add),
         (Placement::Host, None) => {

@@ -7,13 +7,20 @@
 //!   copied host-to-device on tcpxr's persistent non-blocking stream of that GPU, and goes back to
 //!   the pool when the event recorded behind its copy has completed. With the pool empty the
 //!   connection is left unread until one returns (within a copy's time: see [`Buffers`]).
-//! * Signals in GPU memory: each add is applied to the word itself by a device atomic
-//!   (kernel.cu's `tcpxr_signal_add`, launched <<<1,1>>> on the same stream after the data's
-//!   copies): a kernel that sees the signal sees the data, and NCCL may reset the word between
-//!   puts (it registers signal windows without NCCL_NET_MR_FLAG_SIGNAL_NEVER_RESET). A host
-//!   signal after GPU data waits for the stream work before it (added when its event completes).
-//!   Stream order covers both weak signals (their put's copies come first) and strong ones (every
-//!   earlier put's copies do).
+//! * Signals in GPU memory, on the same stream after the data's copies, so that a kernel that sees
+//!   the signal sees the data:
+//!   - in a window registered with NCCL_NET_MR_FLAG_SIGNAL_NEVER_RESET (NCCL 2.30's GIN and RMA
+//!     proxies register their signals so) of up to [`STAGE_BYTES`], tcpxr is the only writer of
+//!     the words: it keeps their values ([`Shadow`], read once at registration), adds on the host
+//!     and writes the sum with `cuStreamWriteValue64`, which the GPU's front end performs. No
+//!     multiprocessor is needed, so a kernel that holds every one while it spins on the signal
+//!     cannot keep it out (with a kernel it would wait until that kernel let a block go: a hang);
+//!   - elsewhere (NCCL may reset such words), a device atomic applies the add to whatever the word
+//!     holds (kernel.cu's `tcpxr_signal_add`, <<<1,1>>>), which needs a multiprocessor free.
+//!
+//!   A host signal after GPU data waits for the stream work before it (added when its event
+//!   completes). Stream order covers both weak signals (their put's copies come first) and strong
+//!   ones (every earlier put's copies do).
 //! * Sending from GPU memory (a put's source, a get's answer): copied device-to-host into a
 //!   staging buffer on the same stream, at most [`OUT_AHEAD`] pieces ahead per peer and never
 //!   into the last [`INBOUND_RESERVE`] free buffers; the send waits for its event in the progress
@@ -25,8 +32,18 @@ use super::stats::Spread;
 use super::window::add_host_signal;
 use crate::error::Result;
 use crate::gpu::{self, Event, Gpu, Mapped};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long registration waits for a never-reset signal window's values to be read.
+const READ_WAIT: Duration = Duration::from_secs(5);
+
+/// The values of a never-reset GPU signal window's words, as tcpxr last wrote them.
+struct Shadow {
+    base: u64,
+    words: Vec<u64>,
+}
 
 /// Bytes of one staging buffer: the most one copy moves.
 pub const STAGE_BYTES: usize = 1 << 20;
@@ -123,6 +140,10 @@ pub struct Stager {
     pub work: Spread,
     /// Landings that found every staging buffer in use.
     pub waits: u64,
+    /// By window number: never-reset signal windows whose words tcpxr writes without a kernel.
+    shadows: HashMap<u32, Shadow>,
+    /// Whether the GPU takes cuStreamWriteValue64 (else every signal takes the kernel).
+    write64: bool,
 }
 
 impl Stager {
@@ -144,13 +165,15 @@ impl Stager {
             STAGE_BYTES >> 10
         );
         Ok(Stager {
-            gpu,
             pool: Buffers::new(bufs.len(), INBOUND_RESERVE),
             bufs,
             events,
             inflight: VecDeque::new(),
             work: Spread::default(),
             waits: 0,
+            shadows: HashMap::new(),
+            write64: gpu.writes_u64_on_stream(),
+            gpu,
         })
     }
 
@@ -216,11 +239,68 @@ impl Stager {
         self.after(None, Some(request), None)
     }
 
-    /// Adds `add` to the GPU signal at device address `addr` with a device atomic after the
-    /// stream's earlier work (the copies of every put before it).
-    pub fn signal_gpu(&mut self, addr: u64, add: u64) -> Result<()> {
-        // SAFETY: `addr` is an 8-aligned signal inside a registered GPU window (signal_at), kept
-        // until this pool is idle (deregMrSym waits for it).
+    /// Takes over the words of GPU window `win` (`size` bytes at `base`), registered never-reset:
+    /// reads their values now (registration, not the data path; bounded by [`READ_WAIT`]) so that
+    /// signals into it are written without a kernel. Whether it did: not for windows larger than
+    /// a staging buffer (signal windows are small; a large one keeps the kernel) or on a GPU
+    /// without 64-bit stream writes.
+    pub fn track_signals(&mut self, win: u32, base: u64, size: usize) -> Result<bool> {
+        if !self.write64 || !(8..=STAGE_BYTES).contains(&size) {
+            return Ok(false);
+        }
+        let buf = self
+            .pool
+            .take_in()
+            .ok_or_else(|| crate::error::Error::internal("regMrSym: no staging buffer free to read a signal window"))?;
+        let read = (|| {
+            let host = self.bufs[buf].host;
+            // SAFETY: `buf` is a pinned buffer of this pool, held until the event below completes
+            // (or, past the wait, never given back); the window is registered GPU memory of at
+            // least `size` bytes.
+            unsafe { gpu::copy_dtoh_async(&self.gpu, host, base, size)? };
+            let event = self.event()?;
+            event.record(&self.gpu)?;
+            if !event.done_by(Instant::now() + READ_WAIT)? {
+                return Err(crate::error::Error::internal(format!(
+                    "regMrSym: reading the signal window's {size} bytes took over {} s",
+                    READ_WAIT.as_secs()
+                )));
+            }
+            self.events.push(event);
+            let words = (0..size / 8)
+                // SAFETY: the copy into the buffer has completed; 8-byte words within `size`.
+                .map(|i| unsafe { std::ptr::read_unaligned(host.add(i * 8) as *const u64) })
+                .collect();
+            Ok(words)
+        })();
+        match read {
+            Ok(words) => {
+                self.pool.give(buf);
+                self.shadows.insert(win, Shadow { base, words });
+                Ok(true)
+            }
+            // A copy that did not complete may still write the buffer: it stays out of the pool.
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Forgets a deregistered window's words.
+    pub fn untrack(&mut self, win: u32) {
+        self.shadows.remove(&win);
+    }
+
+    /// Adds `add` to the signal at device address `addr` of window `win` after the stream's
+    /// earlier work (the copies of every put before it): by a stream write of the new value where
+    /// tcpxr keeps the window's words, else by a device atomic.
+    pub fn signal_gpu(&mut self, win: u32, addr: u64, add: u64) -> Result<()> {
+        if let Some(sh) = self.shadows.get_mut(&win) {
+            let word = &mut sh.words[((addr - sh.base) / 8) as usize];
+            *word = word.wrapping_add(add);
+            // SAFETY: `addr` is an 8-aligned signal inside a registered GPU window (signal_at),
+            // kept until this pool is idle (deregMrSym waits for it).
+            return unsafe { gpu::write_u64_async(&self.gpu, addr, *word) };
+        }
+        // SAFETY: as above.
         unsafe { gpu::add_u64_async(&self.gpu, addr, add) }
     }
 

@@ -19,7 +19,7 @@ pub enum Placement {
     /// Host memory: written by the CPU, in place.
     Host,
     /// GPU memory of device `ordinal`: received into pinned staging, copied in on tcpxr's stream;
-    /// signals in it are added to by a device atomic on the same stream (stage.rs).
+    /// signals in it are written on the same stream (stage.rs).
     Gpu { ordinal: usize },
 }
 
@@ -40,10 +40,10 @@ pub struct Window {
 
 impl Window {
     /// A window of NCCL memory of `mem_type` (NCCL_PTR_HOST / NCCL_PTR_CUDA) registered with
-    /// NCCL's `flags`. No flag is needed: every window is written in stream order (which is what
-    /// FORCE_SO asks of a signal window), and signals, host or GPU, are only ever added to
-    /// atomically, so NCCL may reset them (NCCL 2.30 registers its signal windows without
-    /// NCCL_NET_MR_FLAG_SIGNAL_NEVER_RESET). A GPU window is served where the process's rule
+    /// NCCL's `flags`. Every window is written in stream order (which is what FORCE_SO asks of a
+    /// signal window). Signals are added to atomically, so NCCL may reset them, except in a GPU
+    /// window registered NCCL_NET_MR_FLAG_SIGNAL_NEVER_RESET, whose words tcpxr alone writes
+    /// (stage.rs; group.rs reads the flag). A GPU window is served where the process's rule
     /// allows it ([`process_rule`]).
     pub fn new(base: usize, size: usize, mem_type: c_int, _flags: u64) -> Result<Window> {
         if base == 0 && size > 0 {

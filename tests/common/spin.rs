@@ -52,8 +52,8 @@ pub fn cu(r: sys::CUresult, what: &str) {
     assert_eq!(r, sys::CUresult::CUDA_SUCCESS, "{what}");
 }
 
-/// The application's kernel: one thread of the spin kernel on a stream of the calling thread's
-/// context (the primary one), which holds the GPU until released. With
+/// The application's kernel: the spin kernel (one thread, or every thread slot of the GPU) on a
+/// stream of the calling thread's context (the primary one), which holds the GPU until released. With
 /// `CUDA_DEVICE_MAX_CONNECTIONS=1` every stream of that context shares its hardware queue, so
 /// work queued there after it waits for it, as work queued behind NCCL's kernel does.
 ///
@@ -72,7 +72,40 @@ pub struct Spin {
 }
 
 impl Spin {
+    /// One thread: it holds the hardware queue, and leaves the multiprocessors free.
     pub fn start(limit: Duration) -> Spin {
+        Spin::launch(limit, 1, 1)
+    }
+
+    /// Blocks of 1024 threads enough to fill every thread slot of every multiprocessor, all
+    /// spinning, as a persistent kernel of the device API may: no other kernel's block can start
+    /// until it ends.
+    pub fn start_filling_every_sm(limit: Duration) -> Spin {
+        let (mut dev, mut sms, mut per_sm) = (0, 0, 0);
+        // SAFETY: valid out-pointers; the context is current (the caller bound it).
+        unsafe {
+            cu(sys::cuCtxGetDevice(&mut dev), "cuCtxGetDevice");
+            cu(
+                sys::cuDeviceGetAttribute(
+                    &mut sms,
+                    sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                    dev,
+                ),
+                "cuDeviceGetAttribute(SMs)",
+            );
+            cu(
+                sys::cuDeviceGetAttribute(
+                    &mut per_sm,
+                    sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+                    dev,
+                ),
+                "cuDeviceGetAttribute(threads per SM)",
+            );
+        }
+        Spin::launch(limit, (sms * per_sm / 1024) as u32, 1024)
+    }
+
+    fn launch(limit: Duration, blocks: u32, threads: u32) -> Spin {
         let mut s = Spin {
             stream: std::ptr::null_mut(),
             module: std::ptr::null_mut(),
@@ -119,10 +152,10 @@ impl Spin {
             cu(
                 sys::cuLaunchKernel(
                     f,
+                    blocks,
                     1,
                     1,
-                    1,
-                    1,
+                    threads,
                     1,
                     1,
                     0,
