@@ -24,3 +24,27 @@ nt(){
   local loaded=$(grep -m1 -o "Loaded net plugin [^ ]*\|Using network [A-Za-z]*" $A/$name.log | head -1)
   el "$name: rc=$rc oob='$wrong' rows_wrong=$bad ($loaded)"
 }
+# pg NAME OP host|socket [K=V ...]: one nccl-tests run over 4 ranks, one per GPU of the 4-GPU host,
+# each its own NCCL host, -c 0, from the nccl-tests at $NT; sizes $PG_SIZES (-b 256K -e 16M, x2),
+# $PG_ITERS iterations (30); the times per size on one line of steps.txt.
+pg(){ local name=$1 op=$2 buf=$3; shift 3
+  local env=(NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_SOCKET_IFNAME=lo NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,ENV CUDA_VISIBLE_DEVICES=0,1,2,3)
+  case $buf in
+    host) env+=(NCCL_NET=tcpxr NCCL_NET_PLUGIN=tcpxr LD_LIBRARY_PATH=$PWD/dist:$LD_LIBRARY_PATH NCCL_TCPXR_GPU_BUFFERS=0);;
+    socket) env+=(NCCL_NET=Socket NCCL_NET_PLUGIN=none);;
+  esac
+  env+=("$@"); local xs=(); for kv in "${env[@]}"; do xs+=(-x "$kv"); done
+  timeout 60 mpirun --allow-run-as-root --bind-to none -np 4 "${xs[@]}" sh -c 'NCCL_HOSTID="h${OMPI_COMM_WORLD_RANK}" exec "$@"' sh $NT/${op}_perf ${PG_SIZES:--b 256K -e 16M} -f 2 -n ${PG_ITERS:-30} -w 5 -c 0 -g 1 > $A/$name.log 2>&1
+  el "$name rc=$? $(awk '/^ +[0-9]+ +[0-9]+ /{printf "%s:%s ", $1, $6}' $A/$name.log)"; }
+# build_tests_in DIR NCCL_HOME JOBS: nccl-tests (MPI=1) from ncclTests/nccl-tests in a fresh copy at DIR
+# against the NCCL at NCCL_HOME (/usr: the system's 2.28.3); logged as DIR's name.
+build_tests_in(){ local dir=$1 home=$2 jobs=$3
+  (rm -rf $dir && cp -r ncclTests/nccl-tests $dir && cd $dir && rm -rf build && make -j$jobs MPI=1 MPI_HOME=/usr/lib/x86_64-linux-gnu/openmpi CUDA_HOME=/usr/local/cuda NCCL_HOME=$home NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" > $A/$(basename $dir)-build.txt 2>&1); el "nccl-tests in $dir (NCCL at $home) build rc=$?"; }
+# start_run: a 4-GPU run's preamble: all four GPUs visible, $A tarred into $R when the script exits,
+# and in $A/machine.txt the machine, the code (dist/commit.txt) and the host's load before the run.
+start_run(){ export CUDA_VISIBLE_DEVICES=0,1,2,3; trap "tar cJf $R/$(basename $A).tar.xz -C /tmp $(basename $A)" EXIT
+  { date -u; uname -r; nvidia-smi -L; nproc; cat dist/commit.txt; uptime; ps -eo pid,pcpu,comm --sort=-pcpu | head -15; } > $A/machine.txt 2>&1; }
+# tests_228: NT = nccl-tests built in /tmp/nt-2.28.3 against the system's NCCL 2.28.3; then the
+# host's load after the build, in $A/machine.txt.
+tests_228(){ NT=/tmp/nt-2.28.3/build; build_tests_in /tmp/nt-2.28.3 /usr 48
+  { uptime; ps -eo pid,pcpu,comm --sort=-pcpu | head -8; } >> $A/machine.txt 2>&1; }

@@ -10,15 +10,7 @@ export CUDA_VISIBLE_DEVICES=0,1,2,3
 fin(){ tar cJf $R/run161.tar.xz -C /tmp run161; }; trap fin EXIT
 { date -u; uname -r; nvidia-smi -L; nproc; cat dist/commit.txt; } > $A/machine.txt 2>&1
 (cd ncclTests/nccl-tests && make -j32 MPI=1 MPI_HOME=/usr/lib/x86_64-linux-gnu/openmpi CUDA_HOME=/usr/local/cuda NCCL_HOME=/usr NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" > $A/nccl-tests-build.txt 2>&1); el "nccl-tests (2.28.3) build rc=$?"
-pg(){ local name=$1 op=$2 buf=$3; shift 3
-  local env=(NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_SOCKET_IFNAME=lo NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,ENV CUDA_VISIBLE_DEVICES=0,1,2,3)
-  case $buf in
-    host) env+=(NCCL_NET=tcpxr NCCL_NET_PLUGIN=tcpxr LD_LIBRARY_PATH=$PWD/dist:$LD_LIBRARY_PATH NCCL_TCPXR_GPU_BUFFERS=0);;
-    socket) env+=(NCCL_NET=Socket NCCL_NET_PLUGIN=none);;
-  esac
-  env+=("$@"); local xs=(); for kv in "${env[@]}"; do xs+=(-x "$kv"); done
-  timeout 60 mpirun --allow-run-as-root --bind-to none -np 4 "${xs[@]}" sh -c 'NCCL_HOSTID="h${OMPI_COMM_WORLD_RANK}" exec "$@"' sh $NT/${op}_perf -b 256K -e 16M -f 2 -n 20 -w 5 -c 0 -g 1 > $A/$name.log 2>&1
-  el "$name rc=$? $(awk '/^ +[0-9]+ +[0-9]+ /{printf "%s:%s ", $1, $6}' $A/$name.log)"; }
+PG_SIZES="-b 256K -e 16M" PG_ITERS=20  # pg: common.sh
 for i in 1 2; do for op in all_reduce all_gather; do
   pg r$i-$op-tcpxr $op host; pg r$i-$op-notuner $op host NCCL_TCPXR_TUNER=0; pg r$i-$op-notuner8 $op host NCCL_TCPXR_TUNER=0 NCCL_MIN_NCHANNELS=8
   pg r$i-$op-socket1x1 $op socket NCCL_SOCKET_NTHREADS=1 NCCL_NSOCKS_PERTHREAD=1; pg r$i-$op-socket2x2 $op socket NCCL_SOCKET_NTHREADS=2 NCCL_NSOCKS_PERTHREAD=2; done; done

@@ -13,12 +13,12 @@ fin(){ tar cJf $R/run162.tar.xz -C /tmp run162; }; trap fin EXIT
 { date -u; uname -r; nvidia-smi -L; nproc; cat dist/commit.txt; } > $A/machine.txt 2>&1
 (JOBS=40 timeout 300 bash dist/build_nccl.sh dist/nccl-src/v2.30.7-1 /tmp/nccl-2.30.7 > $A/nccl-2.30.7-build.txt 2>&1; el "NCCL 2.30.7 build rc=$?") &
 BUILD=$!
-(rm -rf /tmp/nt-2.28.3 && cp -r ncclTests/nccl-tests /tmp/nt-2.28.3 && cd /tmp/nt-2.28.3 && rm -rf build && make -j12 MPI=1 MPI_HOME=/usr/lib/x86_64-linux-gnu/openmpi CUDA_HOME=/usr/local/cuda NCCL_HOME=/usr NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" > $A/nt-2.28.3-build.txt 2>&1; el "nccl-tests vs 2.28.3 rc=$?") &
+build_tests_in /tmp/nt-2.28.3 /usr 12 &
 R1(){ local name=$1; shift; ( export TCPXR_REQUIRE_GPU=1 NCCL_TCPXR_IFNAME=lo CUDA_VISIBLE_DEVICES=3 "$@"; timeout 200 dist/deps/rma --include-ignored --test-threads=1 --nocapture ${TESTS:-} ) > $A/$name.txt 2>&1; el "$name rc=$? $(grep -h 'test result' $A/$name.txt)"; }
 ( R1 rma-default; TESTS=one_hardware_queue_means_no_rma_device_and_a_warn_saying_why R1 rma-1queue CUDA_DEVICE_MAX_CONNECTIONS=1 ) &
 RMAPID=$!
 wait $BUILD
-(rm -rf /tmp/nt-2.30.7 && cp -r ncclTests/nccl-tests /tmp/nt-2.30.7 && cd /tmp/nt-2.30.7 && rm -rf build && make -j40 MPI=1 MPI_HOME=/usr/lib/x86_64-linux-gnu/openmpi CUDA_HOME=/usr/local/cuda NCCL_HOME=/tmp/nccl-2.30.7 NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" > $A/nt-2.30.7-build.txt 2>&1); el "nccl-tests vs 2.30.7 rc=$?"
+build_tests_in /tmp/nt-2.30.7 /tmp/nccl-2.30.7 40
 gcc -O2 -o /tmp/put_signal ncclTests/gin/put_signal.c -I/tmp/nccl-2.30.7/include -I/usr/local/cuda/include -L/tmp/nccl-2.30.7/lib -L/usr/local/cuda/lib64 -lnccl -lcudart; el "put_signal build rc=$?"
 LIB=$PWD/dist/libnccl-net-tcpxr.so
 GENV=(NCCL_NET_PLUGIN=$LIB NCCL_RMA_PLUGIN=$LIB NCCL_TCPXR_RMA=1 NCCL_GIN_TYPE=2 NCCL_TCPXR_STATS=1 NCCL_SOCKET_IFNAME=lo NCCL_TCPXR_IFNAME=lo NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,ENV LD_LIBRARY_PATH=/tmp/nccl-2.30.7/lib:$LD_LIBRARY_PATH)

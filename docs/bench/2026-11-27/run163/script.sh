@@ -11,15 +11,7 @@ fin(){ tar cJf $R/run163.tar.xz -C /tmp run163; }; trap fin EXIT
 { date -u; uname -r; nvidia-smi -L; nproc; cat dist/commit.txt; } > $A/machine.txt 2>&1
 NT=/tmp/nt-2.28.3/build
 [ -x $NT/all_reduce_perf ] || { (rm -rf /tmp/nt-2.28.3 && cp -r ncclTests/nccl-tests /tmp/nt-2.28.3 && cd /tmp/nt-2.28.3 && make -j32 MPI=1 MPI_HOME=/usr/lib/x86_64-linux-gnu/openmpi CUDA_HOME=/usr/local/cuda NCCL_HOME=/usr NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" > $A/nt-build.txt 2>&1); el "nccl-tests build rc=$?"; }
-pg(){ local name=$1 op=$2 buf=$3; shift 3
-  local env=(NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_SOCKET_IFNAME=lo NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,ENV CUDA_VISIBLE_DEVICES=0,1,2,3)
-  case $buf in
-    host) env+=(NCCL_NET=tcpxr NCCL_NET_PLUGIN=tcpxr LD_LIBRARY_PATH=$PWD/dist:$LD_LIBRARY_PATH NCCL_TCPXR_GPU_BUFFERS=0);;
-    socket) env+=(NCCL_NET=Socket NCCL_NET_PLUGIN=none);;
-  esac
-  env+=("$@"); local xs=(); for kv in "${env[@]}"; do xs+=(-x "$kv"); done
-  timeout 60 mpirun --allow-run-as-root --bind-to none -np 4 "${xs[@]}" sh -c 'NCCL_HOSTID="h${OMPI_COMM_WORLD_RANK}" exec "$@"' sh $NT/${op}_perf -b 512K -e 64M -f 2 -n 30 -w 5 -c 0 -g 1 > $A/$name.log 2>&1
-  el "$name rc=$? $(awk '/^ +[0-9]+ +[0-9]+ /{printf "%s:%s ", $1, $6}' $A/$name.log)"; }
+PG_SIZES="-b 512K -e 64M" PG_ITERS=30  # pg: common.sh
 for i in 1 2; do for op in all_reduce all_gather; do
   pg r$i-$op-tcpxr $op host; pg r$i-$op-chunk256k $op host NCCL_TCPXR_CHUNK_BYTES=256K; pg r$i-$op-chunk128k $op host NCCL_TCPXR_CHUNK_BYTES=128K
   pg r$i-$op-stripes2 $op host NCCL_TCPXR_STRIPES=2; pg r$i-$op-stripes8 $op host NCCL_TCPXR_STRIPES=8

@@ -21,7 +21,7 @@ P1=$!
 ( TESTS=gpu_signal_lands_while_an_application_kernel_holds_every_sm T rma-kernelpath-wide rma_kernelpath 2; grep -h -A3 "panicked" $A/rma-kernelpath-wide.txt | head -8 >> $A/steps.txt ) &
 P2=$!
 wait $BUILD
-(rm -rf /tmp/nt-2.30.7 && cp -r ncclTests/nccl-tests /tmp/nt-2.30.7 && cd /tmp/nt-2.30.7 && rm -rf build && make -j48 MPI=1 MPI_HOME=/usr/lib/x86_64-linux-gnu/openmpi CUDA_HOME=/usr/local/cuda NCCL_HOME=/tmp/nccl-2.30.7 NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" > $A/nt-2.30.7-build.txt 2>&1); el "nccl-tests vs 2.30.7 rc=$?"
+build_tests_in /tmp/nt-2.30.7 /tmp/nccl-2.30.7 48
 gcc -O2 -o /tmp/put_signal ncclTests/gin/put_signal.c -I/tmp/nccl-2.30.7/include -I/usr/local/cuda/include -L/tmp/nccl-2.30.7/lib -L/usr/local/cuda/lib64 -lnccl -lcudart; el "put_signal build rc=$?"
 wait $P1 $P2
 genv(){ local lib=$1; GENV=(NCCL_NET_PLUGIN=$lib NCCL_RMA_PLUGIN=$lib NCCL_TCPXR_RMA=1 NCCL_GIN_TYPE=2 NCCL_TCPXR_STATS=1 NCCL_SOCKET_IFNAME=lo NCCL_TCPXR_IFNAME=lo NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,ENV LD_LIBRARY_PATH=/tmp/nccl-2.30.7/lib:$LD_LIBRARY_PATH); XS=(); for kv in "${GENV[@]}"; do XS+=(-x "$kv"); done; }
