@@ -794,6 +794,31 @@ pub unsafe fn copy_dtoh_async(gpu: &Gpu, dst: *mut u8, src: u64, len: usize) -> 
     check(r, "cuMemcpyDtoHAsync")
 }
 
+/// Copies `len` bytes of device memory at `src` into pinned host memory at `dst` on the legacy
+/// default stream (CU_STREAM_LEGACY), and records `event` behind it. That stream runs after
+/// everything already queued on it and on every blocking stream (per-thread default streams
+/// included), such as the `cudaMemset` NCCL queues on a signal buffer just before it registers it:
+/// a copy on tcpxr's non-blocking stream could read the memory before that memset. For
+/// registration only: it may wait behind any kernel on those streams (the caller bounds the wait).
+///
+/// # Safety
+/// `dst .. dst + len` must be pinned host memory and `src` device memory, both valid until
+/// `event` has completed.
+pub unsafe fn copy_dtoh_after_queued_work(gpu: &Gpu, dst: *mut u8, src: u64, len: usize, event: &Event) -> Result<()> {
+    let _current = gpu.enter()?;
+    // CU_STREAM_LEGACY (cuda.h: ((CUstream)0x1)).
+    let legacy = 1usize as sys::CUstream;
+    // SAFETY: the caller keeps both ranges valid until the event completes; the GPU's context is
+    // current (`_current`); the event is live.
+    unsafe {
+        check(
+            sys::cuMemcpyDtoHAsync_v2(dst as *mut c_void, src, len, legacy),
+            "cuMemcpyDtoHAsync(legacy stream)",
+        )?;
+        check(sys::cuEventRecord(event.raw, legacy), "cuEventRecord(legacy stream)")
+    }
+}
+
 /// Queues a host-to-device copy on the GPU's persistent stream (the copy engine does it).
 ///
 /// # Safety

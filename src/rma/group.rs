@@ -174,7 +174,7 @@ impl Group {
                 // its words (stage.rs); else a one-thread kernel adds them. Said once per window
                 // NCCL marks as a signal window (FORCE_SO), as that is where it matters.
                 let never_reset = flags & crate::abi::NCCL_NET_MR_FLAG_SIGNAL_NEVER_RESET != 0;
-                let written = never_reset && stager.track_signals(win, base as u64, size)?;
+                let written = never_reset && stager.track_signals(win, base as u64, size);
                 if !written && flags & crate::abi::NCCL_NET_MR_FLAG_FORCE_SO != 0 {
                     log::info!(
                         "RMA window {win}: signals into these {size} bytes of GPU memory are added by a one-thread \

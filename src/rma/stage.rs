@@ -36,8 +36,9 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// How long registration waits for a never-reset signal window's values to be read.
-const READ_WAIT: Duration = Duration::from_secs(5);
+/// How long registration waits for a never-reset signal window's values to be read (behind what
+/// the application queued before registering: [`gpu::copy_dtoh_after_queued_work`]).
+const READ_WAIT: Duration = Duration::from_secs(20);
 
 /// The values of a never-reset GPU signal window's words, as tcpxr last wrote them.
 struct Shadow {
@@ -240,48 +241,57 @@ impl Stager {
     }
 
     /// Takes over the words of GPU window `win` (`size` bytes at `base`), registered never-reset:
-    /// reads their values now (registration, not the data path; bounded by [`READ_WAIT`]) so that
-    /// signals into it are written without a kernel. Whether it did: not for windows larger than
-    /// a staging buffer (signal windows are small; a large one keeps the kernel) or on a GPU
-    /// without 64-bit stream writes.
-    pub fn track_signals(&mut self, win: u32, base: u64, size: usize) -> Result<bool> {
+    /// reads their values now, after whatever was queued to initialise them (NCCL zeroes its
+    /// signal buffers with a cudaMemset on the default stream right before registering them), so
+    /// that signals into it are written without a kernel. Registration, not the data path;
+    /// bounded by [`READ_WAIT`]. Whether it did: not for windows larger than a staging buffer
+    /// (signal windows are small; a large one keeps the kernel) or on a GPU without 64-bit stream
+    /// writes.
+    pub fn track_signals(&mut self, win: u32, base: u64, size: usize) -> bool {
         if !self.write64 || !(8..=STAGE_BYTES).contains(&size) {
-            return Ok(false);
+            return false;
         }
-        let buf = self
-            .pool
-            .take_in()
-            .ok_or_else(|| crate::error::Error::internal("regMrSym: no staging buffer free to read a signal window"))?;
-        let read = (|| {
-            let host = self.bufs[buf].host;
-            // SAFETY: `buf` is a pinned buffer of this pool, held until the event below completes
-            // (or, past the wait, never given back); the window is registered GPU memory of at
-            // least `size` bytes.
-            unsafe { gpu::copy_dtoh_async(&self.gpu, host, base, size)? };
-            let event = self.event()?;
-            event.record(&self.gpu)?;
-            if !event.done_by(Instant::now() + READ_WAIT)? {
-                return Err(crate::error::Error::internal(format!(
-                    "regMrSym: reading the signal window's {size} bytes took over {} s",
-                    READ_WAIT.as_secs()
-                )));
-            }
-            self.events.push(event);
-            let words = (0..size / 8)
-                // SAFETY: the copy into the buffer has completed; 8-byte words within `size`.
-                .map(|i| unsafe { std::ptr::read_unaligned(host.add(i * 8) as *const u64) })
-                .collect();
-            Ok(words)
-        })();
-        match read {
+        let Some(buf) = self.pool.take_in() else {
+            return false;
+        };
+        match self.read_words(buf, base, size) {
             Ok(words) => {
                 self.pool.give(buf);
                 self.shadows.insert(win, Shadow { base, words });
-                Ok(true)
+                true
             }
-            // A copy that did not complete may still write the buffer: it stays out of the pool.
-            Err(e) => Err(e),
+            Err(e) => {
+                // A copy that may still run could write the buffer: it stays out of the pool.
+                log::warn!(
+                    "RMA window {win}: its {size} bytes of never-reset signals could not be read ({}); \
+                     signals into it are added by the kernel instead",
+                    e.msg
+                );
+                false
+            }
         }
+    }
+
+    /// The 64-bit words of `size` bytes of device memory at `base`, read through staging buffer
+    /// `buf` after the work queued before them.
+    fn read_words(&mut self, buf: usize, base: u64, size: usize) -> Result<Vec<u64>> {
+        let host = self.bufs[buf].host;
+        let event = self.event()?;
+        // SAFETY: `buf` is a pinned buffer of this pool, held by the caller until the event
+        // completes (or, past the wait, never given back); the window is registered GPU memory of
+        // at least `size` bytes.
+        unsafe { gpu::copy_dtoh_after_queued_work(&self.gpu, host, base, size, &event)? };
+        if !event.done_by(Instant::now() + READ_WAIT)? {
+            return Err(crate::error::Error::internal(format!(
+                "the read took over {} s",
+                READ_WAIT.as_secs()
+            )));
+        }
+        self.events.push(event);
+        Ok((0..size / 8)
+            // SAFETY: the copy into the buffer has completed; 8-byte words within `size`.
+            .map(|i| unsafe { std::ptr::read_unaligned(host.add(i * 8) as *const u64) })
+            .collect())
     }
 
     /// Forgets a deregistered window's words.
