@@ -111,6 +111,20 @@ fn read_polled(s: &mut TcpStream, buf: &mut [u8]) {
     }
 }
 
+/// Writes all of `buf` to a non-blocking socket, polling (`write_all` gives up at the first
+/// WouldBlock, which a message larger than the socket buffer always meets).
+fn write_polled(s: &mut TcpStream, buf: &[u8]) {
+    let mut put = 0;
+    while put < buf.len() {
+        match s.write(&buf[put..]) {
+            Ok(0) => panic!("plain TCP baseline: the socket takes nothing"),
+            Ok(k) => put += k,
+            Err(e) if e.kind() == ErrorKind::WouldBlock => std::hint::spin_loop(),
+            Err(e) => panic!("plain TCP baseline: {e}"),
+        }
+    }
+}
+
 /// The same ping-pong over two plain TCP connections (no delay, non-blocking, polled).
 fn tcp_round_trips(size: usize, warmup: usize, iters: usize) -> Vec<f64> {
     let pair = || {
@@ -129,14 +143,14 @@ fn tcp_round_trips(size: usize, warmup: usize, iters: usize) -> Vec<f64> {
         let mut buf = vec![0u8; size];
         for _ in 0..warmup + iters {
             read_polled(&mut ab_rx, &mut buf);
-            ba_tx.write_all(&buf).unwrap();
+            write_polled(&mut ba_tx, &buf);
         }
     });
     let mut buf = vec![1u8; size];
     let mut rtt_us = Vec::with_capacity(iters);
     for i in 0..warmup + iters {
         let start = Instant::now();
-        ab_tx.write_all(&buf).unwrap();
+        write_polled(&mut ab_tx, &buf);
         read_polled(&mut ba_rx, &mut buf);
         if i >= warmup {
             rtt_us.push(start.elapsed().as_secs_f64() * 1e6);
