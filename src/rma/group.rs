@@ -177,10 +177,10 @@ impl Group {
                 let written = never_reset && stager.track_signals(win, base as u64, size);
                 if !written && flags & crate::abi::NCCL_NET_MR_FLAG_FORCE_SO != 0 {
                     log::info!(
-                        "RMA window {win}: signals into these {size} bytes of GPU memory are added by a one-thread \
-                         kernel on tcpxr's stream ({}), so a kernel that holds every multiprocessor while it waits \
-                         for one delays it until a block ends; never-reset signal windows (NCCL 2.30.5+ device \
-                         code) are written without one",
+                        "RMA window {win}: any signal into these {size} bytes of GPU memory is added by a \
+                         one-thread kernel on tcpxr's stream ({}), so a kernel that holds every multiprocessor \
+                         while it waits for one delays it until a block ends; never-reset signal windows (NCCL \
+                         2.30.5+ device code) are written without one",
                         if !never_reset {
                             "registered without NCCL_NET_MR_FLAG_SIGNAL_NEVER_RESET: NCCL may reset them"
                         } else {
