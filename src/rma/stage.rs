@@ -102,8 +102,14 @@ impl Buffers {
     }
 
     pub fn give(&mut self, b: usize) {
-        debug_assert!(b < self.total && !self.free.contains(&b), "buffer {b} given back twice");
+        debug_assert!(!self.free.contains(&b), "buffer {b} given back twice");
         self.free.push(b);
+    }
+
+    /// Writes off a buffer taken and never to be given back (a copy into it may still run), so
+    /// that the pool counts as idle without it.
+    pub fn lose(&mut self) {
+        self.total -= 1;
     }
 
     pub fn all_free(&self) -> bool {
@@ -261,7 +267,8 @@ impl Stager {
                 true
             }
             Err(e) => {
-                // A copy that may still run could write the buffer: it stays out of the pool.
+                // A copy that may still run could write the buffer: it leaves the pool for good.
+                self.pool.lose();
                 log::warn!(
                     "RMA window {win}: its {size} bytes of never-reset signals could not be read ({}); \
                      signals into it are added by the kernel instead",
@@ -400,6 +407,11 @@ impl Drop for Stager {
     /// Waits (bounded) for pending stream work before the pinned buffers it uses are freed; the
     /// group is being closed, after NCCL's kernels are done with it.
     fn drop(&mut self) {
+        if self.pool.total < self.bufs.len() {
+            // A buffer was written off under a copy that may still run (track_signals).
+            std::mem::forget(std::mem::take(&mut self.bufs));
+            return;
+        }
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
         for w in &self.inflight {
             if !matches!(w.event.done_by(deadline), Ok(true)) {
@@ -581,6 +593,17 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_lost_buffer_leaves_the_pool_idle_without_it() {
+        let mut b = Buffers::new(3, 1);
+        let kept = b.take_in().unwrap();
+        let _lost = b.take_in().unwrap();
+        b.lose();
+        assert!(!b.all_free());
+        b.give(kept);
+        assert!(b.all_free(), "the two buffers left are free");
     }
 
     #[test]
