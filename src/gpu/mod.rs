@@ -1,14 +1,25 @@
 //! The GPU side of tcpxr, loaded at run time: nothing here links CUDA, and a host without a driver
 //! simply reports `available() == false`.
 //!
-//! * `Gpu` (one per device, made once): the device's primary context (the one NCCL uses), one
-//!   persistent non-blocking stream, and the unpack kernel compiled once with NVRTC.
-//! * `Mapped`: pinned host memory mapped into the device, allocated once and reused.
-//! * `unpack::Unpacker`: batches of fragment records placed by one kernel launch, each batch gated
-//!   by a CUDA event from a fixed pool; nothing is created, allocated or synchronised per chunk.
-//! * `cpu::scatter`: the same placement on the CPU, for host destinations.
+//! * this file: whether a driver is there, what a pointer is, and `Gpu` (one per device, made
+//!   once): the device's primary context (the one NCCL uses), one persistent non-blocking stream,
+//!   and tcpxr's kernels compiled once with NVRTC; whether the process is an MPS client;
+//! * memory.rs: pinned host memory the GPU maps (`Mapped`, `HostRegistration`);
+//! * event.rs: `Event`, recorded behind stream work and queried, never waited on a data path;
+//! * stream.rs: the copies, signal add and signal write tcpxr queues;
+//! * unpack.rs: `Unpacker`, batches of fragment records placed by one kernel launch, each batch
+//!   gated by a CUDA event from a fixed pool; nothing is created, allocated or synchronised per
+//!   chunk;
+//! * cpu.rs: `scatter`, the same placement on the CPU, for host destinations.
 pub mod cpu;
+mod event;
+mod memory;
+mod stream;
 pub mod unpack;
+
+pub use event::Event;
+pub use memory::{HostRegistration, Mapped};
+pub use stream::*;
 
 use crate::abi::ncclResult_t;
 use crate::error::{Error, Result};
@@ -571,323 +582,6 @@ fn compile_kernels(dev: sys::CUdevice) -> Result<Kernels> {
     })
 }
 
-/// Host memory of the caller's (page-aligned, mapped by the caller) pinned and mapped into every
-/// GPU of the process at its own address, so that one base serves memory registered in pieces.
-/// Unregistered on drop, in `gpu`'s context.
-pub struct HostRegistration {
-    gpu: Arc<Gpu>,
-    host: *mut u8,
-}
-
-// SAFETY: a registration handle; the driver call on drop may run on any thread.
-unsafe impl Send for HostRegistration {}
-
-impl HostRegistration {
-    /// Registers `len` bytes at `host` with `gpu`'s driver. Fails, registering nothing, where the
-    /// GPU would see the memory at another address (no unified addressing for registered memory).
-    ///
-    /// # Safety
-    /// `host .. host + len` must be mapped, page aligned, and stay mapped until the registration
-    /// is dropped.
-    pub unsafe fn new(gpu: &Arc<Gpu>, host: *mut u8, len: usize) -> Result<HostRegistration> {
-        let _current = gpu.enter()?;
-        let flags = sys::CU_MEMHOSTREGISTER_DEVICEMAP | sys::CU_MEMHOSTREGISTER_PORTABLE;
-        check(
-            // SAFETY: the caller vouches for the range; PORTABLE pins it for every context.
-            unsafe { sys::cuMemHostRegister_v2(host as *mut c_void, len, flags) },
-            "cuMemHostRegister",
-        )?;
-        let reg = HostRegistration { gpu: gpu.clone(), host };
-        let mut dev: sys::CUdeviceptr = 0;
-        check(
-            // SAFETY: valid out-pointer; host was registered with DEVICEMAP just above.
-            unsafe { sys::cuMemHostGetDevicePointer_v2(&mut dev, host as *mut c_void, 0) },
-            "cuMemHostGetDevicePointer",
-        )?;
-        if dev != host as u64 {
-            return Err(Error::new(
-                ncclResult_t::ncclUnhandledCudaError,
-                format!(
-                    "GPU {} maps registered host memory at {dev:#x}, not at its host address {host:p}; \
-                     tcpxr's device unpack over the socket needs unified addressing for registered memory",
-                    gpu.ordinal
-                ),
-            ));
-        }
-        Ok(reg)
-    }
-}
-
-impl Drop for HostRegistration {
-    fn drop(&mut self) {
-        let r = self.gpu.enter().and_then(|_current| {
-            // SAFETY: host was registered by new and is unregistered once, in the GPU's context.
-            check(
-                unsafe { sys::cuMemHostUnregister(self.host as *mut c_void) },
-                "cuMemHostUnregister",
-            )
-        });
-        if let Err(e) = r {
-            log::warn!("releasing bounce memory at {:p}: {}", self.host, e.msg);
-        }
-    }
-}
-
-/// Pinned host memory mapped into the device: the CPU and the GPU see the same bytes.
-pub struct Mapped {
-    pub host: *mut u8,
-    pub dev: u64,
-    pub len: usize,
-    /// The primary context it was allocated in, entered to free it.
-    ctx: sys::CUcontext,
-}
-
-// SAFETY: the allocation is plain (pinned, PORTABLE) memory owned by this value, usable from any
-// thread; it is freed once, by Drop, in `ctx` (a retained primary context, valid on any thread).
-unsafe impl Send for Mapped {}
-// SAFETY: through `&Mapped` only the raw addresses can be read; every access to the memory
-// dereferences them in an unsafe block of its own, which says why it does not race.
-unsafe impl Sync for Mapped {}
-
-impl Mapped {
-    pub fn new(gpu: &Gpu, len: usize) -> Result<Mapped> {
-        let _current = gpu.enter()?;
-        let (host, dev) = alloc_mapped(
-            || {
-                let mut host: *mut c_void = std::ptr::null_mut();
-                // SAFETY: a valid out-pointer; PORTABLE makes it usable from every context.
-                let r = unsafe {
-                    sys::cuMemHostAlloc(
-                        &mut host,
-                        len.max(1),
-                        sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE,
-                    )
-                };
-                check(r, "cuMemHostAlloc").map(|()| host)
-            },
-            |host| {
-                let mut dev: sys::CUdeviceptr = 0;
-                // SAFETY: a valid out-pointer; `host` is the mapped allocation just made.
-                let r = unsafe { sys::cuMemHostGetDevicePointer_v2(&mut dev, host, 0) };
-                check(r, "cuMemHostGetDevicePointer").map(|()| dev)
-            },
-            // SAFETY: `host` came from cuMemHostAlloc above and nothing else holds it.
-            |host| check(unsafe { sys::cuMemFreeHost(host) }, "cuMemFreeHost"),
-        )?;
-        Ok(Mapped {
-            host: host as *mut u8,
-            dev,
-            len,
-            ctx: gpu.ctx,
-        })
-    }
-}
-
-/// Allocates with `alloc` and maps with `map`; when mapping fails the allocation is given back
-/// with `free` (a failure to free is logged), so an error leaks no pinned memory.
-fn alloc_mapped(
-    alloc: impl FnOnce() -> Result<*mut c_void>,
-    map: impl FnOnce(*mut c_void) -> Result<u64>,
-    free: impl FnOnce(*mut c_void) -> Result<()>,
-) -> Result<(*mut c_void, u64)> {
-    let host = alloc()?;
-    match map(host) {
-        Ok(dev) => Ok((host, dev)),
-        Err(e) => {
-            if let Err(f) = free(host) {
-                log::warn!("giving back pinned memory that could not be mapped: {}", f.msg);
-            }
-            Err(e)
-        }
-    }
-}
-
-impl Drop for Mapped {
-    fn drop(&mut self) {
-        let host = self.host as *mut c_void;
-        // SAFETY: host came from cuMemHostAlloc and is freed once; whoever queued GPU work on it
-        // has waited for that work, or kept this value alive (see SendLane's drop).
-        free_in(self.ctx, "pinned memory (cuMemFreeHost)", || unsafe {
-            sys::cuMemFreeHost(host)
-        });
-    }
-}
-
-/// A CUDA event without timing, created once and recorded many times.
-pub struct Event {
-    raw: sys::CUevent,
-    /// The primary context it was made in, entered to destroy it.
-    ctx: sys::CUcontext,
-}
-
-// SAFETY: an event handle may be used from any thread with the context current; `ctx` is a
-// retained primary context, valid on any thread.
-unsafe impl Send for Event {}
-
-impl Event {
-    pub fn new(gpu: &Gpu) -> Result<Event> {
-        let _current = gpu.enter()?;
-        let mut raw: sys::CUevent = std::ptr::null_mut();
-        // SAFETY: a valid out-pointer; the GPU's context is current (`_current`).
-        let r = unsafe { sys::cuEventCreate(&mut raw, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32) };
-        check(r, "cuEventCreate")?;
-        Ok(Event { raw, ctx: gpu.ctx })
-    }
-
-    /// Records the event behind the work queued so far on `gpu`'s stream.
-    pub fn record(&self, gpu: &Gpu) -> Result<()> {
-        let _current = gpu.enter()?;
-        // SAFETY: live event and stream.
-        check(unsafe { sys::cuEventRecord(self.raw, gpu.stream) }, "cuEventRecord")
-    }
-
-    /// Whether the recorded work has finished; never blocks.
-    pub fn done(&self) -> Result<bool> {
-        // SAFETY: live event.
-        match unsafe { sys::cuEventQuery(self.raw) } {
-            sys::CUresult::CUDA_SUCCESS => Ok(true),
-            sys::CUresult::CUDA_ERROR_NOT_READY => Ok(false),
-            e => Err(Error::new(
-                ncclResult_t::ncclUnhandledCudaError,
-                format!("cuEventQuery: {e:?}"),
-            )),
-        }
-    }
-
-    /// Polls [`Event::done`] until the recorded work has finished (true) or `deadline` passes
-    /// (false); for closing, never on a data path.
-    pub fn done_by(&self, deadline: std::time::Instant) -> Result<bool> {
-        loop {
-            if self.done()? {
-                return Ok(true);
-            }
-            if std::time::Instant::now() >= deadline {
-                return Ok(false);
-            }
-            std::thread::sleep(std::time::Duration::from_micros(100));
-        }
-    }
-}
-
-impl Drop for Event {
-    /// Destroys the event in its own context without waiting: the driver lets an event go while
-    /// recorded work is pending and releases it once that work completes. Memory such work writes
-    /// is its owner's to wait for (SendLane's drop), so a close waits on no copy here.
-    fn drop(&mut self) {
-        let raw = self.raw;
-        // SAFETY: the event is live and destroyed once.
-        free_in(self.ctx, "a CUDA event (cuEventDestroy)", || unsafe {
-            sys::cuEventDestroy_v2(raw)
-        });
-    }
-}
-
-/// Queues a device-to-host copy on the GPU's persistent stream (the copy engine does it).
-///
-/// # Safety
-/// `dst` must stay valid, and `src .. src + len` unchanged, until work recorded after it completes.
-pub unsafe fn copy_dtoh_async(gpu: &Gpu, dst: *mut u8, src: u64, len: usize) -> Result<()> {
-    let _current = gpu.enter()?;
-    // SAFETY: the caller keeps both ranges valid until the copy is known complete; the GPU's
-    // stream is live and its context current (`_current`).
-    let r = unsafe { sys::cuMemcpyDtoHAsync_v2(dst as *mut c_void, src, len, gpu.stream) };
-    check(r, "cuMemcpyDtoHAsync")
-}
-
-/// Copies `len` bytes of device memory at `src` into pinned host memory at `dst` on the legacy
-/// default stream (CU_STREAM_LEGACY), and records `event` behind it. That stream runs after
-/// everything already queued on it and on every blocking stream (per-thread default streams
-/// included), such as the `cudaMemset` NCCL queues on a signal buffer just before it registers it:
-/// a copy on tcpxr's non-blocking stream could read the memory before that memset. For
-/// registration only: it may wait behind any kernel on those streams (the caller bounds the wait).
-///
-/// # Safety
-/// `dst .. dst + len` must be pinned host memory and `src` device memory, both valid until
-/// `event` has completed.
-pub unsafe fn copy_dtoh_after_queued_work(gpu: &Gpu, dst: *mut u8, src: u64, len: usize, event: &Event) -> Result<()> {
-    let _current = gpu.enter()?;
-    // CU_STREAM_LEGACY (cuda.h: ((CUstream)0x1)).
-    let legacy = 1usize as sys::CUstream;
-    // SAFETY: the caller keeps both ranges valid until the event completes; the GPU's context is
-    // current (`_current`); the event is live.
-    unsafe {
-        check(
-            sys::cuMemcpyDtoHAsync_v2(dst as *mut c_void, src, len, legacy),
-            "cuMemcpyDtoHAsync(legacy stream)",
-        )?;
-        check(sys::cuEventRecord(event.raw, legacy), "cuEventRecord(legacy stream)")
-    }
-}
-
-/// Queues a host-to-device copy on the GPU's persistent stream (the copy engine does it).
-///
-/// # Safety
-/// `src .. src + len` must be pinned host memory that stays valid and unchanged, and `dst` device
-/// memory that stays allocated, until work recorded after the copy completes.
-pub unsafe fn copy_htod_async(gpu: &Gpu, dst: u64, src: *const u8, len: usize) -> Result<()> {
-    let _current = gpu.enter()?;
-    // SAFETY: the caller keeps both ranges valid until the copy is known complete; the GPU's
-    // stream is live and its context current (`_current`).
-    let r = unsafe { sys::cuMemcpyHtoDAsync_v2(dst, src as *const c_void, len, gpu.stream) };
-    check(r, "cuMemcpyHtoDAsync")
-}
-
-/// Queues a copy between any two addresses CUDA knows (device or pinned host memory, unified
-/// addressing) on the GPU's persistent stream.
-///
-/// # Safety
-/// Both ranges must stay valid (and `src` unchanged) until work recorded after the copy completes.
-pub unsafe fn copy_async(gpu: &Gpu, dst: u64, src: u64, len: usize) -> Result<()> {
-    let _current = gpu.enter()?;
-    // SAFETY: the caller keeps both ranges valid until the copy is known complete; the GPU's
-    // stream is live and its context current (`_current`).
-    check(
-        unsafe { sys::cuMemcpyAsync(dst, src, len, gpu.stream) },
-        "cuMemcpyAsync",
-    )
-}
-
-/// Queues an atomic add of `add` to the 64-bit word of device memory at `addr` on the GPU's
-/// persistent stream, after everything queued before it: kernel.cu's `tcpxr_signal_add`, one
-/// thread, fenced (system scope) before and after the add, so a kernel that sees the new value
-/// sees every byte the stream's earlier copies wrote. The add applies to whatever the word holds
-/// then, so whoever else writes it (NCCL resetting a signal) is never overwritten with a stale
-/// value. (cuStreamBatchMemOp's atomic reduction would do it without a kernel, from CUDA 13.1.)
-/// The kernels must have been loaded ([`Gpu::prepare_kernels`]) before anything waits on this.
-///
-/// # Safety
-/// `addr` must be 8-aligned device memory that stays allocated until work recorded after it
-/// completes.
-pub unsafe fn add_u64_async(gpu: &Gpu, addr: u64, add: u64) -> Result<()> {
-    let f = gpu.kernels()?.signal_add;
-    let _current = gpu.enter()?;
-    let (mut p, mut v) = (addr, add);
-    let mut params: [*mut c_void; 2] = [&mut p as *mut u64 as *mut c_void, &mut v as *mut u64 as *mut c_void];
-    // SAFETY: tcpxr_signal_add(unsigned long long*, unsigned long long) with the caller's aligned
-    // device word and the addend, both alive across the call (the driver copies them); the GPU's
-    // context is current (`_current`).
-    unsafe { gpu.launch_one_block(f, 1, &mut params, "cuLaunchKernel(tcpxr_signal_add)") }
-}
-
-/// Queues a write of `value` to the 64-bit word of device memory at `addr` on the GPU's persistent
-/// stream, after everything queued before it, without a kernel: the GPU's front end performs it
-/// (cuStreamWriteValue64), so it needs no multiprocessor and cannot wait for one that a kernel
-/// holds. Its default flags fence the stream's earlier writes before it, so a kernel that sees the
-/// value sees every byte the stream's earlier copies wrote.
-///
-/// # Safety
-/// `addr` must be 8-aligned device memory that stays allocated until work recorded after it
-/// completes.
-pub unsafe fn write_u64_async(gpu: &Gpu, addr: u64, value: u64) -> Result<()> {
-    let _current = gpu.enter()?;
-    // SAFETY: the caller's aligned device word; the GPU's stream is live and its context current
-    // (`_current`).
-    check(
-        unsafe { sys::cuStreamWriteValue64_v2(gpu.stream, addr, value, 0) },
-        "cuStreamWriteValue64_v2",
-    )
-}
-
 /// Whether this process is a client of the CUDA MPS server: Some(true) when any device says its
 /// contexts are shared through MPS (CU_DEVICE_ATTRIBUTE_MPS_ENABLED), None without a driver or
 /// when the driver cannot say.
@@ -921,37 +615,6 @@ pub fn mps_client() -> Option<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The error `alloc_mapped`'s steps fail with in these tests.
-    fn cuda_error(what: &str) -> Error {
-        Error::new(ncclResult_t::ncclUnhandledCudaError, format!("{what} failed"))
-    }
-
-    #[test]
-    fn pinned_memory_that_cannot_be_mapped_is_given_back() {
-        let block = 0x1000 as *mut c_void;
-        let freed = std::cell::Cell::new(None);
-        let r = alloc_mapped(
-            || Ok(block),
-            |_| Err(cuda_error("cuMemHostGetDevicePointer")),
-            |p| {
-                freed.set(Some(p));
-                Ok(())
-            },
-        );
-        assert!(r.unwrap_err().msg.contains("cuMemHostGetDevicePointer"));
-        assert_eq!(freed.get(), Some(block), "the allocation is freed when mapping fails");
-        // Mapped: kept; an allocation that fails: nothing to free.
-        let freed = std::cell::Cell::new(false);
-        let free = |_| {
-            freed.set(true);
-            Ok(())
-        };
-        assert_eq!(alloc_mapped(|| Ok(block), |_| Ok(7), free).unwrap(), (block, 7));
-        assert!(!freed.get());
-        let r = alloc_mapped(|| Err(cuda_error("cuMemHostAlloc")), |_| Ok(7), |_| Ok(()));
-        assert!(r.is_err());
-    }
 
     #[test]
     fn host_memory_is_not_device_memory_and_copies_plainly() {

@@ -1,0 +1,113 @@
+//! The work tcpxr queues on a GPU: copies, the signal add and the signal write on the GPU's
+//! persistent non-blocking stream, and one read on the legacy default stream for registration.
+//! Each call only queues; completion is an [`Event`] recorded behind it.
+use super::{check, Event, Gpu};
+use crate::error::Result;
+use cudarc::driver::sys;
+use std::ffi::c_void;
+
+/// Queues a device-to-host copy on the GPU's persistent stream (the copy engine does it).
+///
+/// # Safety
+/// `dst` must stay valid, and `src .. src + len` unchanged, until work recorded after it completes.
+pub unsafe fn copy_dtoh_async(gpu: &Gpu, dst: *mut u8, src: u64, len: usize) -> Result<()> {
+    let _current = gpu.enter()?;
+    // SAFETY: the caller keeps both ranges valid until the copy is known complete; the GPU's
+    // stream is live and its context current (`_current`).
+    let r = unsafe { sys::cuMemcpyDtoHAsync_v2(dst as *mut c_void, src, len, gpu.stream) };
+    check(r, "cuMemcpyDtoHAsync")
+}
+
+/// Copies `len` bytes of device memory at `src` into pinned host memory at `dst` on the legacy
+/// default stream (CU_STREAM_LEGACY), and records `event` behind it. That stream runs after
+/// everything already queued on it and on every blocking stream (per-thread default streams
+/// included), such as the `cudaMemset` NCCL queues on a signal buffer just before it registers it:
+/// a copy on tcpxr's non-blocking stream could read the memory before that memset. For
+/// registration only: it may wait behind any kernel on those streams (the caller bounds the wait).
+///
+/// # Safety
+/// `dst .. dst + len` must be pinned host memory and `src` device memory, both valid until
+/// `event` has completed.
+pub unsafe fn copy_dtoh_after_queued_work(gpu: &Gpu, dst: *mut u8, src: u64, len: usize, event: &Event) -> Result<()> {
+    let _current = gpu.enter()?;
+    // CU_STREAM_LEGACY (cuda.h: ((CUstream)0x1)).
+    let legacy = 1usize as sys::CUstream;
+    // SAFETY: the caller keeps both ranges valid until the event completes; the GPU's context is
+    // current (`_current`); the event is live.
+    unsafe {
+        check(
+            sys::cuMemcpyDtoHAsync_v2(dst as *mut c_void, src, len, legacy),
+            "cuMemcpyDtoHAsync(legacy stream)",
+        )?;
+        check(sys::cuEventRecord(event.raw, legacy), "cuEventRecord(legacy stream)")
+    }
+}
+
+/// Queues a host-to-device copy on the GPU's persistent stream (the copy engine does it).
+///
+/// # Safety
+/// `src .. src + len` must be pinned host memory that stays valid and unchanged, and `dst` device
+/// memory that stays allocated, until work recorded after the copy completes.
+pub unsafe fn copy_htod_async(gpu: &Gpu, dst: u64, src: *const u8, len: usize) -> Result<()> {
+    let _current = gpu.enter()?;
+    // SAFETY: the caller keeps both ranges valid until the copy is known complete; the GPU's
+    // stream is live and its context current (`_current`).
+    let r = unsafe { sys::cuMemcpyHtoDAsync_v2(dst, src as *const c_void, len, gpu.stream) };
+    check(r, "cuMemcpyHtoDAsync")
+}
+
+/// Queues a copy between any two addresses CUDA knows (device or pinned host memory, unified
+/// addressing) on the GPU's persistent stream.
+///
+/// # Safety
+/// Both ranges must stay valid (and `src` unchanged) until work recorded after the copy completes.
+pub unsafe fn copy_async(gpu: &Gpu, dst: u64, src: u64, len: usize) -> Result<()> {
+    let _current = gpu.enter()?;
+    // SAFETY: the caller keeps both ranges valid until the copy is known complete; the GPU's
+    // stream is live and its context current (`_current`).
+    check(
+        unsafe { sys::cuMemcpyAsync(dst, src, len, gpu.stream) },
+        "cuMemcpyAsync",
+    )
+}
+
+/// Queues an atomic add of `add` to the 64-bit word of device memory at `addr` on the GPU's
+/// persistent stream, after everything queued before it: kernel.cu's `tcpxr_signal_add`, one
+/// thread, fenced (system scope) before and after the add, so a kernel that sees the new value
+/// sees every byte the stream's earlier copies wrote. The add applies to whatever the word holds
+/// then, so whoever else writes it (NCCL resetting a signal) is never overwritten with a stale
+/// value. (cuStreamBatchMemOp's atomic reduction would do it without a kernel, from CUDA 13.1.)
+/// The kernels must have been loaded ([`Gpu::prepare_kernels`]) before anything waits on this.
+///
+/// # Safety
+/// `addr` must be 8-aligned device memory that stays allocated until work recorded after it
+/// completes.
+pub unsafe fn add_u64_async(gpu: &Gpu, addr: u64, add: u64) -> Result<()> {
+    let f = gpu.kernels()?.signal_add;
+    let _current = gpu.enter()?;
+    let (mut p, mut v) = (addr, add);
+    let mut params: [*mut c_void; 2] = [&mut p as *mut u64 as *mut c_void, &mut v as *mut u64 as *mut c_void];
+    // SAFETY: tcpxr_signal_add(unsigned long long*, unsigned long long) with the caller's aligned
+    // device word and the addend, both alive across the call (the driver copies them); the GPU's
+    // context is current (`_current`).
+    unsafe { gpu.launch_one_block(f, 1, &mut params, "cuLaunchKernel(tcpxr_signal_add)") }
+}
+
+/// Queues a write of `value` to the 64-bit word of device memory at `addr` on the GPU's persistent
+/// stream, after everything queued before it, without a kernel: the GPU's front end performs it
+/// (cuStreamWriteValue64), so it needs no multiprocessor and cannot wait for one that a kernel
+/// holds. Its default flags fence the stream's earlier writes before it, so a kernel that sees the
+/// value sees every byte the stream's earlier copies wrote.
+///
+/// # Safety
+/// `addr` must be 8-aligned device memory that stays allocated until work recorded after it
+/// completes.
+pub unsafe fn write_u64_async(gpu: &Gpu, addr: u64, value: u64) -> Result<()> {
+    let _current = gpu.enter()?;
+    // SAFETY: the caller's aligned device word; the GPU's stream is live and its context current
+    // (`_current`).
+    check(
+        unsafe { sys::cuStreamWriteValue64_v2(gpu.stream, addr, value, 0) },
+        "cuStreamWriteValue64_v2",
+    )
+}
