@@ -184,7 +184,7 @@ impl Group {
                         if !never_reset {
                             "registered without NCCL_NET_MR_FLAG_SIGNAL_NEVER_RESET: NCCL may reset them"
                         } else {
-                            "a window over a staging buffer, or a GPU without 64-bit stream writes"
+                            "a window over a staging buffer, a GPU without 64-bit stream writes, or a failed read of its values (its WARN)"
                         }
                     );
                 }
