@@ -459,9 +459,8 @@ impl State {
 
     /// Counts a call from NCCL's proxy (stats.rs: the gaps between them while work waited).
     fn called(&mut self) {
-        let busy = !self.requests.is_empty() || self.stager.as_ref().is_some_and(|s| s.busy());
         if let Some(s) = &mut self.stats {
-            s.call(busy);
+            s.call(!self.requests.is_empty() || self.stager.as_ref().is_some_and(|s| s.busy()));
         }
     }
 
