@@ -844,25 +844,35 @@ fn a_put_into_a_window_its_owner_deregistered_fails_the_owner_and_says_so() {
     r1.close(&[]);
 }
 
-/// A peer process killed mid-run: the next operation on it ends in ncclRemoteError within
-/// seconds, and every later call on the group says so; nothing hangs.
-#[test]
-fn a_killed_peer_is_a_remote_error_within_seconds() {
-    let mut r = Rank::listen();
-    let mut child = child_case(CHILD_VAR, &hex(&r.handle))
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+/// Rank 0 of a pair whose rank 1 is a child process (`cmd`, one of `child()`'s cases): reads the
+/// child's handle, connects, registers `win` (4096 bytes, as the child's window) and waits for the
+/// child's READY. The child, its stdout (for what it prints next) and the window's handle.
+fn pair_with_child(
+    r: &mut Rank,
+    mut cmd: std::process::Command,
+    win: &mut [u8],
+) -> (std::process::Child, BufReader<std::process::ChildStdout>, *mut c_void) {
+    let mut child = cmd.stdout(Stdio::piped()).spawn().unwrap();
     let mut out = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
     out.read_line(&mut line).unwrap();
     let theirs = unhex(line.trim().strip_prefix("HANDLE ").expect("child's handle"));
     r.connect(&[r.handle, theirs], 0);
-    let mut win = vec![0u8; 4096];
     let mh = r.reg(win.as_mut_ptr() as *mut c_void, win.len());
     line.clear();
     out.read_line(&mut line).unwrap();
     assert_eq!(line.trim(), "READY");
+    (child, out, mh)
+}
+
+/// A peer process killed mid-run: the next operation on it ends in ncclRemoteError within
+/// seconds, and every later call on the group says so; nothing hangs.
+#[test]
+fn a_killed_peer_is_a_remote_error_within_seconds() {
+    let mut r = Rank::listen();
+    let mut win = vec![0u8; 4096];
+    let cmd = child_case(CHILD_VAR, &hex(&r.handle));
+    let (mut child, _, mh) = pair_with_child(&mut r, cmd, &mut win);
     child.kill().unwrap();
     child.wait().unwrap();
     let start = Instant::now();
@@ -909,27 +919,17 @@ fn a_killed_peer_is_a_remote_error_within_seconds() {
 #[test]
 fn ranks_with_different_stripes_use_the_lower_ranks_lanes() {
     let mut r = Rank::listen();
-    let mut child = child_case(LANES_VAR, &hex(&r.handle))
-        .env("NCCL_TCPXR_STRIPES", "2")
+    let mut win = vec![9u8; 4096];
+    let mut cmd = child_case(LANES_VAR, &hex(&r.handle));
+    cmd.env("NCCL_TCPXR_STRIPES", "2")
         .env("NCCL_TCPXR_STATS", "1")
         // Its INFO lines on its stderr (outside NCCL, tcpxr logs warnings only unless asked).
         .env("TCPXR_LOG", "info")
         .env("TCPXR_LOG_FILE", "")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    out.read_line(&mut line).unwrap();
-    let theirs = unhex(line.trim().strip_prefix("HANDLE ").expect("child's handle"));
+        .stderr(Stdio::piped());
     // With the child opening its own 2 lanes where this listener takes 4, connect would fail.
-    r.connect(&[r.handle, theirs], 0);
-    let mut win = vec![9u8; 4096];
-    let mh = r.reg(win.as_mut_ptr() as *mut c_void, win.len());
-    line.clear();
-    out.read_line(&mut line).unwrap();
-    assert_eq!(line.trim(), "READY");
+    let (mut child, mut out, mh) = pair_with_child(&mut r, cmd, &mut win);
+    let mut line = String::new();
     // Context 3 (lane 3): all 9s into the child's window.
     let (res, q) = r.put_signal(3, (mh, 0), 4096, (mh, 0), 1, None);
     assert_eq!(res, OK);
