@@ -149,17 +149,20 @@ const IO_SPIN_US: Param = Param {
     default: "auto",
     accepted: "auto or 0-100000",
     doc: "Microseconds an idle I/O thread keeps looking for work before it sleeps. Up to \
-          NCCL_TCPXR_IO_SPIN_THREADS threads of the pool do (a zero-timeout epoll_wait), so that a \
-          stripe handed off while traffic flows is taken without a wake-up; none spin once traffic \
-          has stopped that long. 0: idle threads sleep at once. auto: 200 where the stripes move \
+          NCCL_TCPXR_IO_SPIN_THREADS threads of the pool do (watching the queue a hand-off leaves \
+          a stripe in while one spins, and now and then the pool's epoll set), so that a stripe \
+          handed off while traffic flows is taken without a wake-up; none spin once traffic has \
+          stopped that long. 0: idle threads sleep at once. auto: 200 where the stripes move \
           in parallel (see NCCL_TCPXR_HANDOFF_BYTES), else 0.",
 };
 const IO_SPIN_THREADS: Param = Param {
     name: "NCCL_TCPXR_IO_SPIN_THREADS",
-    default: "1",
+    default: "4",
     accepted: "1-64 (never more than the I/O threads)",
     doc: "How many idle I/O threads may spin at once (see NCCL_TCPXR_IO_SPIN_US). That is the number \
-          of cores the pool may keep busy waiting while traffic flows.",
+          of cores the pool may keep busy waiting while traffic flows. 4: a hand-off finds a \
+          spinner while the four flows of a rank's two ring channels (a send and a receive each) \
+          keep others busy.",
 };
 const SPEED_MBPS: Param = Param {
     name: "NCCL_TCPXR_SPEED_MBPS",
@@ -959,7 +962,7 @@ mod tests {
                 io_threads: None,
                 handoff_bytes: None,
                 io_spin_us: None,
-                io_spin_threads: 1,
+                io_spin_threads: 4,
                 speed_mbps: 0,
                 handshake_timeout_ms: 10000,
                 peer_timeout_ms: 5000,
