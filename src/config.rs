@@ -157,12 +157,14 @@ const IO_SPIN_US: Param = Param {
 };
 const IO_SPIN_THREADS: Param = Param {
     name: "NCCL_TCPXR_IO_SPIN_THREADS",
-    default: "4",
-    accepted: "1-64 (never more than the I/O threads)",
+    default: "auto",
+    accepted: "auto or 1-64",
     doc: "How many idle I/O threads may spin at once (see NCCL_TCPXR_IO_SPIN_US). That is the number \
-          of cores the pool may keep busy waiting while traffic flows. 4: a hand-off finds a \
-          spinner while the four flows of a rank's two ring channels (a send and a receive each) \
-          keep others busy.",
+          of cores the pool may keep busy waiting while traffic flows; never more than the I/O \
+          threads. auto: 4 where the process's \
+          own cores hold its I/O threads, NCCL's 2 and 4 more (four ranks on 64 cores: 8 threads \
+          on 16), so that a hand-off finds a spinner while the four flows of a rank's two ring \
+          channels keep others busy; else 1, as spinners would take cores from the copying.",
 };
 const SPEED_MBPS: Param = Param {
     name: "NCCL_TCPXR_SPEED_MBPS",
@@ -516,7 +518,8 @@ pub struct Config {
     pub handoff_bytes: Option<usize>,
     /// NCCL_TCPXR_IO_SPIN_US; None: auto (see the row's doc).
     pub io_spin_us: Option<u64>,
-    pub io_spin_threads: usize,
+    /// NCCL_TCPXR_IO_SPIN_THREADS; None: auto ([`crate::settings::io_spinners`]).
+    pub io_spin_threads: Option<usize>,
     /// 0 = read /sys/class/net/<if>/speed.
     pub speed_mbps: u32,
     pub handshake_timeout_ms: u64,
@@ -736,7 +739,10 @@ impl Config {
                 v if v.eq_ignore_ascii_case("auto") => None,
                 _ => Some(r.uint(&IO_SPIN_US, range(0, 100_000))?),
             },
-            io_spin_threads: r.usize(&IO_SPIN_THREADS, range(1, 64))?,
+            io_spin_threads: match r.value(&IO_SPIN_THREADS).unwrap_or_default() {
+                v if v.eq_ignore_ascii_case("auto") => None,
+                _ => Some(r.usize(&IO_SPIN_THREADS, range(1, 64))?),
+            },
             // The range check above keeps it far below u32::MAX.
             speed_mbps: speed as u32,
             handshake_timeout_ms: r.uint(&HANDSHAKE_TIMEOUT_MS, range(100, 600_000))?,
@@ -846,7 +852,10 @@ impl Config {
                 IO_SPIN_US.name,
                 io_spin_us.map_or_else(|| "auto".to_string(), |n| n.to_string()),
             ),
-            (IO_SPIN_THREADS.name, io_spin_threads.to_string()),
+            (
+                IO_SPIN_THREADS.name,
+                io_spin_threads.map_or_else(|| "auto".to_string(), |n| n.to_string()),
+            ),
             (SPEED_MBPS.name, speed_mbps.to_string()),
             (HANDSHAKE_TIMEOUT_MS.name, handshake_timeout_ms.to_string()),
             (PEER_TIMEOUT_MS.name, peer_timeout_ms.to_string()),
@@ -962,7 +971,7 @@ mod tests {
                 io_threads: None,
                 handoff_bytes: None,
                 io_spin_us: None,
-                io_spin_threads: 4,
+                io_spin_threads: None,
                 speed_mbps: 0,
                 handshake_timeout_ms: 10000,
                 peer_timeout_ms: 5000,
@@ -1147,9 +1156,10 @@ mod tests {
         rejected(n, "100001", "auto or 0-100000");
         rejected(n, "1ms", "auto or 0-100000");
         let n = "NCCL_TCPXR_IO_SPIN_THREADS";
-        assert_eq!(one(n, "64").unwrap().io_spin_threads, 64);
-        rejected(n, "0", "1-64");
-        rejected(n, "65", "1-64");
+        assert_eq!(one(n, "auto").unwrap().io_spin_threads, None);
+        assert_eq!(one(n, "64").unwrap().io_spin_threads, Some(64));
+        rejected(n, "0", "auto or 1-64");
+        rejected(n, "65", "auto or 1-64");
     }
 
     #[test]

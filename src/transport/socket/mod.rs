@@ -46,8 +46,8 @@ pub struct SocketOptions {
     /// NCCL_TCPXR_IO_THREADS as init resolved it (already capped at the cores; 0: none, NCCL's
     /// proxy thread moves every byte; None: auto, sized at the first connection).
     pub io_threads: Option<usize>,
-    /// How many idle I/O threads may spin at once.
-    pub spinners: usize,
+    /// How many idle I/O threads may spin at once; None: auto, decided with the pool.
+    pub spinners: Option<usize>,
     /// The user's NCCL_TCPXR_IO_SPIN_US and NCCL_TCPXR_HANDOFF_BYTES; None: the pool rules decide
     /// them at the first connection ([`Plan`]).
     pub io_spin_us: Option<u64>,
@@ -131,6 +131,7 @@ impl SocketTransport {
             let movers = settings::pool_movers(o.io_threads, settings::host(), host::processes);
             let handoff = settings::HANDOFF.resolve(o.handoff_bytes.map(|v| v as u64), &movers);
             let spin = settings::IO_SPIN.resolve(o.io_spin_us, &movers);
+            let spinners = settings::io_spinners(o.spinners, &movers);
             let lines = vec![
                 Line::new(
                     "NCCL_TCPXR_IO_THREADS",
@@ -141,18 +142,14 @@ impl SocketTransport {
                     },
                 ),
                 Line::new("NCCL_TCPXR_IO_SPIN_US", spin.value, spin.source),
-                Line::new(
-                    "NCCL_TCPXR_IO_SPIN_THREADS",
-                    o.spinners,
-                    settings::env_or_default("NCCL_TCPXR_IO_SPIN_THREADS"),
-                ),
+                Line::new("NCCL_TCPXR_IO_SPIN_THREADS", spinners.value, spinners.source),
                 Line::new("NCCL_TCPXR_HANDOFF_BYTES", handoff.value, handoff.source),
             ];
             Plan {
                 shape: PoolShape {
                     threads: movers.threads,
                     spin: Duration::from_micros(spin.value),
-                    spinners: o.spinners,
+                    spinners: spinners.value,
                 },
                 handoff_bytes: handoff.value as usize,
                 movers,
