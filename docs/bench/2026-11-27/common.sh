@@ -26,11 +26,11 @@ nt(){
 }
 # pg NAME OP host|socket [K=V ...]: one nccl-tests run over 4 ranks, one per GPU of the 4-GPU host,
 # each its own NCCL host, -c 0, from the nccl-tests at $NT; sizes $PG_SIZES (-b 256K -e 16M, x2),
-# $PG_ITERS iterations (30); the times per size on one line of steps.txt.
+# $PG_ITERS iterations (30), tcpxr from ${PGLIB:-dist}; the times per size on one line of steps.txt.
 pg(){ local name=$1 op=$2 buf=$3; shift 3
   local env=(NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_SOCKET_IFNAME=lo NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,ENV CUDA_VISIBLE_DEVICES=0,1,2,3)
   case $buf in
-    host) env+=(NCCL_NET=tcpxr NCCL_NET_PLUGIN=tcpxr LD_LIBRARY_PATH=$PWD/dist:$LD_LIBRARY_PATH NCCL_TCPXR_GPU_BUFFERS=0);;
+    host) env+=(NCCL_NET=tcpxr NCCL_NET_PLUGIN=tcpxr LD_LIBRARY_PATH=$PWD/${PGLIB:-dist}:$LD_LIBRARY_PATH NCCL_TCPXR_GPU_BUFFERS=0);;
     socket) env+=(NCCL_NET=Socket NCCL_NET_PLUGIN=none);;
   esac
   env+=("$@"); local xs=(); for kv in "${env[@]}"; do xs+=(-x "$kv"); done
