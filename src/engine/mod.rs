@@ -26,12 +26,14 @@ pub mod send;
 pub mod setup;
 pub mod stage;
 pub mod stall;
+mod stats;
 pub mod striper;
 pub mod wire;
 
 pub use recv::RecvComm;
 pub use send::SendComm;
 pub use setup::{Connecting, ListenComm};
+pub use stats::Stats;
 
 /// First field of every comm object handed to NCCL, so the boundary can check what a `void*`
 /// really is before using it.
@@ -69,81 +71,6 @@ pub struct Tuning {
     /// Sending side: NCCL's traffic class for the communicator (v10+), the IP TOS byte of the
     /// control connection and the socket stripes; None: the system's default.
     pub traffic_class: Option<u8>,
-}
-
-/// Per-comm counters, logged at close when NCCL_TCPXR_STATS=1.
-#[derive(Debug)]
-pub struct Stats {
-    pub opened: std::time::Instant,
-    pub messages: u64,
-    pub bytes: u64,
-    pub inline_messages: u64,
-}
-
-impl Stats {
-    pub fn new() -> Self {
-        Stats {
-            opened: std::time::Instant::now(),
-            messages: 0,
-            bytes: 0,
-            inline_messages: 0,
-        }
-    }
-
-    pub fn count(&mut self, size: usize, inline: bool) {
-        self.messages += 1;
-        self.bytes += size as u64;
-        self.inline_messages += inline as u64;
-    }
-
-    /// One INFO line: totals, then per stripe its bytes, chunks, I/O busy time, how many chunks
-    /// were already queued on it when each was posted and its hand-offs to the I/O pool with
-    /// their average wait for a worker, then window stalls.
-    pub fn report(&self, what: &str, stripes: &striper::StripeCounts) {
-        let secs = self.opened.elapsed().as_secs_f64();
-        let per: Vec<String> = (0..stripes.bytes.len())
-            .map(|i| {
-                let mb = stripes.bytes[i] as f64 / 1e6;
-                let busy = match stripes.io_nanos.get(i).copied().flatten() {
-                    Some(ns) => format!(" {:.0}% busy", 100.0 * ns as f64 / 1e9 / secs.max(1e-9)),
-                    None => String::new(),
-                };
-                let queued = match (stripes.queued_sum.get(i), stripes.queued_max.get(i)) {
-                    (Some(&sum), Some(&max)) if stripes.chunks[i] > 0 => {
-                        format!(
-                            ", queued ahead avg {:.1} max {max}",
-                            sum as f64 / stripes.chunks[i] as f64
-                        )
-                    }
-                    _ => String::new(),
-                };
-                let handoffs = match stripes.handoffs.get(i).copied().flatten() {
-                    Some((n, ns)) if n > 0 => {
-                        format!(", {n} hand-offs waited avg {:.1} us", ns as f64 / n as f64 / 1e3)
-                    }
-                    _ => String::new(),
-                };
-                format!(
-                    "s{i} {mb:.1} MB in {} chunks{busy}{queued}{handoffs}",
-                    stripes.chunks[i]
-                )
-            })
-            .collect();
-        log::info!(
-            "stats {what}: {} messages ({} inline), {:.1} MB in {secs:.2} s; stripes {}; window stalls {}",
-            self.messages,
-            self.inline_messages,
-            self.bytes as f64 / 1e6,
-            per.join(", "),
-            stripes.stalls
-        );
-    }
-}
-
-impl Default for Stats {
-    fn default() -> Self {
-        Self::new()
-    }
 }
 
 /// Largest message tcpxr accepts: test() reports sizes as C `int`.

@@ -4,7 +4,7 @@
 //! without any per-chunk metadata on the wire.
 use super::profile::{self, Event, Op, Parent};
 use crate::error::{Error, Result};
-use crate::transport::{InnerMr, InnerStripe, Landed, MemKind};
+use crate::transport::{ChunkTimes, InnerMr, InnerStripe, Landed, MemKind};
 use std::collections::VecDeque;
 use std::ops::Range;
 
@@ -87,6 +87,8 @@ pub struct StripeCounts {
     /// Hand-offs of each stripe to a helper thread and the nanoseconds they waited, where the
     /// transport counts them.
     pub handoffs: Vec<Option<(u64, u64)>>,
+    /// Where each stripe's chunks spent their time, where the transport times them.
+    pub times: Vec<Option<ChunkTimes>>,
     /// Times issuing stopped because the next stripe's window was full or its transport busy.
     pub stalls: u64,
 }
@@ -298,6 +300,7 @@ impl<L: Lane> Striper<L> {
             queued_sum: self.stripes.iter().map(|s| s.queued_sum).collect(),
             queued_max: self.stripes.iter().map(|s| s.queued_max).collect(),
             handoffs: self.stripes.iter().map(|s| s.lane.stripe().handoffs()).collect(),
+            times: self.stripes.iter().map(|s| s.lane.stripe().chunk_times()).collect(),
             stalls: self.stalls,
         }
     }

@@ -156,6 +156,17 @@ pub trait InnerConnector: Send {
     fn poll(&mut self) -> Result<Option<Box<dyn InnerSend>>>;
 }
 
+/// Where a stripe's chunks spent their time, summed over the chunks timed so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ChunkTimes {
+    pub chunks: u64,
+    /// From the post until the last byte had moved (hand-off, the wait for the socket or the
+    /// data, the copies).
+    pub post_to_done_nanos: u64,
+    /// From then until NCCL's thread, testing, saw it done.
+    pub done_to_seen_nanos: u64,
+}
+
 /// What either end of one stripe offers besides moving bytes; each has a default for a
 /// transport that has nothing to say.
 pub trait InnerStripe: Send {
@@ -176,6 +187,10 @@ pub trait InnerStripe: Send {
     /// Hand-offs to a helper thread so far and the nanoseconds they waited for it to start, when
     /// the transport has them (for NCCL_TCPXR_STATS).
     fn handoffs(&self) -> Option<(u64, u64)> {
+        None
+    }
+    /// How long its chunks took, when the transport times them (for NCCL_TCPXR_STATS).
+    fn chunk_times(&self) -> Option<ChunkTimes> {
         None
     }
     /// Registers `len` bytes at `ptr` with this stripe. The default needs no registration.

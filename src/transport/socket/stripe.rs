@@ -47,7 +47,7 @@ use super::workers::{self, Lease, Pool, PoolShape, Registration, Work};
 use crate::error::{Error, Result};
 use crate::net::conn::Direction;
 use crate::net::sys;
-use crate::transport::{InnerMr, InnerRecv, InnerSend, InnerStripe, StripeProgress};
+use crate::transport::{ChunkTimes, InnerMr, InnerRecv, InnerSend, InnerStripe, StripeProgress};
 use std::collections::VecDeque;
 use std::net::TcpStream;
 use std::os::fd::{AsRawFd, RawFd};
@@ -60,6 +60,9 @@ struct Queue {
     frames: VecDeque<Frame>,
     with_worker: bool,
 }
+
+/// Finish times kept per stripe: more than the chunks a window lets be in flight (at most 64).
+const DONE_RING: usize = 64;
 
 /// Bytes a worker moves for one stripe before it lets the other ready stripes go first.
 const WORKER_TURN_BYTES: usize = 4 << 20;
@@ -92,6 +95,9 @@ struct Core {
     handed_at: AtomicU64,
     handoffs: AtomicU64,
     handoff_wait_nanos: AtomicU64,
+    /// When each chunk finished ([`since_start`]), by its place in posting order modulo
+    /// [`DONE_RING`]: written by the mover before it counts the chunk in `finished`.
+    done_at: [AtomicU64; DONE_RING],
     failure: OnceLock<Error>,
     /// Test only: run by a worker once it has given the stripe back, as the last thing of its
     /// turn (tests hold the worker there to post while it lets go).
@@ -150,7 +156,11 @@ impl Core {
         };
         mover.pump(&mut wire, budget, |len| {
             self.done_bytes.fetch_add(len as u64, Ordering::Relaxed);
-            // Release: a receive's bytes are in place before the proxy sees the chunk done.
+            // Only the holder of `mover` counts chunks, so this is the next chunk's place.
+            let n = self.finished.load(Ordering::Relaxed) as usize;
+            self.done_at[n % DONE_RING].store(since_start(), Ordering::Relaxed);
+            // Release: a receive's bytes are in place (and its finish time written) before the
+            // proxy sees the chunk done.
             self.finished.fetch_add(1, Ordering::Release);
         })
     }
@@ -285,6 +295,10 @@ pub struct Stripe {
     /// The pool's poll count when this stripe last looked at readiness: if no poll has happened
     /// since, a new pass over the connections has begun and this stripe polls.
     seen_polls: u64,
+    /// When each chunk not yet retired was posted ([`since_start`]), oldest first; and the times
+    /// of the chunks retired so far (NCCL_TCPXR_STATS).
+    posted_at: VecDeque<u64>,
+    times: ChunkTimes,
 }
 
 impl Stripe {
@@ -317,6 +331,7 @@ impl Stripe {
             handed_at: AtomicU64::new(0),
             handoffs: AtomicU64::new(0),
             handoff_wait_nanos: AtomicU64::new(0),
+            done_at: std::array::from_fn(|_| AtomicU64::new(0)),
             failure: OnceLock::new(),
             #[cfg(test)]
             after_give_back: OnceLock::new(),
@@ -331,6 +346,8 @@ impl Stripe {
             posted_bytes: 0,
             retired: 0,
             seen_polls: u64::MAX,
+            posted_at: VecDeque::new(),
+            times: ChunkTimes::default(),
         })
     }
 
@@ -343,6 +360,7 @@ impl Stripe {
         let frame = unsafe { Frame::new(ptr, len, self.next_seq)? };
         self.next_seq += 1;
         self.posted += 1;
+        self.posted_at.push_back(since_start());
         self.posted_bytes += len as u64;
         let with_worker = {
             let mut q = lock(&self.core.queue);
@@ -376,6 +394,13 @@ impl Stripe {
 
     fn retire_finished(&mut self) -> bool {
         if self.core.finished.load(Ordering::Acquire) > self.retired {
+            let done = self.core.done_at[self.retired as usize % DONE_RING].load(Ordering::Relaxed);
+            if let Some(posted) = self.posted_at.pop_front() {
+                let t = &mut self.times;
+                t.chunks += 1;
+                t.post_to_done_nanos += done.saturating_sub(posted);
+                t.done_to_seen_nanos += since_start().saturating_sub(done);
+            }
             self.retired += 1;
             true
         } else {
@@ -487,6 +512,10 @@ impl InnerStripe for Stripe {
 
     fn progress(&self) -> Option<StripeProgress> {
         Some(self.progress_counts())
+    }
+
+    fn chunk_times(&self) -> Option<ChunkTimes> {
+        Some(self.times)
     }
 
     fn handoffs(&self) -> Option<(u64, u64)> {
@@ -616,6 +645,38 @@ mod tests {
             (p.posted_bytes, p.done_bytes, p.with_worker),
             (100 << 10, 100 << 10, false)
         );
+    }
+
+    #[test]
+    fn a_chunks_time_splits_at_its_last_byte_into_moving_and_waiting_for_nccls_test() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        // Every chunk to a worker, so it finishes without a test.
+        let (mut tx, mut rx) = stripes(&l, 0, 1);
+        let ms = |ns: u64| ns / 1_000_000;
+        let payload = data(64 << 10, 3);
+        let mut out = vec![0u8; payload.len()];
+        recv(&mut rx, &mut out);
+        std::thread::sleep(Duration::from_millis(40)); // the data comes 40 ms after the post
+        send(&mut tx, &payload);
+        wait_until("the worker has read the chunk", || {
+            InnerStripe::progress(&rx).unwrap().done_bytes == payload.len() as u64
+        });
+        wait_until("the worker has sent the chunk", || {
+            InnerStripe::progress(&tx).unwrap().done_bytes == payload.len() as u64
+        });
+        std::thread::sleep(Duration::from_millis(30)); // NCCL's thread looks 30 ms later
+        assert_eq!(InnerStripe::chunk_times(&rx).unwrap().chunks, 0, "not seen yet");
+        wait_recv(&mut rx).unwrap();
+        wait_send(&mut tx);
+        assert!(out == payload);
+        let r = InnerStripe::chunk_times(&rx).unwrap();
+        assert_eq!(r.chunks, 1);
+        assert!((40..5000).contains(&ms(r.post_to_done_nanos)), "{r:?}");
+        assert!((30..5000).contains(&ms(r.done_to_seen_nanos)), "{r:?}");
+        let t = InnerStripe::chunk_times(&tx).unwrap();
+        assert_eq!(t.chunks, 1);
+        assert!(ms(t.post_to_done_nanos) < 30, "sent at once: {t:?}");
+        assert!((30..5000).contains(&ms(t.done_to_seen_nanos)), "{t:?}");
     }
 
     #[test]

@@ -1,0 +1,130 @@
+//! A comm's counters (NCCL_TCPXR_STATS=1): what it moved, and per stripe where the time went,
+//! logged as one INFO line when it closes.
+use super::striper::StripeCounts;
+
+/// Per-comm counters, logged at close when NCCL_TCPXR_STATS=1.
+#[derive(Debug)]
+pub struct Stats {
+    pub opened: std::time::Instant,
+    pub messages: u64,
+    pub bytes: u64,
+    pub inline_messages: u64,
+}
+
+impl Stats {
+    pub fn new() -> Self {
+        Stats {
+            opened: std::time::Instant::now(),
+            messages: 0,
+            bytes: 0,
+            inline_messages: 0,
+        }
+    }
+
+    pub fn count(&mut self, size: usize, inline: bool) {
+        self.messages += 1;
+        self.bytes += size as u64;
+        self.inline_messages += inline as u64;
+    }
+
+    /// Logs [`Stats::line`] at INFO.
+    pub fn report(&self, what: &str, stripes: &StripeCounts) {
+        log::info!("{}", self.line(what, stripes, self.opened.elapsed().as_secs_f64()));
+    }
+
+    /// One line: totals, then per stripe its bytes, chunks, I/O busy time over `secs`, how many
+    /// chunks were already queued on it when each was posted, its hand-offs to the I/O pool with
+    /// their average wait for a worker and its chunks' average time from post to done and from
+    /// done to NCCL's thread seeing it, then window stalls.
+    pub fn line(&self, what: &str, stripes: &StripeCounts, secs: f64) -> String {
+        let per: Vec<String> = (0..stripes.bytes.len())
+            .map(|i| {
+                let mb = stripes.bytes[i] as f64 / 1e6;
+                let busy = match stripes.io_nanos.get(i).copied().flatten() {
+                    Some(ns) => format!(" {:.0}% busy", 100.0 * ns as f64 / 1e9 / secs.max(1e-9)),
+                    None => String::new(),
+                };
+                let queued = match (stripes.queued_sum.get(i), stripes.queued_max.get(i)) {
+                    (Some(&sum), Some(&max)) if stripes.chunks[i] > 0 => {
+                        format!(
+                            ", queued ahead avg {:.1} max {max}",
+                            sum as f64 / stripes.chunks[i] as f64
+                        )
+                    }
+                    _ => String::new(),
+                };
+                let handoffs = match stripes.handoffs.get(i).copied().flatten() {
+                    Some((n, ns)) if n > 0 => {
+                        format!(", {n} hand-offs waited avg {:.1} us", ns as f64 / n as f64 / 1e3)
+                    }
+                    _ => String::new(),
+                };
+                let times = match stripes.times.get(i).copied().flatten() {
+                    Some(t) if t.chunks > 0 => {
+                        let us = |ns: u64| ns as f64 / t.chunks as f64 / 1e3;
+                        format!(
+                            ", done avg {:.1} us after its post and seen by NCCL's thread {:.1} us later",
+                            us(t.post_to_done_nanos),
+                            us(t.done_to_seen_nanos)
+                        )
+                    }
+                    _ => String::new(),
+                };
+                format!(
+                    "s{i} {mb:.1} MB in {} chunks{busy}{queued}{handoffs}{times}",
+                    stripes.chunks[i]
+                )
+            })
+            .collect();
+        format!(
+            "stats {what}: {} messages ({} inline), {:.1} MB in {secs:.2} s; stripes {}; window stalls {}",
+            self.messages,
+            self.inline_messages,
+            self.bytes as f64 / 1e6,
+            per.join(", "),
+            stripes.stalls
+        )
+    }
+}
+
+impl Default for Stats {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::ChunkTimes;
+
+    #[test]
+    fn the_line_gives_each_stripes_share_and_where_its_chunks_spent_their_time() {
+        let mut stats = Stats::new();
+        stats.count(1 << 20, false);
+        stats.count(100, true);
+        let stripes = StripeCounts {
+            chunks: vec![4, 0],
+            bytes: vec![1 << 20, 0],
+            io_nanos: vec![Some(500_000_000), None],
+            queued_sum: vec![2, 0],
+            queued_max: vec![1, 0],
+            handoffs: vec![Some((4, 8_000)), None],
+            times: vec![
+                Some(ChunkTimes {
+                    chunks: 4,
+                    post_to_done_nanos: 100_000,
+                    done_to_seen_nanos: 12_000,
+                }),
+                Some(ChunkTimes::default()),
+            ],
+            stalls: 3,
+        };
+        assert_eq!(
+            stats.line("send", &stripes, 2.0),
+            "stats send: 2 messages (1 inline), 1.0 MB in 2.00 s; stripes s0 1.0 MB in 4 chunks 25% busy, \
+             queued ahead avg 0.5 max 1, 4 hand-offs waited avg 2.0 us, done avg 25.0 us after its post \
+             and seen by NCCL's thread 3.0 us later, s1 0.0 MB in 0 chunks; window stalls 3"
+        );
+    }
+}
