@@ -294,8 +294,12 @@ impl Registration {
     pub fn hand_off(&self) -> Result<()> {
         let s = &self.shared;
         if s.spinning.load(Ordering::SeqCst) > 0 {
-            lock(&s.handed).push_back(self.token);
-            s.handed_len.fetch_add(1, Ordering::SeqCst);
+            {
+                // Counted under the lock, so the count never runs behind the queue.
+                let mut q = lock(&s.handed);
+                q.push_back(self.token);
+                s.handed_len.fetch_add(1, Ordering::SeqCst);
+            }
             if s.spinning.load(Ordering::SeqCst) > 0 {
                 return Ok(());
             }
@@ -380,8 +384,12 @@ fn take_handed(s: &Shared, events: &mut [libc::epoll_event]) -> Option<usize> {
     if s.handed_len.load(Ordering::SeqCst) == 0 {
         return None;
     }
-    let token = lock(&s.handed).pop_front()?;
-    s.handed_len.fetch_sub(1, Ordering::SeqCst);
+    let token = {
+        let mut q = lock(&s.handed);
+        let token = q.pop_front()?;
+        s.handed_len.fetch_sub(1, Ordering::SeqCst);
+        token
+    };
     events[0].u64 = token;
     Some(1)
 }
