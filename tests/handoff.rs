@@ -6,8 +6,6 @@
 //! connections. Every byte must arrive in place.
 mod common;
 use common::*;
-use std::ffi::c_void;
-use std::time::Instant;
 
 #[test]
 fn messages_passed_between_the_proxy_and_the_io_threads_arrive_intact() {
@@ -22,48 +20,6 @@ fn messages_passed_between_the_proxy_and_the_io_threads_arrive_intact() {
     const IN_FLIGHT: usize = 8;
     let mut seed = 0;
     for size in [1usize, 4095, (64 << 10) + 3, 512 << 10, (1 << 20) + 1, 3 << 20] {
-        let mut sends: Vec<Vec<Vec<u8>>> = pairs
-            .iter()
-            .map(|_| {
-                (0..IN_FLIGHT)
-                    .map(|_| {
-                        seed += 1;
-                        pattern(size, seed)
-                    })
-                    .collect()
-            })
-            .collect();
-        let mut recvs: Vec<Vec<Vec<u8>>> = pairs.iter().map(|_| vec![vec![0u8; size]; IN_FLIGHT]).collect();
-        let mut requests = vec![];
-        for (p, pair) in pairs.iter().enumerate() {
-            for i in 0..IN_FLIGHT {
-                let (mut rq, mut sq) = (null(), null());
-                let buf = recvs[p][i].as_mut_ptr() as *mut c_void;
-                assert_eq!(net.irecv(pair.recv, buf, size, null(), &mut rq), OK);
-                let buf = sends[p][i].as_mut_ptr() as *mut c_void;
-                assert_eq!(net.isend(pair.send, buf, size, null(), &mut sq), OK);
-                assert!(!rq.is_null() && !sq.is_null());
-                requests.push(rq);
-                requests.push(sq);
-            }
-        }
-        // Test every request in turn, as NCCL's proxy does, until all are done.
-        let start = Instant::now();
-        while !requests.is_empty() {
-            requests.retain(|&r| {
-                let (mut done, mut got) = (0, 0);
-                assert_eq!(net.test(r, &mut done, &mut got), OK);
-                if done != 0 {
-                    assert_eq!(got as usize, size);
-                }
-                done == 0
-            });
-            assert!(start.elapsed() < DEADLINE, "{size} B: transfer did not complete");
-        }
-        for p in 0..pairs.len() {
-            for i in 0..IN_FLIGHT {
-                assert!(recvs[p][i] == sends[p][i], "{size} B, connection {p}, message {i}");
-            }
-        }
+        round_trip_in_flight(&net, &pairs, size, IN_FLIGHT, &mut seed);
     }
 }

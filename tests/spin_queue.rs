@@ -6,8 +6,7 @@
 //! place, and no hand-off may be lost (a lost one hangs its message past the deadline).
 mod common;
 use common::*;
-use std::ffi::c_void;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[test]
 fn messages_handed_to_spinning_and_sleeping_workers_arrive_intact() {
@@ -33,48 +32,6 @@ fn messages_handed_to_spinning_and_sleeping_workers_arrive_intact() {
             // Longer than the spin: this round's first hand-offs find every worker asleep.
             std::thread::sleep(Duration::from_millis(10));
         }
-        let mut sends: Vec<Vec<Vec<u8>>> = pairs
-            .iter()
-            .map(|_| {
-                (0..IN_FLIGHT)
-                    .map(|_| {
-                        seed += 1;
-                        pattern(size, seed)
-                    })
-                    .collect()
-            })
-            .collect();
-        let mut recvs: Vec<Vec<Vec<u8>>> = pairs.iter().map(|_| vec![vec![0u8; size]; IN_FLIGHT]).collect();
-        let mut requests = vec![];
-        for (p, pair) in pairs.iter().enumerate() {
-            for i in 0..IN_FLIGHT {
-                let (mut rq, mut sq) = (null(), null());
-                let buf = recvs[p][i].as_mut_ptr() as *mut c_void;
-                assert_eq!(net.irecv(pair.recv, buf, size, null(), &mut rq), OK);
-                let buf = sends[p][i].as_mut_ptr() as *mut c_void;
-                assert_eq!(net.isend(pair.send, buf, size, null(), &mut sq), OK);
-                assert!(!rq.is_null() && !sq.is_null());
-                requests.push(rq);
-                requests.push(sq);
-            }
-        }
-        // Test every request in turn, as NCCL's proxy does, until all are done.
-        let start = Instant::now();
-        while !requests.is_empty() {
-            requests.retain(|&r| {
-                let (mut done, mut got) = (0, 0);
-                assert_eq!(net.test(r, &mut done, &mut got), OK);
-                if done != 0 {
-                    assert_eq!(got as usize, size);
-                }
-                done == 0
-            });
-            assert!(start.elapsed() < DEADLINE, "{size} B: transfer did not complete");
-        }
-        for p in 0..pairs.len() {
-            for i in 0..IN_FLIGHT {
-                assert!(recvs[p][i] == sends[p][i], "{size} B, connection {p}, message {i}");
-            }
-        }
+        round_trip_in_flight(&net, &pairs, size, IN_FLIGHT, &mut seed);
     }
 }

@@ -780,6 +780,54 @@ impl Net for V11 {
 
 pub const DEADLINE: Duration = Duration::from_secs(20);
 
+/// One round on every pair: `in_flight` messages of `size` bytes each way posted at once (fresh
+/// patterns, seeds from `seed`), every request tested in turn as NCCL's proxy does until all are
+/// done (each within [`DEADLINE`], reporting `size`), then every byte compared.
+pub fn round_trip_in_flight(net: &dyn Net, pairs: &[Pair], size: usize, in_flight: usize, seed: &mut u64) {
+    let mut sends: Vec<Vec<Vec<u8>>> = pairs
+        .iter()
+        .map(|_| {
+            (0..in_flight)
+                .map(|_| {
+                    *seed += 1;
+                    pattern(size, *seed)
+                })
+                .collect()
+        })
+        .collect();
+    let mut recvs: Vec<Vec<Vec<u8>>> = pairs.iter().map(|_| vec![vec![0u8; size]; in_flight]).collect();
+    let mut requests = vec![];
+    for (p, pair) in pairs.iter().enumerate() {
+        for i in 0..in_flight {
+            let (mut rq, mut sq) = (null(), null());
+            let buf = recvs[p][i].as_mut_ptr() as *mut c_void;
+            assert_eq!(net.irecv(pair.recv, buf, size, null(), &mut rq), OK);
+            let buf = sends[p][i].as_mut_ptr() as *mut c_void;
+            assert_eq!(net.isend(pair.send, buf, size, null(), &mut sq), OK);
+            assert!(!rq.is_null() && !sq.is_null());
+            requests.push(rq);
+            requests.push(sq);
+        }
+    }
+    let start = Instant::now();
+    while !requests.is_empty() {
+        requests.retain(|&r| {
+            let (mut done, mut got) = (0, 0);
+            assert_eq!(net.test(r, &mut done, &mut got), OK);
+            if done != 0 {
+                assert_eq!(got as usize, size);
+            }
+            done == 0
+        });
+        assert!(start.elapsed() < DEADLINE, "{size} B: transfer did not complete");
+    }
+    for p in 0..pairs.len() {
+        for i in 0..in_flight {
+            assert!(recvs[p][i] == sends[p][i], "{size} B, connection {p}, message {i}");
+        }
+    }
+}
+
 /// A connected pair, made as NCCL makes it: listen, then connect and accept called alternately
 /// (both non-blocking) until each returns a comm.
 pub struct Pair<'a> {
