@@ -29,6 +29,12 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 use stripe::Stripe;
 
+/// Locks a mutex of the stripes or the I/O pool. A panic while one is held leaves whole data
+/// (counters, queues, registry slots updated whole), and close must still work after one.
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 const STRIPE_MAGIC: u32 = 0x4452_5854; // "TXRD" little-endian
 /// A stripe's hello: magic u32, version u32, token u64.
 pub const HELLO_BYTES: usize = 16;

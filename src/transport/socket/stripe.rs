@@ -42,6 +42,7 @@
 //! touches the engine's buffers, since a worker checks `closing` under `mover` before every pump.
 //! Then the socket leaves the pool's sets. The socket itself closes with the last reference to
 //! the shared state, which a worker may hold for a moment longer; nothing blocks, so nothing hangs.
+use super::lock;
 use super::mover::{Frame, Mover, Outcome, Wire};
 use super::workers::{self, Lease, Pool, PoolShape, Registration, Work};
 use crate::error::{Error, Result};
@@ -138,12 +139,6 @@ impl Wire for SocketWire<'_> {
         // SAFETY: forwarded from this method's own contract.
         self.timed(|| unsafe { sys::recv_iov(self.fd, iov) })
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic while holding one of these locks leaves consistent data (counters and queues
-    // updated whole); close must still work after one.
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Core {

@@ -38,11 +38,12 @@
 //! and are joined when the last stripe closes (NCCL may dlclose the plugin right after its last
 //! comm goes).
 use super::epoll::{Epoll, Latch, NO_EVENT};
+use super::lock;
 use crate::error::{Error, Result};
 use std::collections::VecDeque;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -77,12 +78,6 @@ pub trait Work: Send + Sync {
     /// A worker's turn on it panicked: fail it, so that its comm reports an error instead of
     /// waiting for a worker that gave up.
     fn abandon(&self);
-}
-
-/// A panic while one of the pool's locks is held leaves whole data (a queue, a registry slot), and
-/// closing must still work after one.
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The token of the stop latch in the worker set; registry tokens never take this value.
