@@ -184,6 +184,67 @@ fn the_ring_runs_a_process_per_rank_checks_the_bytes_and_reports_every_rank_besi
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// NCCL's shape at bulk: several channels, each its own connection; and the ceiling, the best of
+/// several plain TCP rings.
+#[test]
+fn the_ring_over_several_channels_checks_every_channel_and_names_the_best_tcp_ring_its_ceiling() {
+    let dir = empty_dir("ring-channels");
+    let args = [
+        "ring",
+        "--ranks",
+        "2",
+        "--channels",
+        "3",
+        "--inflight",
+        "2",
+        "--size",
+        "64K",
+        "--seconds",
+        "0.2",
+        "--tcp-connections",
+        "1,2",
+    ];
+    let out = bench(&args, &dir);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("3 channel(s) each way with 2 in flight on each"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("tcpxr (6 messages per rank)"),
+        "every channel's first round is checked:\n{stdout}"
+    );
+    let gbps = |label: &str| -> f64 {
+        let row = stdout
+            .lines()
+            .find(|l| {
+                l.trim_start().starts_with(label) && l.split_whitespace().nth(label.split(' ').count()) == Some("all")
+            })
+            .unwrap_or_else(|| panic!("no {label:?} ring row:\n{stdout}"));
+        row.split_whitespace()
+            .nth(label.split(' ').count() + 1)
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let (x1, x2) = (gbps("tcp x1"), gbps("tcp x2"));
+    let (best, best_gbps) = if x2 > x1 { ("tcp x2", x2) } else { ("tcp x1", x1) };
+    let ceiling = stdout
+        .lines()
+        .find(|l| l.starts_with("ceiling (the best plain TCP ring): "))
+        .unwrap_or_else(|| panic!("no ceiling line:\n{stdout}"));
+    assert!(
+        ceiling.contains(&format!("{best}, {best_gbps:.2} GB/s")),
+        "the ceiling is the faster TCP ring ({best}):\n{stdout}"
+    );
+    assert!(gbps("tcpxr") > 0.0, "{stdout}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn the_ring_refuses_bad_options_with_a_message_and_exit_code_2() {
     let dir = std::env::temp_dir();
@@ -193,6 +254,11 @@ fn the_ring_refuses_bad_options_with_a_message_and_exit_code_2() {
         (&["ring", "--inflight", "0"], "--inflight"),
         (&["ring", "--seconds", "0"], "--seconds"),
         (&["ring", "--size", "1G", "--inflight", "2"], "--inflight"),
+        (&["ring", "--channels", "0"], "--channels"),
+        (&["ring", "--channels", "33"], "--channels"),
+        (&["ring", "--size", "64M", "--channels", "4"], "--channels"),
+        (&["ring", "--tcp-connections", "4,0"], "--tcp-connections"),
+        (&["ring", "--tcp-connections", ""], "--tcp-connections"),
         (&["ring", "--bogus"], "--bogus"),
         (&["ring", "--no-baseline=1"], "--no-baseline"),
     ] {

@@ -3,7 +3,7 @@
 //! stripe counts, beside a plain single-TCP-connection baseline measured in the same run.
 //!
 //!   tcpxr-bench [--sizes 4K:1G] [--stripes 1,2,4,8] [--seconds 0.5] [--csv FILE] [--no-baseline]
-//!   tcpxr-bench ring [--ranks 4] [--size 4M] ...   (NCCL's ring, a process per rank, beside TCP)
+//!   tcpxr-bench ring [--ranks 4] [--channels 1] ...   (NCCL's ring, a process per rank, beside TCP)
 //!   tcpxr-bench soak [--pairs 4] [--seconds 60] ...   (a long run checking every byte, soak.rs)
 //!   tcpxr-bench interference [--sizes 512K,4M]   (GEMM beside tcpxr traffic on GPU 0)
 //!   tcpxr-bench peer --role recv|send [--size N] [--handle HEX]   (a peer process, for tests)
@@ -107,12 +107,15 @@ const HELP: &str = "tcpxr-bench: two endpoints over loopback through tcpxr's NCC
       traffic shaped as NCCL drives a plugin: several connections, 8 messages in flight on each,
       one polling thread per side; aggregate rate, CPU cores busy, threads of the process; beside
       it plain TCP with as many copying threads as tcpxr's pool (GB/s per busy core compares them)
-  tcpxr-bench ring [--ranks 4] [--size 4M] [--inflight 8] [--seconds 2] [--no-baseline]
+  tcpxr-bench ring [--ranks 4] [--size 4M] [--inflight 8] [--channels 1] [--seconds 2]
+                   [--tcp-connections N,...] [--no-baseline]
       bulk in the shape of NCCL's ring: one process per rank (2-64), rank r sending to r+1 and
-      receiving from r-1 at once through tcpxr's table, --inflight messages of --size posted each
-      way, the first round checked byte for byte; per rank and for the ring: GB/s, CPU seconds,
-      cores busy, GB/s per busy core; beside it the same ring over plain TCP with as many copying
-      threads per rank as tcpxr's I/O pool (the bulk ceiling of issue 31)
+      receiving from r-1 at once through tcpxr's table over --channels comms each way (1-32, as
+      NCCL's channels), --inflight messages of --size posted on each, the first round checked byte
+      for byte; per rank and for the ring: GB/s, CPU seconds, cores busy, GB/s per busy core;
+      beside it the same ring over plain TCP with as many copying threads per rank as tcpxr's I/O
+      pool, or with each count of connections --tcp-connections names (1-64), the best of which
+      is the ceiling (issue 31's bulk goal)
   tcpxr-bench soak [--pairs 4] [--inflight 4] [--max-size 8M] [--seconds 60] [--report 10] [--seed 1]
       a long correctness run: several pairs, messages of 0 B - max-size in flight on each, receives
       posted larger a third of the time, every byte (and the posted tail past it) checked; a line

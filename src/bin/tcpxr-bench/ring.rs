@@ -1,18 +1,21 @@
 //! `tcpxr-bench ring`: bulk traffic in the shape of NCCL's ring, one process per rank, beside plain
 //! TCP in the same shape: the "ceiling" of issue 31's bulk goal.
 //!
-//!   tcpxr-bench ring [--ranks 4] [--size 4M] [--inflight 8] [--seconds 2] [--no-baseline]
+//!   tcpxr-bench ring [--ranks 4] [--size 4M] [--inflight 8] [--channels 1] [--seconds 2]
+//!                    [--tcp-connections N,...] [--no-baseline]
 //!
 //! The parent re-executes this binary once per rank (`--ring-rank`, hidden). Rank r sends to rank
-//! r+1 and receives from rank r-1 at the same time. Each rank is its own tcpxr process, so its I/O
+//! r+1 and receives from rank r-1 at the same time, over `--channels` connections each way (NCCL
+//! gives each of its channels a connection of its own: tcpxr has it build 8 at bulk). Each rank is its own tcpxr process, so its I/O
 //! pool sizes itself from the host's cores shared among the ranks, as under NCCL. The parent and
 //! its children talk in lines:
 //!
 //! ```text
 //! child:  READY                   initialised (a tcpxr rank has announced itself to the host)
 //! parent: LISTEN                  every rank is ready: listen
-//! child:  HANDLE <hex|port>       its listen handle (tcpxr: the 128-byte NCCL handle in hex)
-//! parent: NEXT <hex|port>         the next rank's handle
+//! child:  HANDLE <hex...|port>    its listen handles (tcpxr: a 128-byte NCCL handle in hex per
+//!                                 channel, space-separated)
+//! parent: NEXT <hex...|port>      the next rank's handles
 //! child:  CHECKED <k>             connected both ways, the first round of k messages from the
 //!                                 previous rank matched byte for byte (exit code 4 if not)
 //! parent: GO <messages>           move that many messages each way, starting now
@@ -39,25 +42,41 @@ use std::net::{TcpListener, TcpStream};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Buffers a rank may hold per direction (--size x --inflight).
+/// Buffers a rank may hold per direction (--size x --inflight x --channels).
 const MAX_BUFFERS: usize = 1 << 30;
+
+/// At most NCCL's MAXCHANNELS.
+const MAX_CHANNELS: u64 = 32;
+
+/// Plain TCP connections each way per rank, each with a copying thread at both ends.
+const MAX_TCP_CONNECTIONS: u64 = 64;
 
 pub fn run(args: &[String]) -> i32 {
     let known = [
         cli::value("--ranks"),
         cli::value("--size"),
         cli::value("--inflight"),
+        cli::value("--channels"),
         cli::value("--seconds"),
+        cli::value("--tcp-connections"),
         cli::switch("--no-baseline"),
     ];
     let a = parse_or_exit!("ring", args, &known);
     let ranks = read_or_exit!(a, "--ranks", "4", |s| cli::int_in(s, 2, 64)) as usize;
     let size = read_or_exit!(a, "--size", "4M", cli::size);
     let inflight = read_or_exit!(a, "--inflight", "8", |s| cli::int_in(s, 1, 32)) as usize;
+    let channels = read_or_exit!(a, "--channels", "1", |s| cli::int_in(s, 1, MAX_CHANNELS)) as usize;
     let seconds = read_or_exit!(a, "--seconds", "2", |s| cli::seconds_up_to(s, 3600.0));
-    if size * inflight > MAX_BUFFERS {
+    // None: as many connections as tcpxr's pool has copying threads (below).
+    let tcp_connections = match a.get("--tcp-connections") {
+        None => None,
+        Some(_) => Some(read_or_exit!(a, "--tcp-connections", "", |s| cli::list(s, |x| {
+            cli::int_in(x, 1, MAX_TCP_CONNECTIONS).map(|c| c as usize)
+        }))),
+    };
+    if size * inflight * channels > MAX_BUFFERS {
         return usage(format!(
-            "--size {} x --inflight {inflight}: at most 1 GiB of buffers per direction per rank",
+            "--size {} x --inflight {inflight} x --channels {channels}: at most 1 GiB of buffers per direction per rank",
             human(size)
         ));
     }
@@ -68,7 +87,7 @@ pub fn run(args: &[String]) -> i32 {
     let stripes = std::env::var("NCCL_TCPXR_STRIPES").unwrap_or_else(|_| "4 (default)".into());
     println!(
         "ring of {ranks} processes over {}: rank r sends to r+1 and receives from r-1 at once, {} messages, \
-         {inflight} in flight each way, about {seconds} s; NCCL_TCPXR_STRIPES={stripes}",
+         {channels} channel(s) each way with {inflight} in flight on each, about {seconds} s; NCCL_TCPXR_STRIPES={stripes}",
         interface(),
         human(size)
     );
@@ -80,6 +99,7 @@ pub fn run(args: &[String]) -> i32 {
         ranks,
         size,
         inflight,
+        channels,
         seconds,
     };
     let ours = match shape.measure(&exe, Path::Tcpxr) {
@@ -87,30 +107,44 @@ pub fn run(args: &[String]) -> i32 {
         Err(code) => return code,
     };
     ours.print("tcpxr");
-    let mut checked = format!("tcpxr ({inflight} messages per rank)");
-    let mut connections = None;
+    let per_rank = inflight * channels;
+    let mut checked = format!("tcpxr ({per_rank} messages per rank)");
+    let mut connections = vec![];
     if !a.has("--no-baseline") {
-        // As many copying threads per rank as tcpxr's I/O pool has, half writing, half reading.
+        // By default as many copying threads per rank as tcpxr's I/O pool has, half writing, half
+        // reading; the ceiling is the best of the counts asked for.
         let pool = ours.ranks.iter().map(|r| r.threads).max().unwrap_or(0);
-        let c = (pool / 2).max(1);
-        connections = Some(c);
-        let tcp = match shape.measure(&exe, Path::Tcp(c)) {
-            Ok(r) => r,
-            Err(code) => return code,
-        };
-        let label = format!("tcp x{c}");
-        tcp.print(&label);
-        let (o, t) = (ours.total(), tcp.total());
-        println!(
-            "tcpxr / {label}: {:.2} of its GB/s, {:.2} of its GB/s per busy core",
-            o.gbps() / t.gbps().max(1e-12),
-            o.per_core() / t.per_core().max(1e-12)
-        );
-        checked.push_str(&format!(" and {label} ({inflight} messages per rank)"));
+        connections = tcp_connections.unwrap_or_else(|| vec![(pool / 2).max(1)]);
+        let mut best: Option<(String, Rank)> = None;
+        for &c in &connections {
+            let tcp = match shape.measure(&exe, Path::Tcp(c)) {
+                Ok(r) => r,
+                Err(code) => return code,
+            };
+            let label = format!("tcp x{c}");
+            tcp.print(&label);
+            let (o, t) = (ours.total(), tcp.total());
+            println!(
+                "tcpxr / {label}: {:.2} of its GB/s, {:.2} of its GB/s per busy core",
+                o.gbps() / t.gbps().max(1e-12),
+                o.per_core() / t.per_core().max(1e-12)
+            );
+            checked.push_str(&format!(" and {label} ({per_rank} messages per rank)"));
+            if best.as_ref().is_none_or(|(_, b)| t.gbps() > b.gbps()) {
+                best = Some((label, t));
+            }
+        }
+        if let (Some((label, t)), true) = (best, connections.len() > 1) {
+            println!(
+                "ceiling (the best plain TCP ring): {label}, {:.2} GB/s; tcpxr {:.2} of it",
+                t.gbps(),
+                ours.total().gbps() / t.gbps().max(1e-12)
+            );
+        }
     }
     println!("verified: every rank's first round from its previous rank matched byte for byte: {checked}");
     println!();
-    print!("{}", how_measured(&shape, connections));
+    print!("{}", how_measured(&shape, &connections));
     0
 }
 
@@ -118,7 +152,10 @@ pub fn run(args: &[String]) -> i32 {
 struct Shape {
     ranks: usize,
     size: usize,
+    /// Messages in flight each way on each channel.
     inflight: usize,
+    /// tcpxr connections each way per rank, as NCCL's channels.
+    channels: usize,
     seconds: f64,
 }
 
@@ -237,6 +274,8 @@ impl Shape {
                 &self.size.to_string(),
                 "--inflight",
                 &self.inflight.to_string(),
+                "--channels",
+                &self.channels.to_string(),
             ]);
             if let Path::Tcp(c) = path {
                 cmd.args(["--tcp", &c.to_string()]);
@@ -309,12 +348,13 @@ impl Shape {
                 .ok_or_else(|| gone(r, "its first round was checked"))?;
         }
         // Probe, calibration, timed round: each sized from the one before it.
-        let mut messages = 4 * self.inflight;
+        let in_flight = self.inflight * self.channels;
+        let mut messages = 4 * in_flight;
         let mut last_secs: Vec<f64> = vec![];
         for (round, share) in [(0, 0.0), (1, 0.125), (2, 1.0)] {
             if round > 0 {
                 messages = (self.seconds * share / per_message(&last_secs, messages)) as usize;
-                messages = messages.clamp(self.inflight, 100_000_000);
+                messages = messages.clamp(in_flight, 100_000_000);
             }
             for (r, p) in procs.iter_mut().enumerate() {
                 if !p.say(&format!("GO {messages}")) {
@@ -375,31 +415,40 @@ fn fail(procs: Vec<Proc>) -> i32 {
 }
 
 /// What the ring's columns are and how each was measured, printed under its tables.
-fn how_measured(s: &Shape, connections: Option<usize>) -> String {
+fn how_measured(s: &Shape, connections: &[usize]) -> String {
     let mut text = format!(
         "How each column was measured (per rank, over the same timed round; the row \"all\" is the ring):\n\
          \x20 one process per rank (this binary re-executed), rank r sending to r+1 and receiving from r-1\n\
          \x20   at once; the ranks move an agreed number of {size} messages each way, sized from a probe and\n\
          \x20   a calibration round so that the timed round lasts about {sec} s; each rank's clock runs from\n\
-         \x20   the parent's go to its last completed send and receive; the first round ({k} messages each\n\
-         \x20   way) is checked byte for byte on every rank before anything is timed.\n\
+         \x20   the parent's go to its last completed send and receive; the first round\n\
+         \x20   ({first} messages each way) is checked byte for byte on every rank before anything is timed.\n\
          \x20 tcpxr: tcpxr's ncclNetPlugin_v12 table in each rank (init, listen; connect to the next and\n\
-         \x20   accept from the previous interleaved, never blocking either; regMr on every buffer), one\n\
-         \x20   thread polling both comms as NCCL's proxy does, {k} sends and {k} receives kept posted, the\n\
+         \x20   accept from the previous interleaved, never blocking either; regMr on every buffer);\n\
+         \x20   {ch} comm(s) each way, as NCCL's channels, messages dealt round-robin over them; one thread\n\
+         \x20   polling every comm as NCCL's proxy does, {k} sends and {k} receives kept posted on each, the\n\
          \x20   oldest of each tested; tcpxr's I/O pool sizes itself among the {ranks} processes.\n",
         size = human(s.size),
         sec = s.seconds,
+        first = s.inflight * s.channels,
+        ch = s.channels,
         k = s.inflight,
         ranks = s.ranks,
     );
-    if let Some(c) = connections {
+    for c in connections {
         text.push_str(&format!(
             "  tcp x{c}: plain TCP on 127.0.0.1 (TCP_NODELAY), {c} connection(s) from each rank to the next,\n\
              \x20   one blocking writer thread per connection and one blocking reader thread per connection\n\
-             \x20   from the previous rank: as many copying threads per rank as tcpxr's I/O pool had there\n\
-             \x20   (the most threads column of tcpxr's rows, halved, at least 1 each way); messages dealt\n\
-             \x20   round-robin over the connections, read into buffers written beforehand.\n"
+             \x20   from the previous rank; messages dealt round-robin over the connections, read into buffers\n\
+             \x20   written beforehand.\n"
         ));
+    }
+    if connections.len() == 1 {
+        text.push_str(
+            "  (the connections: by default as many copying threads per rank as tcpxr's I/O pool had there,\n\
+             \x20   the most threads column of tcpxr's rows, halved, at least 1 each way; --tcp-connections\n\
+             \x20   names others, and the best of several is the ceiling)\n",
+        );
     }
     text.push_str(
         "  GB/s: bytes sent (= bytes received) over the rank's clock, one direction, 1 GB = 1e9 B; all: every\n\
@@ -412,13 +461,14 @@ fn how_measured(s: &Shape, connections: Option<usize>) -> String {
 
 // --- a rank -------------------------------------------------------------------------------------
 
-/// A rank's process: `--ring-rank --rank R --ranks N --size B --inflight K [--tcp C]`.
+/// A rank's process: `--ring-rank --rank R --ranks N --size B --inflight K --channels H [--tcp C]`.
 pub fn rank(args: &[String]) -> i32 {
     let known = [
         cli::value("--rank"),
         cli::value("--ranks"),
         cli::value("--size"),
         cli::value("--inflight"),
+        cli::value("--channels"),
         cli::value("--tcp"),
     ];
     let a = parse_or_exit!("--ring-rank", args, &known);
@@ -426,6 +476,7 @@ pub fn rank(args: &[String]) -> i32 {
     let rank = read_or_exit!(a, "--rank", "0", |s| cli::int_in(s, 0, ranks as u64 - 1)) as usize;
     let n = read_or_exit!(a, "--size", "4M", cli::size);
     let k = read_or_exit!(a, "--inflight", "8", |s| cli::int_in(s, 1, 32)) as usize;
+    let channels = read_or_exit!(a, "--channels", "1", |s| cli::int_in(s, 1, MAX_CHANNELS)) as usize;
     let tcp = match a.get("--tcp") {
         None => None,
         Some(_) => Some(read_or_exit!(a, "--tcp", "1", |s| cli::int_in(s, 1, 64)) as usize),
@@ -436,7 +487,7 @@ pub fn rank(args: &[String]) -> i32 {
     let expected = |i: usize| pattern(n, prev * k + i);
     let mut stdin = std::io::stdin().lock();
     match tcp {
-        None => tcpxr_rank(n, sends, &expected, &mut stdin),
+        None => tcpxr_rank(n, channels, sends, &expected, &mut stdin),
         Some(c) => tcp_rank(n, c, sends, &expected, &mut stdin),
     }
 }
@@ -482,6 +533,7 @@ fn serve(stdin: &mut impl BufRead, n: usize, mut go: impl FnMut(usize) -> (f64, 
 
 fn tcpxr_rank(
     n: usize,
+    channels: usize,
     mut sends: Vec<Vec<u8>>,
     expected: &(dyn Fn(usize) -> Vec<u8> + Sync),
     stdin: &mut impl BufRead,
@@ -489,48 +541,61 @@ fn tcpxr_rank(
     init();
     say("READY");
     next_line(stdin, "LISTEN");
-    let mut handle = [0u8; 128];
-    let mut l = std::ptr::null_mut();
-    // SAFETY: tcpxr's own table, given a 128-byte handle buffer and a valid out-pointer.
-    let r = unsafe { NET.listen.unwrap()(std::ptr::null_mut(), 0, handle.as_mut_ptr() as *mut c_void, &mut l) };
-    check(r, "listen");
-    say(&format!(
-        "HANDLE {}",
-        handle.iter().map(|b| format!("{b:02x}")).collect::<String>()
-    ));
-    let mut next = match hex_handle(&next_line(stdin, "NEXT ")) {
-        Ok(h) => h,
+    // A listen comm per channel: each yields one connection (NCCL listens once per connection).
+    let mut listens = vec![];
+    let mut mine = vec![];
+    for _ in 0..channels {
+        let mut handle = [0u8; 128];
+        let mut l = std::ptr::null_mut();
+        // SAFETY: tcpxr's own table, given a 128-byte handle buffer and a valid out-pointer.
+        let r = unsafe { NET.listen.unwrap()(std::ptr::null_mut(), 0, handle.as_mut_ptr() as *mut c_void, &mut l) };
+        check(r, "listen");
+        listens.push(l);
+        mine.push(handle.iter().map(|b| format!("{b:02x}")).collect::<String>());
+    }
+    say(&format!("HANDLE {}", mine.join(" ")));
+    let next = next_line(stdin, "NEXT ");
+    let mut handles = match next.split_whitespace().map(hex_handle).collect::<Result<Vec<_>, _>>() {
+        Ok(h) if h.len() == channels => h,
+        Ok(h) => return usage(format!("NEXT: {channels} handles, got {}", h.len())),
         Err(e) => return usage(format!("NEXT: {e}")),
     };
-    // Connect to the next rank and accept from the previous one, neither call blocking: each
-    // returns NULL until its comm is ready, as NCCL's non-blocking contract has it.
-    let (mut s, mut r): (*mut c_void, *mut c_void) = (std::ptr::null_mut(), std::ptr::null_mut());
-    while s.is_null() || r.is_null() {
+    // Connect each channel to the next rank and accept each from the previous one, no call
+    // blocking: each returns NULL until its comm is ready, as NCCL's non-blocking contract has it.
+    let null = std::ptr::null_mut::<c_void>;
+    let (mut s, mut r): (Vec<*mut c_void>, Vec<*mut c_void>) = (vec![null(); channels], vec![null(); channels]);
+    while s.iter().chain(r.iter()).any(|c| c.is_null()) {
         let mut dh = std::ptr::null_mut();
-        if s.is_null() {
-            // SAFETY: the next rank's 128-byte handle (the same buffer on every call), valid
-            // out-pointers.
-            let rc = unsafe {
-                NET.connect.unwrap()(
-                    std::ptr::null_mut(),
-                    0,
-                    next.as_mut_ptr() as *mut c_void,
-                    &mut s,
-                    &mut dh,
-                )
-            };
-            check(rc, "connect");
-        }
-        if r.is_null() {
-            // SAFETY: `l` is our listen comm; valid out-pointers.
-            check(unsafe { NET.accept.unwrap()(l, &mut r, &mut dh) }, "accept");
+        for i in 0..channels {
+            if s[i].is_null() {
+                // SAFETY: the next rank's 128-byte handle for this channel (the same buffer on
+                // every call for it), valid out-pointers.
+                let rc = unsafe {
+                    NET.connect.unwrap()(
+                        std::ptr::null_mut(),
+                        0,
+                        handles[i].as_mut_ptr() as *mut c_void,
+                        &mut s[i],
+                        &mut dh,
+                    )
+                };
+                check(rc, "connect");
+            }
+            if r[i].is_null() {
+                // SAFETY: this channel's listen comm; valid out-pointers.
+                check(unsafe { NET.accept.unwrap()(listens[i], &mut r[i], &mut dh) }, "accept");
+            }
         }
         std::thread::sleep(Duration::from_micros(200));
     }
-    // SAFETY: `l` is ours and not used again.
-    check(unsafe { NET.closeListen.unwrap()(l) }, "closeListen");
+    for l in listens {
+        // SAFETY: a listen comm of ours, not used again.
+        check(unsafe { NET.closeListen.unwrap()(l) }, "closeListen");
+    }
     let k = sends.len();
-    let mut recvs: Vec<Vec<u8>> = (0..k).map(|_| vec![0u8; n]).collect();
+    // Every channel sends the same k buffers (registered with each send comm) and receives into
+    // its own k: a channel's i-th message is the previous rank's i-th buffer.
+    let mut recvs: Vec<Vec<Vec<u8>>> = (0..channels).map(|_| (0..k).map(|_| vec![0u8; n]).collect()).collect();
     let register = |comm: *mut c_void, bufs: &mut [Vec<u8>]| -> Vec<Slot> {
         bufs.iter_mut()
             .map(|b| {
@@ -542,37 +607,64 @@ fn tcpxr_rank(
             })
             .collect()
     };
-    let (sslots, rslots) = (register(s, &mut sends), register(r, &mut recvs));
-    move_both(s, r, &sslots, &rslots, n, k);
-    if let Some(i) = (0..k).find(|&i| recvs[i] != expected(i)) {
-        eprintln!("tcpxr-bench ring rank: received message {i} differs from what the previous rank sent");
-        return 4;
+    let sslots: Vec<Vec<Slot>> = s.iter().map(|&c| register(c, &mut sends)).collect();
+    let rslots: Vec<Vec<Slot>> = r.iter().zip(recvs.iter_mut()).map(|(&c, b)| register(c, b)).collect();
+    move_all(&s, &r, &sslots, &rslots, n, k * channels);
+    for (ch, bufs) in recvs.iter().enumerate() {
+        if let Some(i) = (0..k).find(|&i| bufs[i] != expected(i)) {
+            eprintln!(
+                "tcpxr-bench ring rank: received message {i} of channel {ch} differs from what the previous rank sent"
+            );
+            return 4;
+        }
     }
-    say(&format!("CHECKED {k}"));
+    say(&format!("CHECKED {}", k * channels));
     serve(stdin, n, |messages| {
-        (move_both(s, r, &sslots, &rslots, n, messages), io_threads())
+        (move_all(&s, &r, &sslots, &rslots, n, messages), io_threads())
     });
-    for (comm, slots) in [(s, &sslots), (r, &rslots)] {
-        for &(_, mh) in slots.iter() {
-            // SAFETY: a live comm with no request outstanding, and a handle regMr gave it, released once.
-            check(unsafe { NET.deregMr.unwrap()(comm, mh as *mut c_void) }, "deregMr");
+    for (comms, slots) in [(&s, &sslots), (&r, &rslots)] {
+        for (&comm, slots) in comms.iter().zip(slots.iter()) {
+            for &(_, mh) in slots.iter() {
+                // SAFETY: a live comm with no request outstanding, and a handle regMr gave it,
+                // released once.
+                check(unsafe { NET.deregMr.unwrap()(comm, mh as *mut c_void) }, "deregMr");
+            }
         }
     }
     // SAFETY: the comms made above, nothing outstanding, not used again.
     unsafe {
-        check(NET.closeSend.unwrap()(s), "closeSend");
-        check(NET.closeRecv.unwrap()(r), "closeRecv");
+        for &c in &s {
+            check(NET.closeSend.unwrap()(c), "closeSend");
+        }
+        for &c in &r {
+            check(NET.closeRecv.unwrap()(c), "closeRecv");
+        }
     }
     0
 }
 
-/// `messages` sends on `s` and as many receives on `r`, from one thread as NCCL's proxy: each pass
-/// keeps both windows full and tests the oldest request of each. Returns the seconds taken.
-fn move_both(s: *mut c_void, r: *mut c_void, sslots: &[Slot], rslots: &[Slot], n: usize, messages: usize) -> f64 {
-    let mut windows = [
-        Window::new(true, s, sslots, n, messages, "tcpxr-bench ring rank"),
-        Window::new(false, r, rslots, n, messages, "tcpxr-bench ring rank"),
-    ];
+/// `messages` sends over the send comms and as many receives over the receive comms, dealt
+/// round-robin over the channels (message m on channel m % channels), from one thread as NCCL's
+/// proxy: each pass keeps every window full and tests the oldest request of each. Returns the
+/// seconds taken.
+fn move_all(
+    s: &[*mut c_void],
+    r: &[*mut c_void],
+    sslots: &[Vec<Slot>],
+    rslots: &[Vec<Slot>],
+    n: usize,
+    messages: usize,
+) -> f64 {
+    let channels = s.len();
+    let share = |ch: usize| (messages + channels - 1 - ch) / channels;
+    let mut windows: Vec<Window> = (0..channels)
+        .flat_map(|ch| {
+            [
+                Window::new(true, s[ch], &sslots[ch], n, share(ch), "tcpxr-bench ring rank"),
+                Window::new(false, r[ch], &rslots[ch], n, share(ch), "tcpxr-bench ring rank"),
+            ]
+        })
+        .collect();
     let start = Instant::now();
     while windows.iter().any(|w| !w.finished()) {
         for w in windows.iter_mut().filter(|w| !w.finished()) {
@@ -731,9 +823,10 @@ mod tests {
             ranks: 3,
             size: 64 << 10,
             inflight: 8,
+            channels: 2,
             seconds: 0.2,
         };
-        let text = how_measured(&s, Some(1));
+        let text = how_measured(&s, &[1]);
         for needed in [
             "tcpxr:",
             "tcp x1:",
@@ -742,9 +835,13 @@ mod tests {
             "0.2 s",
             "64 KiB",
             "3 processes",
+            "2 comm(s) each way",
+            "(16 messages each way)",
         ] {
             assert!(text.contains(needed), "{needed:?} missing from:\n{text}");
         }
-        assert!(!how_measured(&s, None).contains("tcp x"));
+        assert!(!how_measured(&s, &[]).contains("tcp x"));
+        let two = how_measured(&s, &[4, 8]);
+        assert!(two.contains("tcp x4:") && two.contains("tcp x8:"), "{two}");
     }
 }
