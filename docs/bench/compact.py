@@ -12,7 +12,8 @@ code in the repository reads (`KEEP_FILES`); `raw.tar.xz`, everything
 else the runs wrote (nccl-tests output, settings, run.json, logs, CSVs, figures), paths relative to
 the day's folder (`run136/table/all_reduce.tcpxr-host.txt`). Archives nested in a run's output
 (`logs.tar.xz`) are unpacked into the day's archive in place (`run136/table/logs/...`). Built
-libraries (*.so) are dropped: they are build output, and the commit that built them is recorded.
+libraries (*.so) are dropped: they are build output, and the commit that built them is recorded;
+so are plots (*.png, from run 178 on): ncclTests/replot.py draws them again from the outputs.
 
 A new run is added by copying its output folder to docs/bench/<date>/runNN/ and running this
 script: the day's archive is unpacked, the new files are laid over it, it is packed again
@@ -37,7 +38,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 RUN = re.compile(r"^run(\d+[a-z]?)(?:-|$)")
 KEEP_EXT = (".sh", ".py", ".c", ".cu", ".cpp", ".h", ".patch")
-DROP_EXT = (".so",)
+# Built libraries, and plots (ncclTests/replot.py draws a run's plot again from its outputs).
+DROP_EXT = (".so", ".png")
 ARCHIVE = "raw.tar.xz"
 TABLE = "results.csv"
 TESTS = "tests.csv"
@@ -103,7 +105,7 @@ def unpack(day_dir, tree):
             if not keep(os.path.basename(day_dir), rel):
                 loose.append(full)
             if f.endswith(DROP_EXT):
-                print(f"  dropped {rel} (a built binary)")
+                print(f"  dropped {rel} (a built binary or a plot)")
                 continue
             dst = os.path.join(tree, rel)
             if f.endswith(".tar.xz"):
