@@ -16,6 +16,17 @@ fn bench(args: &[&str], dir: &std::path::Path) -> Output {
         .expect("run tcpxr-bench")
 }
 
+/// The bench's standard output, once it has exited 0 (else the test fails with both outputs).
+fn bench_ok(args: &[&str], dir: &std::path::Path) -> String {
+    let out = bench(args, dir);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{args:?}: {stdout}{stderr}");
+    stdout.into_owned()
+}
+
 /// A fresh, empty directory for a bench run.
 fn empty_dir(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("tcpxr-bench-{name}-{}", std::process::id()));
@@ -27,12 +38,7 @@ fn empty_dir(name: &str) -> std::path::PathBuf {
 #[test]
 fn the_sweep_runs_over_loopback_says_how_it_measured_and_writes_nothing_unasked() {
     let dir = empty_dir("sweep");
-    let out = bench(&["--sizes", "64K", "--stripes", "1", "--seconds", "0.05"], &dir);
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
-    assert!(out.status.success(), "{stdout}{stderr}");
+    let stdout = bench_ok(&["--sizes", "64K", "--stripes", "1", "--seconds", "0.05"], &dir);
     assert!(
         stdout.contains("over NCCL_TCPXR_IFNAME=lo, which the bench sets"),
         "{stdout}"
@@ -67,7 +73,7 @@ fn the_sweep_runs_over_loopback_says_how_it_measured_and_writes_nothing_unasked(
 #[test]
 fn a_short_soak_verifies_every_message_and_keeps_threads_and_descriptors_flat() {
     let dir = empty_dir("soak");
-    let out = bench(
+    let stdout = bench_ok(
         &[
             "soak",
             "--pairs",
@@ -83,11 +89,6 @@ fn a_short_soak_verifies_every_message_and_keeps_threads_and_descriptors_flat() 
         ],
         &dir,
     );
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
-    assert!(out.status.success(), "{stdout}{stderr}");
     let samples: Vec<&str> = stdout.lines().filter(|l| l.contains(" messages, ")).collect();
     assert!(samples.len() >= 3, "a sample a second:\n{stdout}");
     let last = stdout.lines().last().unwrap_or_default();
@@ -132,12 +133,7 @@ fn the_soak_refuses_bad_options_with_a_message_and_exit_code_2() {
 #[test]
 fn the_ring_runs_a_process_per_rank_checks_the_bytes_and_reports_every_rank_beside_tcp() {
     let dir = empty_dir("ring");
-    let out = bench(&["ring", "--ranks", "3", "--size", "64K", "--seconds", "0.2"], &dir);
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
-    assert!(out.status.success(), "{stdout}{stderr}");
+    let stdout = bench_ok(&["ring", "--ranks", "3", "--size", "64K", "--seconds", "0.2"], &dir);
     // "   tcpxr     1     0.48    0.122    0.030    0.25       1.96        1"
     let rows = |path: &str| -> Vec<Vec<f64>> {
         stdout
@@ -204,12 +200,7 @@ fn the_ring_over_several_channels_checks_every_channel_and_names_the_best_tcp_ri
         "--tcp-connections",
         "1,2",
     ];
-    let out = bench(&args, &dir);
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
-    assert!(out.status.success(), "{stdout}{stderr}");
+    let stdout = bench_ok(&args, &dir);
     assert!(
         stdout.contains("3 channel(s) each way with 2 in flight on each"),
         "{stdout}"
@@ -277,15 +268,9 @@ fn the_ring_refuses_bad_options_with_a_message_and_exit_code_2() {
 fn latency_with_rma_reports_the_rma_ping_pong_beside_the_net_and_tcp() {
     for (size, bytes, iters) in [("4K", 4096, 300), ("16M", 16 << 20, 4)] {
         let dir = empty_dir(&format!("latency-rma-{size}"));
-        let out = bench(
+        let stdout = bench_ok(
             &["latency", "--rma", "--size", size, "--iters", &iters.to_string()],
             &dir,
-        );
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{size}: {stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
         );
         for path in ["tcpxr", "plain TCP", "tcpxr RMA"] {
             let line = stdout
