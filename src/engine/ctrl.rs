@@ -55,12 +55,6 @@ impl Ctrl {
     /// acknowledged, no keepalive answered) makes the connection fail within about that time, so a
     /// receive waiting for a header, or an inline payload that cannot be written, ends as
     /// ncclRemoteError instead of waiting forever.
-    /// The control connection's socket, for profiler events.
-    pub fn fd(&self) -> std::ffi::c_int {
-        use std::os::fd::AsRawFd;
-        self.stream.as_raw_fd()
-    }
-
     pub fn new(stream: TcpStream, peer_timeout_ms: u64) -> Result<Self> {
         stream
             .set_nonblocking(true)
@@ -81,6 +75,12 @@ impl Ctrl {
             in_pos: 0,
             in_len: 0,
         })
+    }
+
+    /// The control connection's socket, for profiler events.
+    pub fn fd(&self) -> std::ffi::c_int {
+        use std::os::fd::AsRawFd;
+        self.stream.as_raw_fd()
     }
 
     /// Queues a copy of `bytes`; returns the stream offset at which they end.
