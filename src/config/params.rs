@@ -209,7 +209,10 @@ pub const STATS: Param = Param {
           last byte moved and from then until NCCL's thread saw it done, and window stalls. Also each RMA group's when NCCL \
           closes it: operations and bytes each way, a request's time in tcpxr and then until NCCL's \
           test saw it, the gaps between NCCL's calls while work was outstanding, and for GPU \
-          windows the staging copies' time and waits for a staging buffer.",
+          windows the staging copies' time and waits for a staging buffer. And the socket \
+          transport's I/O pool's when it stops: how its workers' turns reached them (from the \
+          hand-off queue, found spinning, or after a wake-up), its hand-offs, and its threads' \
+          time spinning.",
 };
 pub const STALL_SECONDS: Param = Param {
     name: "NCCL_TCPXR_STALL_SECONDS",

@@ -145,6 +145,7 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
         spinners: config.io_spin_threads,
         io_spin_us: config.io_spin_us,
         handoff_bytes: config.handoff_bytes,
+        stats: config.stats,
     };
     let ifname = ifname_setting(config);
     let (transport, transport_why) = open_transport(

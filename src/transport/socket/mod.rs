@@ -10,6 +10,7 @@ mod epoll;
 mod frame;
 mod host;
 mod mover;
+mod pool_stats;
 mod stripe;
 mod workers;
 pub use workers::PoolShape;
@@ -58,6 +59,8 @@ pub struct SocketOptions {
     /// them at the first connection ([`Plan`]).
     pub io_spin_us: Option<u64>,
     pub handoff_bytes: Option<usize>,
+    /// NCCL_TCPXR_STATS: the pool logs its counters when it stops.
+    pub stats: bool,
 }
 
 /// The I/O pool and the hand-off as the first listen or connect fixes them: by then every rank on
@@ -156,6 +159,7 @@ impl SocketTransport {
                     threads: movers.threads,
                     spin: Duration::from_micros(spin.value),
                     spinners: spinners.value,
+                    stats: o.stats,
                 },
                 handoff_bytes: handoff.value as usize,
                 movers,

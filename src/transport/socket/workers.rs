@@ -39,6 +39,7 @@
 //! comm goes).
 use super::epoll::{Epoll, Latch, NO_EVENT};
 use super::lock;
+use super::pool_stats::{Found, PoolCounters};
 use crate::error::{Error, Result};
 use std::collections::VecDeque;
 use std::os::fd::RawFd;
@@ -56,6 +57,8 @@ pub struct PoolShape {
     pub spin: Duration,
     /// How many idle threads may spin at once.
     pub spinners: usize,
+    /// NCCL_TCPXR_STATS: log the pool's counters (pool_stats.rs) when it stops.
+    pub stats: bool,
 }
 
 impl PoolShape {
@@ -65,6 +68,7 @@ impl PoolShape {
             threads,
             spin: Duration::ZERO,
             spinners: 0,
+            stats: false,
         }
     }
 }
@@ -136,6 +140,17 @@ struct Shared {
     /// hand-off queue" above.
     handed: Mutex<VecDeque<u64>>,
     handed_len: AtomicUsize,
+    /// NCCL_TCPXR_STATS only: none are kept otherwise (a shared counter costs the hot path).
+    counters: Option<PoolCounters>,
+}
+
+impl Shared {
+    /// Counts with the pool's counters, if it keeps them.
+    fn count(&self, f: impl FnOnce(&PoolCounters)) {
+        if let Some(c) = &self.counters {
+            f(c);
+        }
+    }
 }
 
 /// Atomic looks at the hand-off queue a spinner makes between two looks at the epoll set.
@@ -144,6 +159,8 @@ const QUEUE_CHECKS: u32 = 64;
 pub struct Pool {
     shared: Arc<Shared>,
     threads: Vec<JoinHandle<()>>,
+    shape: PoolShape,
+    started: Instant,
 }
 
 /// The pool every stripe of the process shares while any is open.
@@ -178,6 +195,7 @@ impl Pool {
             spinning: AtomicUsize::new(0),
             handed: Mutex::new(VecDeque::new()),
             handed_len: AtomicUsize::new(0),
+            counters: shape.stats.then(PoolCounters::default),
         });
         // Level-triggered: once set, every waiter of the worker set sees it, now and later.
         shared
@@ -187,6 +205,8 @@ impl Pool {
         let mut pool = Pool {
             shared,
             threads: Vec::new(),
+            shape,
+            started: Instant::now(),
         };
         for i in 0..shape.threads {
             let shared = pool.shared.clone();
@@ -269,6 +289,10 @@ impl Drop for Pool {
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
+        if let Some(c) = &self.shared.counters {
+            let (s, secs) = (&self.shape, self.started.elapsed().as_secs_f64());
+            log::info!(target: "tcpxr::socket", "{}", c.line(s.threads, s.spinners, secs));
+        }
     }
 }
 
@@ -288,6 +312,7 @@ impl Registration {
     /// arming the worker set for this socket (the next time it is ready, one worker gets it).
     pub fn hand_off(&self) -> Result<()> {
         let s = &self.shared;
+        let mut taken_back = false;
         if s.spinning.load(Ordering::SeqCst) > 0 {
             {
                 // Counted under the lock, so the count never runs behind the queue.
@@ -295,6 +320,7 @@ impl Registration {
                 q.push_back(self.token);
                 s.handed_len.fetch_add(1, Ordering::SeqCst);
             }
+            s.count(|c| c.queued());
             if s.spinning.load(Ordering::SeqCst) > 0 {
                 return Ok(());
             }
@@ -306,7 +332,9 @@ impl Registration {
             };
             q.remove(at);
             s.handed_len.fetch_sub(1, Ordering::SeqCst);
+            taken_back = true;
         }
+        s.count(|c| c.armed(taken_back));
         arm(s, self.fd, self.events, self.token)
     }
 }
@@ -404,25 +432,39 @@ fn next_event(s: &Shared, events: &mut [libc::epoll_event]) -> std::io::Result<u
         let found = 'spin: loop {
             for _ in 0..QUEUE_CHECKS {
                 if let Some(n) = take_handed(s, events) {
-                    break 'spin Ok(n);
+                    break 'spin Ok((n, Found::Queue));
                 }
                 std::hint::spin_loop();
             }
             match s.worker_set.wait(events, 0) {
                 Ok(0) if start.elapsed() < s.spin => {}
-                other => break other,
+                other => break other.map(|n| (n, Found::SpinPoll)),
             }
         };
         s.spinning.fetch_sub(1, Ordering::SeqCst);
-        if !matches!(found, Ok(0)) {
-            return found;
+        s.count(|c| c.spun(start.elapsed()));
+        match found {
+            Ok((0, _)) => {}
+            Ok((n, how)) => {
+                if events[0].u64 != STOP {
+                    s.count(|c| c.turn(how));
+                }
+                return Ok(n);
+            }
+            Err(e) => return Err(e),
         }
         // A hand-off that saw this worker still spinning left its stripe in the queue.
         if let Some(n) = take_handed(s, events) {
+            s.count(|c| c.turn(Found::Queue));
             return Ok(n);
         }
     }
-    s.worker_set.wait(events, -1)
+    s.count(|c| c.sleep());
+    let n = s.worker_set.wait(events, -1)?;
+    if n > 0 && events[0].u64 != STOP {
+        s.count(|c| c.turn(Found::Wake));
+    }
+    Ok(n)
 }
 
 #[cfg(test)]
@@ -485,6 +527,7 @@ mod tests {
             threads: 3,
             spin,
             spinners: 1,
+            stats: true,
         })
         .unwrap();
         let spinning = || pool.shared.spinning.load(Ordering::Acquire);
@@ -508,6 +551,14 @@ mod tests {
         let reg = pool.register(fd.raw(), libc::EPOLLIN as u32, work.clone()).unwrap();
         reg.hand_off().unwrap();
         wait("the hand-off is taken", &|| work.0.load(Ordering::Acquire) == 1);
+        let line = pool.shared.counters.as_ref().unwrap().line(3, 1, 1.0);
+        for want in [
+            "turns 0 from the hand-off queue, 0 found spinning in the epoll set, 1 after a wake-up",
+            "hand-offs 0 queued to a spinner (0 of them taken back",
+            "1 armed in the epoll set with none spinning",
+        ] {
+            assert!(line.contains(want), "{want:?} missing from {line:?}");
+        }
         wait("the worker spins after its turn", &|| spinning() == 1);
         wait("and sleeps again", &|| spinning() == 0);
         drop(reg);
@@ -539,6 +590,7 @@ mod tests {
             threads: 1,
             spin: Duration::from_secs(5),
             spinners: 1,
+            stats: true,
         })
         .unwrap();
         wait_for("the idle worker spins", || {
@@ -553,6 +605,15 @@ mod tests {
             work.0.load(Ordering::Acquire) == 1
         });
         assert_eq!(pool.shared.handed_len.load(Ordering::Acquire), 0);
+        // NCCL_TCPXR_STATS: the pool's counters say which way the turn and the hand-off went.
+        let line = pool.shared.counters.as_ref().unwrap().line(1, 1, 1.0);
+        for want in [
+            "turns 1 from the hand-off queue, 0 found spinning in the epoll set, 0 after a wake-up",
+            "hand-offs 1 queued to a spinner (0 of them taken back",
+            "0 armed in the epoll set with none spinning",
+        ] {
+            assert!(line.contains(want), "{want:?} missing from {line:?}");
+        }
         drop(reg);
         drop(pool);
     }
@@ -566,6 +627,7 @@ mod tests {
             threads: 2,
             spin: Duration::from_micros(20),
             spinners: 2,
+            stats: false,
         })
         .unwrap();
         let fd = Latch::new().unwrap();
