@@ -551,14 +551,8 @@ mod tests {
         let reg = pool.register(fd.raw(), libc::EPOLLIN as u32, work.clone()).unwrap();
         reg.hand_off().unwrap();
         wait("the hand-off is taken", &|| work.0.load(Ordering::Acquire) == 1);
-        let line = pool.shared.counters.as_ref().unwrap().line(3, 1, 1.0);
-        for want in [
-            "turns 0 from the hand-off queue, 0 found spinning in the epoll set, 1 after a wake-up",
-            "hand-offs 0 queued to a spinner (0 of them taken back",
-            "1 armed in the epoll set with none spinning",
-        ] {
-            assert!(line.contains(want), "{want:?} missing from {line:?}");
-        }
+        // Nobody spun: the hand-off armed the socket and woke a sleeping worker.
+        assert_counts(&pool, (0, 0, 1), (0, 0, 1));
         wait("the worker spins after its turn", &|| spinning() == 1);
         wait("and sleeps again", &|| spinning() == 0);
         drop(reg);
@@ -574,6 +568,25 @@ mod tests {
             self.0.fetch_add(1, Ordering::AcqRel);
         }
         fn abandon(&self) {}
+    }
+
+    /// The pool's NCCL_TCPXR_STATS counters as its line gives them: turns (from the queue, found
+    /// spinning, after a wake-up) and hand-offs (queued, taken back, armed with none spinning).
+    fn assert_counts(pool: &Pool, turns: (u64, u64, u64), hand_offs: (u64, u64, u64)) {
+        let line = pool
+            .shared
+            .counters
+            .as_ref()
+            .expect("a pool with stats")
+            .line(1, 1, 1.0);
+        let ((q, p, w), (queued, back, armed)) = (turns, hand_offs);
+        for want in [
+            format!("turns {q} from the hand-off queue, {p} found spinning in the epoll set, {w} after a wake-up"),
+            format!("hand-offs {queued} queued to a spinner ({back} of them taken back"),
+            format!("{armed} armed in the epoll set with none spinning"),
+        ] {
+            assert!(line.contains(&want), "{want:?} missing from {line:?}");
+        }
     }
 
     fn wait_for(what: &str, cond: impl Fn() -> bool) {
@@ -605,15 +618,7 @@ mod tests {
             work.0.load(Ordering::Acquire) == 1
         });
         assert_eq!(pool.shared.handed_len.load(Ordering::Acquire), 0);
-        // NCCL_TCPXR_STATS: the pool's counters say which way the turn and the hand-off went.
-        let line = pool.shared.counters.as_ref().unwrap().line(1, 1, 1.0);
-        for want in [
-            "turns 1 from the hand-off queue, 0 found spinning in the epoll set, 0 after a wake-up",
-            "hand-offs 1 queued to a spinner (0 of them taken back",
-            "0 armed in the epoll set with none spinning",
-        ] {
-            assert!(line.contains(want), "{want:?} missing from {line:?}");
-        }
+        assert_counts(&pool, (1, 0, 0), (1, 0, 0));
         drop(reg);
         drop(pool);
     }
