@@ -96,6 +96,9 @@ struct Core {
     handed_at: AtomicU64,
     handoffs: AtomicU64,
     handoff_wait_nanos: AtomicU64,
+    /// NCCL_TCPXR_STATS: whether the times above and below, and `io_nanos`, are taken (clock
+    /// reads per syscall, chunk and hand-off that nothing else needs).
+    timed: bool,
     /// When each chunk finished ([`since_start`]), by its place in posting order modulo
     /// [`DONE_RING`]: written by the mover before it counts the chunk in `finished`.
     done_at: [AtomicU64; DONE_RING],
@@ -112,19 +115,22 @@ fn since_start() -> u64 {
     START.get_or_init(Instant::now).elapsed().as_nanos() as u64 + 1
 }
 
-/// The socket as a [`Wire`], counting the time of the calls that move bytes.
+/// The socket as a [`Wire`], counting the time of the calls that move bytes when `io_nanos` is
+/// given (NCCL_TCPXR_STATS).
 struct SocketWire<'a> {
     fd: RawFd,
-    io_nanos: &'a AtomicU64,
+    io_nanos: Option<&'a AtomicU64>,
 }
 
 impl SocketWire<'_> {
     fn timed(&self, call: impl FnOnce() -> std::io::Result<usize>) -> std::io::Result<usize> {
+        let Some(io_nanos) = self.io_nanos else {
+            return call();
+        };
         let start = Instant::now();
         let r = call();
         if matches!(r, Ok(n) if n > 0) {
-            self.io_nanos
-                .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            io_nanos.fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
         }
         r
     }
@@ -147,13 +153,15 @@ impl Core {
     fn pump(&self, mover: &mut Mover, budget: usize) -> Result<Outcome> {
         let mut wire = SocketWire {
             fd: self.stream.as_raw_fd(),
-            io_nanos: &self.io_nanos,
+            io_nanos: self.timed.then_some(&self.io_nanos),
         };
         mover.pump(&mut wire, budget, |len| {
             self.done_bytes.fetch_add(len as u64, Ordering::Relaxed);
             // Only the holder of `mover` counts chunks, so this is the next chunk's place.
-            let n = self.finished.load(Ordering::Relaxed) as usize;
-            self.done_at[n % DONE_RING].store(since_start(), Ordering::Relaxed);
+            if self.timed {
+                let n = self.finished.load(Ordering::Relaxed) as usize;
+                self.done_at[n % DONE_RING].store(since_start(), Ordering::Relaxed);
+            }
             // Release: a receive's bytes are in place (and its finish time written) before the
             // proxy sees the chunk done.
             self.finished.fetch_add(1, Ordering::Release);
@@ -214,7 +222,11 @@ impl Work for Core {
         if self.closing.load(Ordering::Acquire) || !self.with_worker.load(Ordering::Acquire) {
             return; // closed, or a stale event of a stripe the proxy drives
         }
-        let handed_at = self.handed_at.swap(0, Ordering::Relaxed);
+        let handed_at = if self.timed {
+            self.handed_at.swap(0, Ordering::Relaxed)
+        } else {
+            0
+        };
         if handed_at != 0 {
             self.handoffs.fetch_add(1, Ordering::Relaxed);
             let waited = since_start().saturating_sub(handed_at);
@@ -307,6 +319,7 @@ impl Stripe {
             Direction::Send => libc::EPOLLOUT as u32,
             Direction::Recv => (libc::EPOLLIN | libc::EPOLLRDHUP) as u32,
         };
+        let timed = pool.stats;
         let pool = workers::pool(pool)?;
         let core = Arc::new(Core {
             stream,
@@ -326,6 +339,7 @@ impl Stripe {
             handed_at: AtomicU64::new(0),
             handoffs: AtomicU64::new(0),
             handoff_wait_nanos: AtomicU64::new(0),
+            timed,
             done_at: std::array::from_fn(|_| AtomicU64::new(0)),
             failure: OnceLock::new(),
             #[cfg(test)]
@@ -355,7 +369,9 @@ impl Stripe {
         let frame = unsafe { Frame::new(ptr, len, self.next_seq)? };
         self.next_seq += 1;
         self.posted += 1;
-        self.posted_at.push_back(since_start());
+        if self.core.timed {
+            self.posted_at.push_back(since_start());
+        }
         self.posted_bytes += len as u64;
         let with_worker = {
             let mut q = lock(&self.core.queue);
@@ -389,8 +405,8 @@ impl Stripe {
 
     fn retire_finished(&mut self) -> bool {
         if self.core.finished.load(Ordering::Acquire) > self.retired {
-            let done = self.core.done_at[self.retired as usize % DONE_RING].load(Ordering::Relaxed);
             if let Some(posted) = self.posted_at.pop_front() {
+                let done = self.core.done_at[self.retired as usize % DONE_RING].load(Ordering::Relaxed);
                 let t = &mut self.times;
                 t.chunks += 1;
                 t.post_to_done_nanos += done.saturating_sub(posted);
@@ -456,7 +472,9 @@ impl Stripe {
         }
         if with_pool && (whole_to_pool || mover.backlog() >= core.handoff_bytes) {
             // Before the stripe is the workers': the first turn any of them takes reads it.
-            core.handed_at.store(since_start(), Ordering::Relaxed);
+            if core.timed {
+                core.handed_at.store(since_start(), Ordering::Relaxed);
+            }
             core.set_with_worker(&mut lock(&core.queue), true);
             drop(mover);
             if let Some(reg) = &self.reg {
@@ -570,11 +588,17 @@ mod tests {
         (a, b)
     }
 
+    /// A stripe pair in a pool of 2 threads, timed as under NCCL_TCPXR_STATS (the tests read
+    /// the hand-off and chunk times).
     fn stripes(l: &TcpListener, buffers: usize, handoff: usize) -> (Stripe, Stripe) {
         let (a, b) = tcp_pair(l, buffers);
+        let shape = PoolShape {
+            stats: true,
+            ..PoolShape::threads(2)
+        };
         (
-            Stripe::start(a, Direction::Send, PoolShape::threads(2), handoff).unwrap(),
-            Stripe::start(b, Direction::Recv, PoolShape::threads(2), handoff).unwrap(),
+            Stripe::start(a, Direction::Send, shape, handoff).unwrap(),
+            Stripe::start(b, Direction::Recv, shape, handoff).unwrap(),
         )
     }
 
