@@ -10,11 +10,8 @@ use common::*;
 #[test]
 fn messages_passed_between_the_proxy_and_the_io_threads_arrive_intact() {
     // Read once, at the first init in this process (this binary has no other test).
-    std::env::set_var("NCCL_TCPXR_HANDOFF_BYTES", "64K");
-    std::env::set_var("NCCL_TCPXR_SOCKET_SNDBUF", "64K");
-    std::env::set_var("NCCL_TCPXR_SOCKET_RCVBUF", "64K");
-    std::env::set_var("NCCL_TCPXR_INLINE_IDLE_BYTES", "0");
-    std::env::set_var("NCCL_TCPXR_INLINE_BYTES", "0");
+    set_env(&[("NCCL_TCPXR_HANDOFF_BYTES", "64K")]);
+    set_env(STRIPED_THROUGH_SMALL_BUFFERS);
     let net = v12();
     let pairs: Vec<Pair> = (0..3).map(|_| Pair::new(&net)).collect();
     const IN_FLIGHT: usize = 8;

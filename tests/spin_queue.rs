@@ -11,15 +11,14 @@ use std::time::Duration;
 #[test]
 fn messages_handed_to_spinning_and_sleeping_workers_arrive_intact() {
     // Read once, at the first init in this process (this binary has no other test).
-    std::env::set_var("NCCL_TCPXR_IO_THREADS", "2");
-    std::env::set_var("NCCL_TCPXR_IO_SPIN_US", "2000");
-    std::env::set_var("NCCL_TCPXR_IO_SPIN_THREADS", "2");
-    std::env::set_var("NCCL_TCPXR_HANDOFF_BYTES", "0");
-    std::env::set_var("NCCL_TCPXR_CHUNK_BYTES", "64K");
-    std::env::set_var("NCCL_TCPXR_SOCKET_SNDBUF", "64K");
-    std::env::set_var("NCCL_TCPXR_SOCKET_RCVBUF", "64K");
-    std::env::set_var("NCCL_TCPXR_INLINE_IDLE_BYTES", "0");
-    std::env::set_var("NCCL_TCPXR_INLINE_BYTES", "0");
+    set_env(&[
+        ("NCCL_TCPXR_IO_THREADS", "2"),
+        ("NCCL_TCPXR_IO_SPIN_US", "2000"),
+        ("NCCL_TCPXR_IO_SPIN_THREADS", "2"),
+        ("NCCL_TCPXR_HANDOFF_BYTES", "0"),
+        ("NCCL_TCPXR_CHUNK_BYTES", "64K"),
+    ]);
+    set_env(STRIPED_THROUGH_SMALL_BUFFERS);
     let net = v12();
     let pairs: Vec<Pair> = (0..3).map(|_| Pair::new(&net)).collect();
     const IN_FLIGHT: usize = 8;

@@ -203,10 +203,26 @@ pub fn select_tcpx(extra: &[(&str, &str)]) {
     std::env::set_var("NCCL_TCPXR_TRANSPORT", "tcpx");
     std::env::set_var("NCCL_TCPXR_TCPX_LIB", emulator_path());
     std::env::set_var("TCPX_EMU_STATS", &stats);
-    for (k, v) in extra {
+    set_env(extra);
+}
+
+/// Sets each variable (tcpxr reads its settings once, at the first init in a process: call this
+/// before it).
+pub fn set_env(vars: &[(&str, &str)]) {
+    for (k, v) in vars {
         std::env::set_var(k, v);
     }
 }
+
+/// Every message striped (nothing travels inline) through 64 KiB socket buffers, so chunks move in
+/// many partial writes and reads and stripes change hands between NCCL's thread and the I/O
+/// threads over and over.
+pub const STRIPED_THROUGH_SMALL_BUFFERS: &[(&str, &str)] = &[
+    ("NCCL_TCPXR_SOCKET_SNDBUF", "64K"),
+    ("NCCL_TCPXR_SOCKET_RCVBUF", "64K"),
+    ("NCCL_TCPXR_INLINE_IDLE_BYTES", "0"),
+    ("NCCL_TCPXR_INLINE_BYTES", "0"),
+];
 
 /// One closed emulator comm's counters (a line of TCPX_EMU_STATS).
 #[derive(Debug)]
