@@ -2,7 +2,9 @@
 //!
 //! Every layer logs with the `log` macros. Once [`install`] has been given NCCL's logger, records go
 //! to it, prefixed "NET/tcpxr ", always through the fixed format `"%s"` (a message is never a format
-//! string). Without an NCCL logger (the library used directly: the bench, the C API, tests) records
+//! string), one call per line of the message: NCCL formats each call into a 1024-byte buffer with
+//! its own prefix and drops the rest, which cut the settings blocks short after their fifth line
+//! (run 192), so a line longer than [`NCCL_PIECE_BYTES`] goes in several calls too. Without an NCCL logger (the library used directly: the bench, the C API, tests) records
 //! go to stderr through an `env_logger` filtered by `TCPXR_LOG` (default "warn"), or are appended
 //! to the file `TCPXR_LOG_FILE` names (test processes: see testlog.rs).
 //!
@@ -98,13 +100,34 @@ fn nccl_level_and_flags(level: Level, target: &str) -> (c_int, c_ulong) {
     }
 }
 
-/// "NET/tcpxr " + the message, as a C string; an interior NUL becomes the two characters `\0`.
-fn nccl_message(args: fmt::Arguments<'_>) -> CString {
-    let mut text = format!("NET/tcpxr {args}");
-    if text.contains('\0') {
-        text = text.replace('\0', "\\0");
+/// The most of a message one call to NCCL's logger carries: its buffer is 1024 bytes, less
+/// NCCL's prefix ("host:pid:tid [dev] NCCL INFO ", longer with a long host name) and "NET/tcpxr ".
+const NCCL_PIECE_BYTES: usize = 800;
+
+/// The message as NCCL's logger calls take it: one C string per line, each "NET/tcpxr " + the
+/// line, a line longer than [`NCCL_PIECE_BYTES`] in several (the later ones marked "(cont.)"), cut
+/// at character boundaries; an interior NUL becomes the two characters `\0`.
+fn nccl_messages(args: fmt::Arguments<'_>) -> Vec<CString> {
+    let text = args.to_string().replace('\0', "\\0");
+    let mut out = Vec::new();
+    for line in text.split('\n') {
+        let mut rest = line;
+        let mut first = true;
+        loop {
+            let mut cut = rest.len().min(NCCL_PIECE_BYTES);
+            while !rest.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            let (piece, tail) = rest.split_at(cut);
+            let mark = if first { "" } else { "(cont.) " };
+            out.push(CString::new(format!("NET/tcpxr {mark}{piece}")).unwrap_or_default());
+            (rest, first) = (tail, false);
+            if rest.is_empty() {
+                break;
+            }
+        }
     }
-    CString::new(text).unwrap_or_default()
+    out
 }
 
 /// Where a record came from, as NCCL prints it beside TRACE lines.
@@ -131,10 +154,11 @@ impl Log for NcclLog {
         let (level, flags) = nccl_level_and_flags(record.level(), record.target());
         let file = nccl_origin(record);
         let line = record.line().map_or(0, |l| c_int::try_from(l).unwrap_or(c_int::MAX));
-        let message = nccl_message(*record.args());
-        // SAFETY: NCCL's logger is a printf-style function; the format is the literal "%s" and its
-        // one vararg is a NUL-terminated string that, like `file`, outlives the call.
-        unsafe { logger(level, flags, file.as_ptr(), line, c"%s".as_ptr(), message.as_ptr()) };
+        for message in nccl_messages(*record.args()) {
+            // SAFETY: NCCL's logger is a printf-style function; the format is the literal "%s" and
+            // its one vararg is a NUL-terminated string that, like `file`, outlives the call.
+            unsafe { logger(level, flags, file.as_ptr(), line, c"%s".as_ptr(), message.as_ptr()) };
+        }
     }
 
     fn flush(&self) {
@@ -182,17 +206,47 @@ mod tests {
         assert_eq!(nccl_level_and_flags(Level::Trace, "x"), (NCCL_LOG_TRACE, NCCL_NET));
     }
 
+    fn texts(messages: Vec<CString>) -> Vec<String> {
+        messages.into_iter().map(|m| m.into_string().unwrap()).collect()
+    }
+
     #[test]
     fn message_is_prefixed_and_percent_signs_survive() {
-        let m = nccl_message(format_args!("listening on {} (%s %d %n)", "10.0.0.1:5000"));
-        assert_eq!(m.to_str().unwrap(), "NET/tcpxr listening on 10.0.0.1:5000 (%s %d %n)");
+        let m = nccl_messages(format_args!("listening on {} (%s %d %n)", "10.0.0.1:5000"));
+        assert_eq!(texts(m), ["NET/tcpxr listening on 10.0.0.1:5000 (%s %d %n)"]);
     }
 
     #[test]
     fn interior_nul_is_made_visible() {
         let bad = "a\0b";
-        let m = nccl_message(format_args!("{bad}%s"));
-        assert_eq!(m.as_bytes(), b"NET/tcpxr a\\0b%s");
+        let m = nccl_messages(format_args!("{bad}%s"));
+        assert_eq!(texts(m), ["NET/tcpxr a\\0b%s"]);
+    }
+
+    #[test]
+    fn each_line_and_each_piece_of_a_long_line_is_its_own_call_that_fits_nccls_buffer() {
+        let block = "effective settings:\n  A = 1 (default)\n  B = 2 (auto: why)";
+        assert_eq!(
+            texts(nccl_messages(format_args!("{block}"))),
+            [
+                "NET/tcpxr effective settings:",
+                "NET/tcpxr   A = 1 (default)",
+                "NET/tcpxr   B = 2 (auto: why)"
+            ]
+        );
+        // 1,000 two-byte characters: cut at character boundaries, nothing lost, each piece small.
+        let long = "é".repeat(1000);
+        let pieces = texts(nccl_messages(format_args!("{long}")));
+        assert_eq!(pieces.len(), 3);
+        assert!(pieces
+            .iter()
+            .all(|p| p.len() <= "NET/tcpxr (cont.) ".len() + NCCL_PIECE_BYTES));
+        assert!(pieces[1].starts_with("NET/tcpxr (cont.) é") && pieces[2].starts_with("NET/tcpxr (cont.) é"));
+        let joined: String = pieces
+            .iter()
+            .map(|p| p.trim_start_matches("NET/tcpxr ").trim_start_matches("(cont.) "))
+            .collect();
+        assert_eq!(joined, long);
     }
 
     #[test]
