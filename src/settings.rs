@@ -7,7 +7,7 @@
 //! The evidence behind each auto value is in docs/BENCHMARKS.md#defaults.
 //!
 //! **The pool rules** ([`POOL_RULES`]: NCCL_TCPXR_HANDOFF_BYTES, NCCL_TCPXR_INLINE_IDLE_BYTES,
-//! NCCL_TCPXR_IO_SPIN_US) decide from who moves the process's stripes ([`Movers`]): the threads
+//! NCCL_TCPXR_IDLE_CHUNK_BYTES, NCCL_TCPXR_IO_SPIN_US) decide from who moves the process's stripes ([`Movers`]): the threads
 //! built for it and the cores it has of its own, not from the cores the process may use. Eight
 //! ranks on 16 cores may each use all 16, yet each gets one I/O thread and 2 cores' share: handing
 //! every chunk to that one thread made all_reduce and sendrecv of 512 KiB-128 MiB 1.6-7x slower
@@ -207,6 +207,17 @@ pub const INLINE_IDLE: PoolRule = PoolRule {
               measured on a parallel pool only",
 };
 
+/// NCCL_TCPXR_IDLE_CHUNK_BYTES: the chunk size of a message striped while its comm is nearly idle.
+pub const IDLE_CHUNK: PoolRule = PoolRule {
+    var: "NCCL_TCPXR_IDLE_CHUNK_BYTES",
+    parallel: 64 << 10,
+    why_parallel: "a latency-bound message goes out over several stripes at once, each moved by its own I/O thread \
+                   (measured on 32 cores: one 512 KiB message one way in 55-59 us in 64 KiB chunks against 88-102 \
+                   in one 512 KiB chunk)",
+    few: 0,
+    why_few: "the comm's chunks: without threads to move them in parallel more chunks only cost more system calls",
+};
+
 /// NCCL_TCPXR_IO_SPIN_US: how long an idle I/O thread looks for work before it sleeps.
 pub const IO_SPIN: PoolRule = PoolRule {
     var: "NCCL_TCPXR_IO_SPIN_US",
@@ -253,7 +264,7 @@ pub fn io_spinners(setting: Option<usize>, movers: &Movers) -> Value<usize> {
 }
 
 /// The rules that decide from [`Movers::parallel`].
-pub const POOL_RULES: [PoolRule; 3] = [HANDOFF, INLINE_IDLE, IO_SPIN];
+pub const POOL_RULES: [PoolRule; 4] = [HANDOFF, INLINE_IDLE, IDLE_CHUNK, IO_SPIN];
 
 /// NCCL_TCPXR_INLINE_IDLE_P2P_BYTES: the user's value, or the larger of 128 KiB and the general
 /// idle limit in effect (`inline_idle`). Point-to-point connections carry one message each way
@@ -431,6 +442,55 @@ pub fn inline_idle(config: &Config, movers: &Movers) -> InlineIdle {
     InlineIdle { general, p2p }
 }
 
+/// NCCL_TCPXR_IDLE_CHUNK_BYTES in effect, for the connections NCCL's hints name point-to-point and
+/// for the others.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IdleChunk {
+    pub general: Value<usize>,
+    pub p2p: Value<usize>,
+}
+
+/// NCCL_TCPXR_IDLE_CHUNK_BYTES for `movers`: the user's value on every connection; else the pool
+/// rule's on point-to-point connections and 0 on the others (a collective's ring keeps several
+/// channels' messages in flight at once, which the stripes already move in parallel: all_gather and
+/// reduce_scatter of 2-4 MiB at 2 ranks took 5-15 % longer cut finer, run 191), and 0 everywhere over
+/// tcpx (TCPX's 16 in-flight slots and its page pool were measured at the comm's chunk size only).
+pub fn idle_chunk(config: &Config, movers: &Movers, over_tcpx: bool) -> IdleChunk {
+    if let Some(v) = config.idle_chunk_bytes {
+        let set = Value {
+            value: v,
+            source: Source::Env,
+        };
+        return IdleChunk {
+            general: set.clone(),
+            p2p: set,
+        };
+    }
+    let off = |why: &str| Value {
+        value: 0,
+        source: Source::Auto(why.into()),
+    };
+    if over_tcpx {
+        let why = "over tcpx: the comm's chunk size for every message";
+        return IdleChunk {
+            general: off(why),
+            p2p: off(why),
+        };
+    }
+    let p2p = IDLE_CHUNK.resolve(None, movers);
+    IdleChunk {
+        general: off(
+            "a collective's connection keeps the comm's chunks: its ring has several channels' messages in flight, \
+             which the stripes already move in parallel (all_gather and reduce_scatter of 2-4 MiB 5-15 % slower cut \
+             finer, two ranks)",
+        ),
+        p2p: Value {
+            value: p2p.value as usize,
+            source: p2p.source,
+        },
+    }
+}
+
 /// A pool rule's line in init's block, before the first connection decides it: the user's value,
 /// or "auto" with when it will be decided.
 pub fn deferred(var: &str, setting: Option<u64>) -> Line {
@@ -509,10 +569,32 @@ mod tests {
     }
 
     #[test]
+    fn the_idle_chunk_is_the_pool_rules_on_p2p_connections_and_off_elsewhere_unless_set() {
+        let c = Config::default();
+        let roomy = idle_chunk(&c, &movers(8, 16), false);
+        assert_eq!((roomy.p2p.value, roomy.general.value), (64 << 10, 0));
+        assert_eq!(idle_chunk(&c, &movers(1, 2), false).p2p.value, 0);
+        let tcpx = idle_chunk(&c, &movers(8, 16), true);
+        assert_eq!((tcpx.p2p.value, tcpx.general.value), (0, 0));
+        assert!(matches!(tcpx.p2p.source, Source::Auto(ref why) if why.contains("tcpx")));
+        let set = Config {
+            idle_chunk_bytes: Some(128 << 10),
+            ..Config::default()
+        };
+        let set = idle_chunk(&set, &movers(1, 2), true);
+        let env = Value {
+            value: 128 << 10,
+            source: Source::Env,
+        };
+        assert_eq!((set.p2p, set.general), (env.clone(), env));
+    }
+
+    #[test]
     fn the_pool_rules_switch_at_two_threads_on_four_cores_of_its_own_and_keep_the_users_value() {
         let expect = [
             ("NCCL_TCPXR_HANDOFF_BYTES", 512 << 10, 0),
             ("NCCL_TCPXR_INLINE_IDLE_BYTES", 512 << 10, 32 << 10),
+            ("NCCL_TCPXR_IDLE_CHUNK_BYTES", 0, 64 << 10),
             ("NCCL_TCPXR_IO_SPIN_US", 0, 200),
         ];
         for (rule, (var, few, parallel)) in POOL_RULES.iter().zip(expect) {

@@ -318,6 +318,7 @@ fn fuzz_the_message_header() {
                 },
                 seq: rng.next() as u32,
                 inline: rng.chance(50),
+                chunk: (rng.next() % 4096) as u32 * 4096,
             };
             (h().encode().to_vec(), h().encode().to_vec(), ())
         },

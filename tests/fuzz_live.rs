@@ -355,10 +355,17 @@ fn valid_message(rng: &mut Rng, capacity: usize) -> Vec<u8> {
     } else {
         1 + rng.below(capacity * 3 / 2)
     };
+    // Striped messages are sometimes cut finer than the comm's chunks, as an idle one is.
+    let chunk = if !inline && rng.chance(30) {
+        4096 * (1 + rng.below(32)) as u32
+    } else {
+        0
+    };
     let mut b = MsgHeader {
         size: size as u64,
         seq: 0,
         inline,
+        chunk,
     }
     .encode()
     .to_vec();
@@ -461,6 +468,43 @@ fn hostile_stripe_hellos_are_dropped_and_hostile_control_bytes_end_the_comm_clea
     eprintln!("hostile control bytes: {while_open} receives ended while connected, {at_close} at close, {completed} completed");
     println!("EXPECT refused={refused}");
     println!("EXPECT cut_short={cut}");
+}
+
+/// A header that cuts its message into chunks larger than the comm's (whose landing memory is sized
+/// by them) fails the receive with ncclRemoteError naming both sizes; nothing is written.
+#[test]
+fn a_header_with_chunks_larger_than_the_comms_fails_the_receive() {
+    let net = v12();
+    assert_eq!(net.init(), OK);
+    let mut handle = [0u8; 128];
+    let mut l = null();
+    assert_eq!(net.listen(0, &mut handle, &mut l), OK);
+    let (RawPeer { mut ctrl, stripes }, r) = raw_connect(&net, l, &handle, |_, _| {});
+    assert_eq!(net.close_listen(l), OK);
+    let comm_chunk = ListenHandle::read(&handle).unwrap().chunk_bytes;
+    let header = MsgHeader {
+        size: 4096,
+        seq: 0,
+        inline: false,
+        chunk: comm_chunk + 4096,
+    };
+    ctrl.set_nonblocking(false).unwrap();
+    ctrl.write_all(&header.encode()).unwrap();
+    let mut buf = vec![0x5au8; 8192];
+    let mut req = null();
+    let posted = net.irecv(r, buf.as_mut_ptr() as *mut c_void, buf.len(), null(), &mut req);
+    let end = match posted {
+        OK => outcome(&net, req, DEADLINE).expect("the receive neither failed nor completed"),
+        code => Err(code),
+    };
+    assert_eq!(end, Err(ncclResult_t::ncclRemoteError));
+    expect_log(&format!(
+        "peer cut message 0 into {}-byte chunks; this connection's are at most {comm_chunk}",
+        comm_chunk + 4096
+    ));
+    assert!(buf.iter().all(|&b| b == 0x5a), "nothing is written");
+    assert_eq!(net.close_recv(r), OK);
+    drop((ctrl, stripes));
 }
 
 // --- a hostile listener -------------------------------------------------------------------------

@@ -105,6 +105,8 @@ pub struct Config {
     pub inline_idle_bytes: Option<usize>,
     /// NCCL_TCPXR_INLINE_IDLE_P2P_BYTES; None: auto (see the row's doc).
     pub inline_idle_p2p_bytes: Option<usize>,
+    /// NCCL_TCPXR_IDLE_CHUNK_BYTES; None: auto (see the row's doc); 0: off.
+    pub idle_chunk_bytes: Option<usize>,
     /// 0 = kernel autotuning.
     pub sndbuf: usize,
     /// 0 = kernel autotuning.
@@ -326,6 +328,17 @@ impl Config {
                 v if v.eq_ignore_ascii_case("auto") => None,
                 _ => Some(r.usize(&INLINE_IDLE_P2P_BYTES, byte_range(0, MAX_INLINE_BYTES as u64))?),
             },
+            idle_chunk_bytes: match r.value(&IDLE_CHUNK_BYTES).unwrap_or_default() {
+                v if v.eq_ignore_ascii_case("auto") => None,
+                _ => Some(r.usize(
+                    &IDLE_CHUNK_BYTES,
+                    Range {
+                        zero: true,
+                        multiple: 4096,
+                        ..byte_range(4096, 16 << 20)
+                    },
+                )?),
+            },
             sndbuf: r.usize(&SOCKET_SNDBUF, bufsize)?,
             rcvbuf: r.usize(&SOCKET_RCVBUF, bufsize)?,
             io_threads,
@@ -402,6 +415,7 @@ impl Config {
             inline_bytes,
             inline_idle_bytes,
             inline_idle_p2p_bytes,
+            idle_chunk_bytes,
             sndbuf,
             rcvbuf,
             io_threads,
@@ -435,6 +449,10 @@ impl Config {
             (
                 INLINE_IDLE_P2P_BYTES.name,
                 inline_idle_p2p_bytes.map_or_else(|| "auto".to_string(), |n| n.to_string()),
+            ),
+            (
+                IDLE_CHUNK_BYTES.name,
+                idle_chunk_bytes.map_or_else(|| "auto".to_string(), |n| n.to_string()),
             ),
             (SOCKET_SNDBUF.name, sndbuf.to_string()),
             (SOCKET_RCVBUF.name, rcvbuf.to_string()),
@@ -564,6 +582,7 @@ mod tests {
                 inline_bytes: 16384,
                 inline_idle_bytes: None,
                 inline_idle_p2p_bytes: None,
+                idle_chunk_bytes: None,
                 sndbuf: 0,
                 rcvbuf: 0,
                 io_threads: None,
@@ -685,6 +704,14 @@ mod tests {
         rejected(n, "1048577", "auto or 0-1048576");
         rejected(n, "-1", "auto or 0-1048576");
         rejected(n, "-1", "0-1048576");
+        let n = "NCCL_TCPXR_IDLE_CHUNK_BYTES";
+        assert_eq!(one(n, "auto").unwrap().idle_chunk_bytes, None);
+        assert_eq!(one(n, "0").unwrap().idle_chunk_bytes, Some(0));
+        assert_eq!(one(n, "64K").unwrap().idle_chunk_bytes, Some(64 << 10));
+        assert_eq!(one(n, "16M").unwrap().idle_chunk_bytes, Some(16 << 20));
+        for bad in ["4095", "6000", "17M", "-1"] {
+            rejected(n, bad, "auto, 0 or 4096-16777216, a multiple of 4096");
+        }
     }
 
     #[test]
@@ -895,6 +922,7 @@ mod tests {
             ("NCCL_TCPXR_CHUNK_BYTES", "1M"),
             ("NCCL_TCPXR_IFNAME", "^lo,docker"),
             ("NCCL_TCPXR_INLINE_IDLE_P2P_BYTES", "256K"),
+            ("NCCL_TCPXR_IDLE_CHUNK_BYTES", "128K"),
             ("NCCL_TCPXR_SOCKET_SNDBUF", "2M"),
             ("NCCL_TCPXR_IO_THREADS", "3"),
             ("NCCL_TCPXR_HANDOFF_BYTES", "1M"),

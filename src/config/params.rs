@@ -84,6 +84,21 @@ pub const INLINE_IDLE_P2P_BYTES: Param = Param {
           for, not one step of a pipeline. auto: the larger of 131072 and \
           NCCL_TCPXR_INLINE_IDLE_BYTES.",
 };
+pub const IDLE_CHUNK_BYTES: Param = Param {
+    name: "NCCL_TCPXR_IDLE_CHUNK_BYTES",
+    default: "auto",
+    accepted: "auto, 0 or 4096-16777216, a multiple of 4096 (K/M suffixes allowed)",
+    doc: "Smallest piece of a host message sent on a nearly idle connection (0: off). \
+          Nearly idle: the test of NCCL_TCPXR_INLINE_IDLE_BYTES (at most one other message in \
+          flight). Such a message is latency-bound: it is cut into one piece per stripe, none smaller \
+          than this, so that its pieces go out over the stripes at once, each moved by its own I/O \
+          thread, instead of whole on one; where that is not finer than NCCL_TCPXR_CHUNK_BYTES, and \
+          on a streaming connection, the message keeps that chunk size. The sender's value is used \
+          (each message's header names its chunk size). A value set applies to every connection. \
+          auto: 65536 on connections NCCL names point-to-point (see \
+          NCCL_TCPXR_INLINE_IDLE_P2P_BYTES) where the stripes move in parallel (see \
+          NCCL_TCPXR_INLINE_IDLE_BYTES), else 0; 0 over tcpx.",
+};
 pub const SOCKET_SNDBUF: Param = Param {
     name: "NCCL_TCPXR_SOCKET_SNDBUF",
     default: "0",
@@ -299,6 +314,7 @@ pub static PARAMS: &[Param] = &[
     INLINE_BYTES,
     INLINE_IDLE_BYTES,
     INLINE_IDLE_P2P_BYTES,
+    IDLE_CHUNK_BYTES,
     SOCKET_SNDBUF,
     SOCKET_RCVBUF,
     IO_THREADS,

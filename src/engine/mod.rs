@@ -56,6 +56,10 @@ pub struct Tuning {
     /// flight on the comm and the posting thread has no other such message out (see send.rs,
     /// `goes_inline` and `IdleInline`).
     pub inline_idle_bytes: usize,
+    /// Sending: host-memory messages striped while the comm is not streaming (the test of
+    /// `inline_idle_bytes`) are cut into chunks of this size when it is below the comm's, so that
+    /// the stripes move one latency-bound message in parallel (send.rs, `chunk_for`); 0: never.
+    pub idle_chunk_bytes: usize,
     /// Receiving: the largest inline payload this side takes (announced in the listen handle).
     pub inline_accept: usize,
     /// Requests NCCL may keep outstanding on this comm (8 for the v5/v6 tables, 32 after).

@@ -96,6 +96,8 @@ pub struct Msg {
     /// For an inline payload bound for GPU memory: its placement's ticket on the unpack stage.
     inline_ticket: Option<u64>,
     cut: Cut,
+    /// The size of the chunks the sender cut it into, from its header (0: the comm's).
+    chunk: usize,
     /// Whether the destination is GPU memory (placed by the comm's unpack stage), and its
     /// registration.
     mem: RecvCtx,
@@ -115,6 +117,7 @@ impl Msg {
             inline_got: 0,
             inline_ticket: None,
             cut: Cut::default(),
+            chunk: 0,
             mem,
             parent,
             event: None,
@@ -409,11 +412,11 @@ impl Side for RecvState {
             let size = m.size.unwrap_or(0);
             if !m.inline {
                 let at = m.dst()?;
-                let (mem, cut, parent) = (&m.mem, &mut m.cut, m.parent);
+                let (mem, cut, parent, chunk) = (&m.mem, &mut m.cut, m.parent, m.chunk);
                 if !self
                     .b
                     .striper
-                    .issue(seq, at..at + size, mem, cut, parent, &mut self.mode.stage())?
+                    .issue(seq, at..at + size, chunk, mem, cut, parent, &mut self.mode.stage())?
                 {
                     break;
                 }
@@ -496,8 +499,16 @@ impl RecvState {
                         h.size, self.inline_limit
                     )));
                 }
+                if h.chunk as usize > self.b.striper.chunk_bytes() {
+                    return Err(Error::remote(format!(
+                        "peer cut message {seq} into {}-byte chunks; this connection's are at most {}",
+                        h.chunk,
+                        self.b.striper.chunk_bytes()
+                    )));
+                }
                 m.size = Some(h.size as usize);
                 m.inline = h.inline;
+                m.chunk = h.chunk as usize;
             }
             let size = m.size.unwrap_or(0);
             if m.land == Land::Bounce(None) {

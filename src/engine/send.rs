@@ -27,6 +27,8 @@ pub struct Msg {
     /// Control-stream offset at which this message's header (and inline payload) ends.
     ctrl_end: u64,
     cut: Cut,
+    /// The size of the chunks it is cut into (0: the comm's; see [`chunk_for`]).
+    chunk: usize,
     /// Where the payload lives: its GPU (None for host memory) and its registration.
     mem: SendCtx,
     /// NCCL's profiler handle for it, and its event (profile.rs).
@@ -46,6 +48,7 @@ pub struct SendState {
     b: Base<Msg, SendLane>,
     inline_bytes: usize,
     inline_idle_bytes: usize,
+    idle_chunk_bytes: usize,
     /// First message whose chunks are not all handed to the stripes.
     issue_seq: u64,
 }
@@ -64,6 +67,7 @@ impl SendComm {
             b: Base::new(ctrl, striper, Kind::Send, t),
             inline_bytes: t.inline_bytes,
             inline_idle_bytes: t.inline_idle_bytes,
+            idle_chunk_bytes: t.idle_chunk_bytes,
             issue_seq: 0,
         })
     }
@@ -114,21 +118,35 @@ impl SendComm {
         let seq = st.b.posted.next_seq();
         // The CPU cannot read GPU memory: a GPU payload always goes through staging and stripes.
         let host = gpu.is_none() || size == 0;
-        let (inline, idle_inline) =
-            match goes_inline(size, st.b.posted.outstanding(), st.inline_bytes, st.inline_idle_bytes) {
-                Inline::Always if host => (true, None),
-                Inline::WhileIdle if host => match IdleInline::claim() {
-                    Some(t) => (true, Some(t)),
-                    None => (false, None),
-                },
-                _ => (false, None),
-            };
+        let outstanding = st.b.posted.outstanding();
+        let (inline, idle_inline) = match goes_inline(size, outstanding, st.inline_bytes, st.inline_idle_bytes) {
+            Inline::Always if host => (true, None),
+            Inline::WhileIdle if host => match IdleInline::claim() {
+                Some(t) => (true, Some(t)),
+                None => (false, None),
+            },
+            _ => (false, None),
+        };
+        let chunk = match inline || !host {
+            true => 0,
+            false => {
+                let striper = &st.b.striper;
+                chunk_for(
+                    size,
+                    striper.stripes(),
+                    outstanding,
+                    striper.chunk_bytes(),
+                    st.idle_chunk_bytes,
+                )
+            }
+        };
         let msg = Msg {
             ptr: data as usize,
             size,
             inline,
             ctrl_end: 0,
             cut: Cut::default(),
+            chunk,
             mem: SendCtx { gpu, reg },
             parent,
             event: None,
@@ -142,6 +160,8 @@ impl SendComm {
             size: size as u64,
             seq: seq as u32,
             inline,
+            // Below the comm's chunk size, which is at most 16 MiB: fits the header's field.
+            chunk: chunk as u32,
         };
         let ctrl = &mut st.b.ctrl;
         let mut ctrl_end = ctrl.queue(&header.encode());
@@ -207,6 +227,28 @@ pub(crate) fn goes_inline(size: usize, outstanding: usize, always: usize, idle: 
         Inline::WhileIdle
     } else {
         Inline::No
+    }
+}
+
+/// The chunk size of a striped host-memory message of `size` bytes over `stripes` stripes, with
+/// `outstanding` other messages of the comm not yet reported done. While the comm is not streaming
+/// (the test of [`goes_inline`]) the message is cut so that each stripe gets one piece, but no
+/// piece below `idle` (0: never cut finer), and that is its chunk size where it is below the
+/// comm's `chunk`; else 0, the comm's. A message NCCL waits on alone then goes out over several
+/// stripes at once, each moved by its own I/O thread, instead of whole on one (one 512 KiB message
+/// one way: 58-62 us in 128 KiB chunks against 83-95 in one; docs/BENCHMARKS.md#defaults), while a
+/// message large enough to give every stripe a whole chunk, and a streaming comm, keep the comm's
+/// chunks (2 MiB alone in 64 KiB chunks: 149-154 us against 118-135).
+pub(crate) fn chunk_for(size: usize, stripes: usize, outstanding: usize, chunk: usize, idle: usize) -> usize {
+    if idle == 0 || outstanding > 1 {
+        return 0;
+    }
+    let even = size.div_ceil(stripes.max(1)).next_multiple_of(4096);
+    let piece = even.max(idle);
+    if piece < chunk && piece < size {
+        piece
+    } else {
+        0
     }
 }
 
@@ -276,9 +318,15 @@ impl Side for SendState {
             let seq = self.issue_seq;
             let m = b.posted.get_mut(seq);
             if !m.inline
-                && !b
-                    .striper
-                    .issue(seq, m.ptr..m.ptr + m.size, &m.mem, &mut m.cut, m.parent, &mut ())?
+                && !b.striper.issue(
+                    seq,
+                    m.ptr..m.ptr + m.size,
+                    m.chunk,
+                    &m.mem,
+                    &mut m.cut,
+                    m.parent,
+                    &mut (),
+                )?
             {
                 break;
             }
@@ -290,7 +338,52 @@ impl Side for SendState {
 
 #[cfg(test)]
 mod tests {
-    use super::{goes_inline, IdleInline, Inline};
+    use super::{chunk_for, goes_inline, IdleInline, Inline};
+
+    #[test]
+    fn an_idle_message_is_spread_over_the_stripes_in_pieces_no_smaller_than_the_idle_chunk() {
+        let (chunk, idle) = (512 << 10, 64 << 10);
+        assert_eq!(
+            chunk_for(512 << 10, 4, 0, chunk, idle),
+            128 << 10,
+            "one piece per stripe"
+        );
+        assert_eq!(
+            chunk_for(512 << 10, 4, 1, chunk, idle),
+            128 << 10,
+            "one other out: still idle"
+        );
+        assert_eq!(
+            chunk_for(512 << 10, 4, 2, chunk, idle),
+            0,
+            "a third in flight: streaming"
+        );
+        assert_eq!(
+            chunk_for(128 << 10, 4, 0, chunk, idle),
+            64 << 10,
+            "never below the idle chunk"
+        );
+        assert_eq!(chunk_for(100_000, 4, 0, chunk, idle), 64 << 10);
+        assert_eq!(chunk_for(300_001, 4, 0, chunk, idle), 77_824, "a quarter, up to 4 KiB");
+        assert_eq!(chunk_for(64 << 10, 4, 0, chunk, idle), 0, "one piece anyway");
+        assert_eq!(
+            chunk_for(2 << 20, 4, 0, chunk, idle),
+            0,
+            "every stripe gets a whole chunk"
+        );
+        assert_eq!(chunk_for(3 << 20, 4, 0, chunk, idle), 0);
+        assert_eq!(
+            chunk_for(512 << 10, 1, 0, chunk, idle),
+            0,
+            "one stripe: nothing to spread over"
+        );
+        assert_eq!(chunk_for(512 << 10, 4, 0, chunk, 0), 0, "off");
+        assert_eq!(
+            chunk_for(4 << 20, 4, 0, 64 << 10, 64 << 10),
+            0,
+            "not finer than the comm's"
+        );
+    }
 
     #[test]
     fn small_messages_go_inline_always_and_mid_sized_ones_only_while_the_comm_is_not_streaming() {

@@ -140,6 +140,16 @@ impl<L: Lane> Striper<L> {
         }
     }
 
+    /// How many stripes there are.
+    pub fn stripes(&self) -> usize {
+        self.stripes.len()
+    }
+
+    /// The comm's chunk size: the most any message is cut into.
+    pub fn chunk_bytes(&self) -> usize {
+        self.chunk_bytes
+    }
+
     /// Every stripe's lane, in stripe order.
     pub fn lanes_mut(&mut self) -> impl Iterator<Item = &mut L> {
         self.stripes.iter_mut().map(|s| &mut s.lane)
@@ -174,26 +184,33 @@ impl<L: Lane> Striper<L> {
         first
     }
 
-    /// Hands out chunks of message `seq` (its `bytes`) until it is all out or the next stripe in
-    /// turn is full. Returns true once every chunk is out. `parent`: the message's profiler
-    /// handle; each chunk is then an event from its post until its stripe completes it.
+    /// Hands out chunks of message `seq` (its `bytes`, cut into `chunk`-byte pieces: at most the
+    /// comm's chunk size; 0: that size) until it is all out or the next stripe in turn is full.
+    /// Returns true once every chunk is out. `parent`: the message's profiler handle; each chunk
+    /// is then an event from its post until its stripe completes it.
+    #[allow(clippy::too_many_arguments)]
     pub fn issue(
         &mut self,
         seq: u64,
         bytes: Range<usize>,
+        chunk: usize,
         ctx: &L::Ctx,
         cut: &mut Cut,
         parent: Option<Parent>,
         shared: &mut L::Shared<'_>,
     ) -> Result<bool> {
         let (base, size) = (bytes.start, bytes.len());
+        let chunk = match chunk {
+            0 => self.chunk_bytes,
+            c => c.min(self.chunk_bytes),
+        };
         while cut.issued < size {
             let s = &mut self.stripes[self.cursor];
             if s.in_flight.len() + s.held.len() >= self.window {
                 self.stalls += 1;
                 return Ok(false);
             }
-            let len = self.chunk_bytes.min(size - cut.issued);
+            let len = chunk.min(size - cut.issued);
             if !s.lane.post(base + cut.issued, len, ctx, shared)? {
                 self.stalls += 1;
                 return Ok(false);
@@ -366,13 +383,28 @@ mod tests {
         let views = lanes.clone();
         let mut st = Striper::new(lanes, 16, 100, Op::Send);
         let mut a = Cut::default();
-        assert!(st.issue(0, 1000..1250, &(), &mut a, None, &mut ()).unwrap()); // chunks of 100, 100, 50 on stripes 0, 1, 2
+        assert!(st.issue(0, 1000..1250, 0, &(), &mut a, None, &mut ()).unwrap()); // chunks of 100, 100, 50 on stripes 0, 1, 2
         let mut b = Cut::default();
-        assert!(st.issue(1, 5000..5100, &(), &mut b, None, &mut ()).unwrap()); // next message starts on stripe 0
+        assert!(st.issue(1, 5000..5100, 0, &(), &mut b, None, &mut ()).unwrap()); // next message starts on stripe 0
         assert_eq!(*views[0].posts.lock().unwrap(), vec![(1000, 100), (5000, 100)]);
         assert_eq!(*views[1].posts.lock().unwrap(), vec![(1100, 100)]);
         assert_eq!(*views[2].posts.lock().unwrap(), vec![(1200, 50)]);
         assert_eq!((a.issued, a.pending, b.pending), (250, 3, 1));
+    }
+
+    #[test]
+    fn a_message_may_be_cut_finer_than_the_comm_but_never_coarser() {
+        let lanes: Vec<FakeLane> = (0..3).map(|_| FakeLane::default()).collect();
+        let views = lanes.clone();
+        let mut st = Striper::new(lanes, 16, 100, Op::Send);
+        let mut a = Cut::default();
+        assert!(st.issue(0, 0..90, 40, &(), &mut a, None, &mut ()).unwrap()); // 40, 40, 10 on stripes 0, 1, 2
+        let mut b = Cut::default();
+        assert!(st.issue(1, 1000..1150, 400, &(), &mut b, None, &mut ()).unwrap()); // the comm's 100, then 50
+        assert_eq!(*views[0].posts.lock().unwrap(), vec![(0, 40), (1000, 100)]);
+        assert_eq!(*views[1].posts.lock().unwrap(), vec![(40, 40), (1100, 50)]);
+        assert_eq!(*views[2].posts.lock().unwrap(), vec![(80, 10)]);
+        assert_eq!((a.pending, b.pending), (3, 2));
     }
 
     #[test]
@@ -404,7 +436,7 @@ mod tests {
         let views = lanes.clone();
         let mut st = Striper::new(lanes, 2, 10, Op::Send);
         let mut cut = Cut::default();
-        assert!(!st.issue(7, 0..100, &(), &mut cut, None, &mut ()).unwrap());
+        assert!(!st.issue(7, 0..100, 0, &(), &mut cut, None, &mut ()).unwrap());
         assert_eq!(cut.issued, 40, "2 stripes x window 2 x 10 B");
         *views[0].done.lock().unwrap() = 1;
         let mut finished = vec![];
@@ -414,7 +446,7 @@ mod tests {
         })
         .unwrap();
         assert_eq!(finished, vec![7]);
-        assert!(!st.issue(7, 0..100, &(), &mut cut, None, &mut ()).unwrap());
+        assert!(!st.issue(7, 0..100, 0, &(), &mut cut, None, &mut ()).unwrap());
         assert_eq!(cut.issued, 50, "one more chunk fits on stripe 0, then stripe 1 is full");
         let counts = st.counts();
         assert_eq!(

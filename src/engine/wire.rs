@@ -5,7 +5,8 @@
 //!   accepts, and a random nonce the connecting side must present.
 //! * Hello (connector -> listener, first bytes on the control connection) and Welcome (listener ->
 //!   connector: stripes, chunk size, then one inner handle per stripe).
-//! * A message header per NCCL message on the control connection: {size, sequence, flags}.
+//! * A message header per NCCL message on the control connection: {size, sequence, flags}; the
+//!   flags say whether the payload follows inline and may name the message's own chunk size.
 //!
 //! All integers are little-endian.
 //!
@@ -21,8 +22,9 @@ use crate::transport::{InnerHandle, INNER_HANDLE_BYTES};
 use std::net::SocketAddr;
 
 pub const MAGIC: u32 = 0x5258_4354; // "TCXR" little-endian
-/// 2: the handle carries the receiver's inline limit (bytes 12..16).
-pub const VERSION: u16 = 2;
+/// 2: the handle carries the receiver's inline limit (bytes 12..16). 3: a message header may name
+/// the message's own chunk size ([`MsgHeader::chunk`]).
+pub const VERSION: u16 = 3;
 pub const HANDLE_BYTES: usize = 128;
 /// Largest inline payload either side may announce (NCCL_TCPXR_INLINE_BYTES's upper bound), defined
 /// with the settings it bounds.
@@ -197,12 +199,22 @@ pub const MSG_HEADER_BYTES: usize = 16;
 pub const FLAG_INLINE: u32 = 1;
 /// Marks a header as one, so a desynchronised stream is caught instead of misread.
 const HEADER_MARK: u32 = 0x7c00_0000;
+/// A message's own chunk size travels in flag bits 8..20, in units of 4 KiB (0: the comm's).
+const CHUNK_SHIFT: u32 = 8;
+const CHUNK_UNIT: u32 = 4096;
+const CHUNK_FIELD_MAX: u32 = 0xfff;
+/// The largest chunk size a header can name (16 MiB less 4 KiB).
+pub const MAX_HEADER_CHUNK: u32 = CHUNK_FIELD_MAX * CHUNK_UNIT;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MsgHeader {
     pub size: u64,
     pub seq: u32,
     pub inline: bool,
+    /// The size of the chunks this message is cut into, a multiple of 4096 below 16 MiB; 0: the
+    /// comm's (the handle's). The receiver cuts it the same way, and refuses one larger than the
+    /// comm's: its landing memory is sized by that.
+    pub chunk: u32,
 }
 
 impl MsgHeader {
@@ -210,7 +222,9 @@ impl MsgHeader {
         let mut b = [0u8; MSG_HEADER_BYTES];
         b[0..8].copy_from_slice(&self.size.to_le_bytes());
         b[8..12].copy_from_slice(&self.seq.to_le_bytes());
-        let flags = HEADER_MARK | if self.inline { FLAG_INLINE } else { 0 };
+        debug_assert!(self.chunk % CHUNK_UNIT == 0 && self.chunk / CHUNK_UNIT <= CHUNK_FIELD_MAX);
+        let chunk_units = (self.chunk / CHUNK_UNIT).min(CHUNK_FIELD_MAX) << CHUNK_SHIFT;
+        let flags = HEADER_MARK | chunk_units | if self.inline { FLAG_INLINE } else { 0 };
         b[12..16].copy_from_slice(&flags.to_le_bytes());
         b
     }
@@ -219,7 +233,8 @@ impl MsgHeader {
         let size = u64::from_le_bytes(b[0..8].try_into().unwrap());
         let seq = u32::from_le_bytes(b[8..12].try_into().unwrap());
         let flags = u32::from_le_bytes(b[12..16].try_into().unwrap());
-        if flags & 0xff00_0000 != HEADER_MARK || flags & !(HEADER_MARK | FLAG_INLINE) != 0 {
+        let known = HEADER_MARK | FLAG_INLINE | CHUNK_FIELD_MAX << CHUNK_SHIFT;
+        if flags & 0xff00_0000 != HEADER_MARK || flags & !known != 0 {
             return Err(Error::remote(format!(
                 "corrupt message header on the control connection (flags {flags:#x})"
             )));
@@ -228,6 +243,7 @@ impl MsgHeader {
             size,
             seq,
             inline: flags & FLAG_INLINE != 0,
+            chunk: (flags >> CHUNK_SHIFT & CHUNK_FIELD_MAX) * CHUNK_UNIT,
         })
     }
 }
@@ -305,16 +321,34 @@ mod tests {
                 size: 0,
                 seq: 0,
                 inline: true,
+                chunk: 0,
             },
             MsgHeader {
                 size: 1 << 40,
                 seq: u32::MAX,
                 inline: false,
+                chunk: 64 << 10,
+            },
+            MsgHeader {
+                size: 3,
+                seq: 1,
+                inline: false,
+                chunk: MAX_HEADER_CHUNK,
             },
         ] {
             assert_eq!(MsgHeader::decode(&h.encode()).unwrap(), h);
         }
         assert!(MsgHeader::decode(&[0xab; MSG_HEADER_BYTES]).is_err());
+        // A flag bit no version writes (bit 20, above the chunk field) is corruption.
+        let mut b = MsgHeader {
+            size: 1,
+            seq: 0,
+            inline: false,
+            chunk: 0,
+        }
+        .encode();
+        b[14] |= 0x10;
+        assert!(MsgHeader::decode(&b).is_err());
     }
 
     #[test]

@@ -53,7 +53,7 @@ pub struct Plugin {
     pub send_window: usize,
     pub recv_window: usize,
     /// The settings the first connection fixes ([`Plugin::inline`]).
-    inline: OnceLock<Inline>,
+    message_rules: OnceLock<MessageRules>,
     /// GPU buffers are offered (NCCL_PTR_CUDA).
     pub gpu_offered: bool,
     /// GPU buffers are offered and NCCL places received GPU pages itself (`NCCL_NET_DEVICE_UNPACK`,
@@ -63,10 +63,11 @@ pub struct Plugin {
     pub nccl_set: Vec<&'static str>,
 }
 
-/// The inline limits, decided from who moves the stripes ([`Transport::movers`]) at the first
-/// listen or connect, when every rank on the host has announced itself.
+/// How messages travel (inline limits, the idle chunk size), decided from who moves the stripes
+/// ([`Transport::movers`]) at the first listen or connect, when every rank on the host has
+/// announced itself.
 #[derive(Clone, Copy, Debug)]
-pub struct Inline {
+pub struct MessageRules {
     /// NCCL_TCPXR_INLINE_IDLE_BYTES in effect.
     pub idle: usize,
     /// NCCL_TCPXR_INLINE_IDLE_P2P_BYTES in effect: for connections NCCL's hints say are
@@ -74,13 +75,17 @@ pub struct Inline {
     pub idle_p2p: usize,
     /// The largest inline payload a receive comm accepts ([`settings::inline_accept`]).
     pub accept: usize,
+    /// NCCL_TCPXR_IDLE_CHUNK_BYTES in effect ([`settings::idle_chunk`]), and on connections NCCL's
+    /// hints name point-to-point.
+    pub idle_chunk: usize,
+    pub idle_chunk_p2p: usize,
 }
 
 impl Plugin {
-    /// The inline limits, resolved at the first call (the first listen or connect), which also
+    /// How messages travel, resolved at the first call (the first listen or connect), which also
     /// fixes the transport's pool; every value the pool rules decided is logged there, in one block.
-    pub fn inline(&self) -> Inline {
-        *self.inline.get_or_init(|| {
+    pub fn message_rules(&self) -> MessageRules {
+        *self.message_rules.get_or_init(|| {
             let movers = self.transport.movers();
             let idle = settings::inline_idle(self.config, &movers);
             let accept = settings::inline_accept(
@@ -90,21 +95,34 @@ impl Plugin {
                 idle.general.value,
                 idle.p2p.value,
             );
+            let idle_chunk = settings::idle_chunk(self.config, &movers, self.transport.kind() == TransportKind::Tcpx);
             let mut lines = self.transport.pool_settings();
             lines.extend([
                 settings::Line::new("NCCL_TCPXR_INLINE_IDLE_BYTES", idle.general.value, idle.general.source),
                 settings::Line::new("NCCL_TCPXR_INLINE_IDLE_P2P_BYTES", idle.p2p.value, idle.p2p.source),
                 settings::Line::new("inline accepted by receive comms", accept.value, accept.source),
+                settings::Line::new(
+                    "NCCL_TCPXR_IDLE_CHUNK_BYTES (point-to-point)",
+                    idle_chunk.p2p.value,
+                    idle_chunk.p2p.source,
+                ),
+                settings::Line::new(
+                    "NCCL_TCPXR_IDLE_CHUNK_BYTES (other connections)",
+                    idle_chunk.general.value,
+                    idle_chunk.general.source,
+                ),
             ]);
             log::info!(
                 target: "tcpxr::init",
                 "{}",
                 settings::block("fixed at the first connection, from who moves the stripes", &lines)
             );
-            Inline {
+            MessageRules {
                 idle: idle.general.value,
                 idle_p2p: idle.p2p.value,
                 accept: accept.value,
+                idle_chunk: idle_chunk.general.value,
+                idle_chunk_p2p: idle_chunk.p2p.value,
             }
         })
     }
@@ -266,7 +284,7 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
         chunk_bytes,
         send_window,
         recv_window,
-        inline: OnceLock::new(),
+        message_rules: OnceLock::new(),
         gpu_offered: gpu.offered,
         device_unpack: gpu.device_unpack,
         nccl_set,
@@ -419,16 +437,17 @@ pub fn device_count() -> Result<usize> {
 }
 
 /// A comm's settings. `p2p`: NCCL's hints say the connection carries point-to-point operations
-/// (a send comm's inline limit while idle; see [`connect`]).
+/// (a send comm's inline limit and chunk size while idle; see [`connect`]).
 pub(super) fn tuning(p: &Plugin, max_requests: usize, p2p: bool) -> Tuning {
     let config = p.config;
-    let inline = p.inline();
+    let rules = p.message_rules();
     Tuning {
         send_window: p.send_window,
         recv_window: p.recv_window,
         inline_bytes: config.inline_bytes,
-        inline_idle_bytes: if p2p { inline.idle_p2p } else { inline.idle },
-        inline_accept: inline.accept,
+        inline_idle_bytes: if p2p { rules.idle_p2p } else { rules.idle },
+        idle_chunk_bytes: if p2p { rules.idle_chunk_p2p } else { rules.idle_chunk },
+        inline_accept: rules.accept,
         max_requests,
         handshake_timeout: Duration::from_millis(config.handshake_timeout_ms),
         peer_timeout_ms: config.peer_timeout_ms,
