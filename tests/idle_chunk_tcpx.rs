@@ -5,17 +5,6 @@
 mod common;
 use common::*;
 
-#[used]
-#[link_section = ".init_array"]
-static OVER_TCPX: extern "C" fn() = over_tcpx;
-extern "C" fn over_tcpx() {
-    select_tcpx(&[
-        ("NCCL_TCPXR_STRIPES", "2"),
-        ("NCCL_TCPXR_IDLE_CHUNK_BYTES", "64K"),
-        ("NCCL_TCPXR_INLINE_IDLE_BYTES", "0"),
-    ]);
-}
-
 fn send_posts() -> u64 {
     let comms = assert_tcpx_rules_kept(12);
     comms.iter().filter(|c| c.kind == "send").map(|c| c.get("posts")).sum()
@@ -23,6 +12,12 @@ fn send_posts() -> u64 {
 
 #[test]
 fn lone_messages_are_spread_over_the_stripes_and_streaming_ones_keep_the_comms_chunks() {
+    // Read once, at the first init in this process (this binary has no other test).
+    select_tcpx(&[
+        ("NCCL_TCPXR_STRIPES", "2"),
+        ("NCCL_TCPXR_IDLE_CHUNK_BYTES", "64K"),
+        ("NCCL_TCPXR_INLINE_IDLE_BYTES", "0"),
+    ]);
     let net = v12();
     let size = 300 << 10; // 152 KiB + 148 KiB idle; one 512 KiB chunk streaming
     {
