@@ -11,10 +11,7 @@ mod device_unpack;
 use common::*;
 
 // Before main: tcpxr reads its configuration once per process.
-#[used]
-#[link_section = ".init_array"]
-static OVER_TCPX: extern "C" fn() = over_tcpx;
-extern "C" fn over_tcpx() {
+before_main! {
     select_tcpx(&[]);
 }
 

@@ -7,9 +7,6 @@ mod common;
 mod faults;
 
 // Before main: tcpxr reads its configuration once per process; child processes inherit it.
-#[used]
-#[link_section = ".init_array"]
-static OVER_TCPX: extern "C" fn() = over_tcpx;
-extern "C" fn over_tcpx() {
+common::before_main! {
     common::select_tcpx(&[]);
 }

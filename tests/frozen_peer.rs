@@ -11,10 +11,7 @@ use std::time::{Duration, Instant};
 
 const PEER_TIMEOUT_MS: u64 = 1000;
 
-#[used]
-#[link_section = ".init_array"]
-static SHORT_TIMEOUT: extern "C" fn() = short_timeout;
-extern "C" fn short_timeout() {
+before_main! {
     // Sound: before main, so before this process has a second thread.
     std::env::set_var("NCCL_TCPXR_PEER_TIMEOUT_MS", PEER_TIMEOUT_MS.to_string());
 }

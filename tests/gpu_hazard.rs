@@ -31,10 +31,7 @@ use std::time::{Duration, Instant};
 const CHILD: &str = "TCPXR_GPU_HAZARD_CHILD";
 
 // Before main: in a child, play its case and exit.
-#[used]
-#[link_section = ".init_array"]
-static CASES: extern "C" fn() = cases;
-extern "C" fn cases() {
+before_main! {
     run_child_case(CHILD, hazard_child);
 }
 

@@ -39,10 +39,7 @@ const GPU_TESTS: [&str; 3] = [
 ];
 
 // Before main: tcpxr reads its configuration once per process.
-#[used]
-#[link_section = ".init_array"]
-static OVER_TCPX: extern "C" fn() = over_tcpx;
-extern "C" fn over_tcpx() {
+before_main! {
     if std::env::var_os(CHILD).is_some() {
         // The parent's settings are inherited; it gives the child its mode and counters file.
         return;

@@ -17,10 +17,7 @@ use std::time::{Duration, Instant};
 const SCENARIO_VAR: &str = "TCPXR_LIFETIME_SCENARIO";
 
 // Before main: in the child, play the scenario and exit; in the test process, nothing.
-#[used]
-#[link_section = ".init_array"]
-static CHILD: extern "C" fn() = child;
-extern "C" fn child() {
+before_main! {
     run_child_case(SCENARIO_VAR, |spec| {
         let (table, name) = spec.split_once(':').expect("TABLE:SCENARIO");
         match table {

@@ -8,10 +8,7 @@ mod common;
 use common::*;
 use std::ffi::c_void;
 
-#[used]
-#[link_section = ".init_array"]
-static OVER_TCPX: extern "C" fn() = over_tcpx;
-extern "C" fn over_tcpx() {
+before_main! {
     select_tcpx(&[
         ("NCCL_TCPXR_STRIPES", "2"),
         ("NCCL_TCPXR_INLINE_IDLE_BYTES", "65536"),

@@ -21,10 +21,7 @@ const OFF_VAR: &str = "TCPXR_RMA_DEVICES_CHILD";
 
 // Before main: RMA on; in the child, play rank 1 of the killed-peer test; in the test process,
 // nothing more.
-#[used]
-#[link_section = ".init_array"]
-static CHILD: extern "C" fn() = child;
-extern "C" fn child() {
+before_main! {
     // tcpxr offers its RMA table only when asked (NCCL_TCPXR_RMA's doc says why). Sound: before
     // main, so before this process has a second thread; the children inherit it.
     if std::env::var_os("NCCL_TCPXR_RMA").is_none() {

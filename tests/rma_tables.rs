@@ -15,10 +15,7 @@ use std::time::{Duration, Instant};
 
 // Before main: tcpxr offers its RMA table only when asked. Sound: before main, so before this
 // process has a second thread.
-#[used]
-#[link_section = ".init_array"]
-static RMA_ON: extern "C" fn() = rma_on;
-extern "C" fn rma_on() {
+before_main! {
     if std::env::var_os("NCCL_TCPXR_RMA").is_none() {
         std::env::set_var("NCCL_TCPXR_RMA", "1");
     }

@@ -12,10 +12,7 @@ use std::time::{Duration, Instant};
 const CHILD: &str = "TCPXR_STALL_CHILD";
 
 // Before main: in a child, play its case and exit.
-#[used]
-#[link_section = ".init_array"]
-static CASES: extern "C" fn() = cases;
-extern "C" fn cases() {
+before_main! {
     run_child_case(CHILD, |name| match name {
         "held_back" => held_back(),
         "peer_stopped" => peer_stopped(),

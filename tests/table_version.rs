@@ -7,10 +7,7 @@ use common::*;
 
 const CASE_VAR: &str = "TCPXR_TABLE_VERSION_CASE";
 
-#[used]
-#[link_section = ".init_array"]
-static CHILD: extern "C" fn() = child;
-extern "C" fn child() {
+before_main! {
     run_child_case(CASE_VAR, |table| {
         let r = match table {
             "v5" => v5().init(),

@@ -8,10 +8,7 @@ use std::ffi::c_void;
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 
-#[used]
-#[link_section = ".init_array"]
-static OVER_TCPX: extern "C" fn() = over_tcpx;
-extern "C" fn over_tcpx() {
+before_main! {
     select_tcpx(&[("NCCL_TCPXR_STRIPES", "4"), ("NCCL_TCPXR_CHUNK_BYTES", "16M")]);
 }
 

@@ -14,10 +14,7 @@ const BUSY: R = ncclResult_t::ncclInternalError;
 /// The emulator's code for a broken contract TCPX would not report.
 const USAGE: R = ncclResult_t::ncclInvalidUsage;
 
-#[used]
-#[link_section = ".init_array"]
-static HOST_MODE: extern "C" fn() = host_mode;
-extern "C" fn host_mode() {
+common::before_main! {
     std::env::set_var("TCPX_EMU_MODE", "host");
     std::env::remove_var("TCPX_EMU_SLOTS");
 }

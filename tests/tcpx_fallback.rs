@@ -11,10 +11,7 @@ use std::ffi::c_int;
 const SOCKET_SPEED: c_int = 12_345;
 
 // Before main: tcpxr reads its configuration once per process.
-#[used]
-#[link_section = ".init_array"]
-static AUTO: extern "C" fn() = auto_with_a_deviceless_tcpx;
-extern "C" fn auto_with_a_deviceless_tcpx() {
+before_main! {
     std::env::set_var("NCCL_TCPXR_TRANSPORT", "auto");
     std::env::set_var("NCCL_TCPXR_TCPX_LIB", emulator_path());
     // The emulator lists one device per name here: none.

@@ -4,10 +4,7 @@
 mod common;
 use common::*;
 
-#[used]
-#[link_section = ".init_array"]
-static OVER_TCPX: extern "C" fn() = over_tcpx;
-extern "C" fn over_tcpx() {
+before_main! {
     select_tcpx(&[
         ("NCCL_TCPXR_STRIPES", "4"),
         ("NCCL_TCPXR_CHUNK_BYTES", "4096"),

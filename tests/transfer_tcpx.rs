@@ -10,10 +10,7 @@ mod transfer;
 use common::*;
 
 // Before main: tcpxr reads its configuration once per process.
-#[used]
-#[link_section = ".init_array"]
-static OVER_TCPX: extern "C" fn() = over_tcpx;
-extern "C" fn over_tcpx() {
+before_main! {
     select_tcpx(&[]);
 }
 

@@ -11,6 +11,26 @@ use std::ffi::{c_int, c_void, CStr};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+/// Runs its body before main, from the test binary's `.init_array`: what every test of the binary
+/// shares (tcpxr's settings, which its first init reads once per process; the case a child process
+/// plays) is in place before the test harness starts a thread, so setting the environment there is
+/// sound. (Binaries with no such setup leave it unused.)
+#[allow(unused_macros)]
+macro_rules! before_main {
+    ($($body:tt)*) => {
+        #[used]
+        #[link_section = ".init_array"]
+        static BEFORE_MAIN: extern "C" fn() = {
+            extern "C" fn before_main() {
+                $($body)*
+            }
+            before_main
+        };
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use before_main;
+
 pub type R = ncclResult_t;
 pub const OK: R = ncclResult_t::ncclSuccess;
 
@@ -105,7 +125,7 @@ pub fn bench_command() -> std::process::Command {
 // --- cases run in a child process of the test binary ----------------------------------------
 
 /// For a test binary whose cases run in child processes of itself (a crash, a signal or a
-/// process-wide setting must not reach the harness's process). Its `.init_array` constructor calls
+/// process-wide setting must not reach the harness's process). Its [`before_main`] block calls
 /// this first: in a child, whose environment sets `var`, `case` runs with that value before the
 /// test harness starts, and the process exits, 0 when `case` returns (a panic aborts it: a failure
 /// status). In the test process `var` is unset and this returns at once, so no test of the binary
@@ -189,8 +209,9 @@ pub fn build_emulator() -> PathBuf {
 
 /// Makes this test process run tcpxr over the emulator: NCCL_TCPXR_TRANSPORT=tcpx,
 /// NCCL_TCPXR_TCPX_LIB=<emulator>, the emulator's counters in a fresh file (see
-/// [`emulator_stats`]), plus `extra` settings. Called before main by a test binary's constructor
-/// (see tests/transfer_tcpx.rs), since tcpxr reads its configuration once per process. The
+/// [`emulator_stats`]), plus `extra` settings. Called from a [`before_main`] block (see
+/// tests/transfer_tcpx.rs), or first thing in a binary's only test, since tcpxr reads its
+/// configuration once per process. The
 /// emulator's mode is left to the environment: TCPX_EMU_MODE=gpu-mapped runs the same tests with
 /// the GPU layout on a GPU machine.
 pub fn select_tcpx(extra: &[(&str, &str)]) {
