@@ -180,6 +180,16 @@ impl PoolRule {
             },
         }
     }
+
+    /// [`PoolRule::resolve`] for a setting of bytes.
+    pub fn resolve_bytes(&self, setting: Option<usize>, movers: &Movers) -> Value<usize> {
+        let v = self.resolve(setting.map(|b| b as u64), movers);
+        Value {
+            // Every rule's value and every accepted setting is at most 1 GiB.
+            value: v.value as usize,
+            source: v.source,
+        }
+    }
 }
 
 /// NCCL_TCPXR_HANDOFF_BYTES: the backlog from which a stripe goes to the I/O pool.
@@ -433,11 +443,7 @@ pub struct InlineIdle {
 
 /// NCCL_TCPXR_INLINE_IDLE_BYTES and NCCL_TCPXR_INLINE_IDLE_P2P_BYTES for `movers`.
 pub fn inline_idle(config: &Config, movers: &Movers) -> InlineIdle {
-    let general = INLINE_IDLE.resolve(config.inline_idle_bytes.map(|v| v as u64), movers);
-    let general = Value {
-        value: general.value as usize,
-        source: general.source,
-    };
+    let general = INLINE_IDLE.resolve_bytes(config.inline_idle_bytes, movers);
     let p2p = inline_idle_p2p(config.inline_idle_p2p_bytes, general.value);
     InlineIdle { general, p2p }
 }
@@ -477,17 +483,13 @@ pub fn idle_chunk(config: &Config, movers: &Movers, over_tcpx: bool) -> IdleChun
             p2p: off(why),
         };
     }
-    let p2p = IDLE_CHUNK.resolve(None, movers);
     IdleChunk {
         general: off(
             "a collective's connection keeps the comm's chunks: its ring has several channels' messages in flight, \
              which the stripes already move in parallel (all_gather and reduce_scatter of 2-4 MiB 5-15 % slower cut \
              finer, two ranks)",
         ),
-        p2p: Value {
-            value: p2p.value as usize,
-            source: p2p.source,
-        },
+        p2p: IDLE_CHUNK.resolve_bytes(None, movers),
     }
 }
 

@@ -242,6 +242,31 @@ impl<G: Fn(&str) -> Option<String>> Reader<G> {
         let n = self.uint(p, r)?;
         usize::try_from(n).map_err(|_| invalid(p, &n.to_string()))
     }
+
+    /// Whether the value is "auto" (any case).
+    fn is_auto(&self, p: &Param) -> bool {
+        self.value(p).is_some_and(|v| v.eq_ignore_ascii_case("auto"))
+    }
+
+    /// None for "auto", else the value in `r`.
+    fn auto_uint(&self, p: &Param, r: Range) -> Result<Option<u64>> {
+        if self.is_auto(p) {
+            return Ok(None);
+        }
+        self.uint(p, r).map(Some)
+    }
+
+    fn auto_usize(&self, p: &Param, r: Range) -> Result<Option<usize>> {
+        if self.is_auto(p) {
+            return Ok(None);
+        }
+        self.usize(p, r).map(Some)
+    }
+}
+
+/// A setting whose value may be "auto" (None), as the table and the log write it.
+fn or_auto<T: ToString>(v: &Option<T>) -> String {
+    v.as_ref().map_or_else(|| "auto".to_string(), T::to_string)
 }
 
 fn invalid(p: &Param, value: &str) -> Error {
@@ -296,10 +321,7 @@ impl Config {
             zero: true,
             ..byte_range(4096, 1 << 30)
         };
-        let io_threads = match r.value(&IO_THREADS).unwrap_or_default() {
-            v if v.eq_ignore_ascii_case("auto") => None,
-            _ => Some(r.usize(&IO_THREADS, range(0, 1024))?),
-        };
+        let io_threads = r.auto_usize(&IO_THREADS, range(0, 1024))?;
         let speed = r.uint(
             &SPEED_MBPS,
             Range {
@@ -320,40 +342,22 @@ impl Config {
             send_window: r.usize(&SEND_WINDOW, range(1, 64))?,
             recv_window: r.usize(&RECV_WINDOW, range(1, 64))?,
             inline_bytes: r.usize(&INLINE_BYTES, byte_range(0, MAX_INLINE_BYTES as u64))?,
-            inline_idle_bytes: match r.value(&INLINE_IDLE_BYTES).unwrap_or_default() {
-                v if v.eq_ignore_ascii_case("auto") => None,
-                _ => Some(r.usize(&INLINE_IDLE_BYTES, byte_range(0, MAX_INLINE_BYTES as u64))?),
-            },
-            inline_idle_p2p_bytes: match r.value(&INLINE_IDLE_P2P_BYTES).unwrap_or_default() {
-                v if v.eq_ignore_ascii_case("auto") => None,
-                _ => Some(r.usize(&INLINE_IDLE_P2P_BYTES, byte_range(0, MAX_INLINE_BYTES as u64))?),
-            },
-            idle_chunk_bytes: match r.value(&IDLE_CHUNK_BYTES).unwrap_or_default() {
-                v if v.eq_ignore_ascii_case("auto") => None,
-                _ => Some(r.usize(
-                    &IDLE_CHUNK_BYTES,
-                    Range {
-                        zero: true,
-                        multiple: 4096,
-                        ..byte_range(4096, 16 << 20)
-                    },
-                )?),
-            },
+            inline_idle_bytes: r.auto_usize(&INLINE_IDLE_BYTES, byte_range(0, MAX_INLINE_BYTES as u64))?,
+            inline_idle_p2p_bytes: r.auto_usize(&INLINE_IDLE_P2P_BYTES, byte_range(0, MAX_INLINE_BYTES as u64))?,
+            idle_chunk_bytes: r.auto_usize(
+                &IDLE_CHUNK_BYTES,
+                Range {
+                    zero: true,
+                    multiple: 4096,
+                    ..byte_range(4096, 16 << 20)
+                },
+            )?,
             sndbuf: r.usize(&SOCKET_SNDBUF, bufsize)?,
             rcvbuf: r.usize(&SOCKET_RCVBUF, bufsize)?,
             io_threads,
-            handoff_bytes: match r.value(&HANDOFF_BYTES).unwrap_or_default() {
-                v if v.eq_ignore_ascii_case("auto") => None,
-                _ => Some(r.usize(&HANDOFF_BYTES, byte_range(0, 1 << 30))?),
-            },
-            io_spin_us: match r.value(&IO_SPIN_US).unwrap_or_default() {
-                v if v.eq_ignore_ascii_case("auto") => None,
-                _ => Some(r.uint(&IO_SPIN_US, range(0, 100_000))?),
-            },
-            io_spin_threads: match r.value(&IO_SPIN_THREADS).unwrap_or_default() {
-                v if v.eq_ignore_ascii_case("auto") => None,
-                _ => Some(r.usize(&IO_SPIN_THREADS, range(1, 64))?),
-            },
+            handoff_bytes: r.auto_usize(&HANDOFF_BYTES, byte_range(0, 1 << 30))?,
+            io_spin_us: r.auto_uint(&IO_SPIN_US, range(0, 100_000))?,
+            io_spin_threads: r.auto_usize(&IO_SPIN_THREADS, range(1, 64))?,
             // The range check above keeps it far below u32::MAX.
             speed_mbps: speed as u32,
             handshake_timeout_ms: r.uint(&HANDSHAKE_TIMEOUT_MS, range(100, 600_000))?,
@@ -442,36 +446,15 @@ impl Config {
             (SEND_WINDOW.name, send_window.to_string()),
             (RECV_WINDOW.name, recv_window.to_string()),
             (INLINE_BYTES.name, inline_bytes.to_string()),
-            (
-                INLINE_IDLE_BYTES.name,
-                inline_idle_bytes.map_or_else(|| "auto".to_string(), |n| n.to_string()),
-            ),
-            (
-                INLINE_IDLE_P2P_BYTES.name,
-                inline_idle_p2p_bytes.map_or_else(|| "auto".to_string(), |n| n.to_string()),
-            ),
-            (
-                IDLE_CHUNK_BYTES.name,
-                idle_chunk_bytes.map_or_else(|| "auto".to_string(), |n| n.to_string()),
-            ),
+            (INLINE_IDLE_BYTES.name, or_auto(inline_idle_bytes)),
+            (INLINE_IDLE_P2P_BYTES.name, or_auto(inline_idle_p2p_bytes)),
+            (IDLE_CHUNK_BYTES.name, or_auto(idle_chunk_bytes)),
             (SOCKET_SNDBUF.name, sndbuf.to_string()),
             (SOCKET_RCVBUF.name, rcvbuf.to_string()),
-            (
-                IO_THREADS.name,
-                io_threads.map_or_else(|| "auto".to_string(), |n| n.to_string()),
-            ),
-            (
-                HANDOFF_BYTES.name,
-                handoff_bytes.map_or_else(|| "auto".to_string(), |n| n.to_string()),
-            ),
-            (
-                IO_SPIN_US.name,
-                io_spin_us.map_or_else(|| "auto".to_string(), |n| n.to_string()),
-            ),
-            (
-                IO_SPIN_THREADS.name,
-                io_spin_threads.map_or_else(|| "auto".to_string(), |n| n.to_string()),
-            ),
+            (IO_THREADS.name, or_auto(io_threads)),
+            (HANDOFF_BYTES.name, or_auto(handoff_bytes)),
+            (IO_SPIN_US.name, or_auto(io_spin_us)),
+            (IO_SPIN_THREADS.name, or_auto(io_spin_threads)),
             (SPEED_MBPS.name, speed_mbps.to_string()),
             (HANDSHAKE_TIMEOUT_MS.name, handshake_timeout_ms.to_string()),
             (PEER_TIMEOUT_MS.name, peer_timeout_ms.to_string()),

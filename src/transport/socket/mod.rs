@@ -138,7 +138,7 @@ impl SocketTransport {
         self.plan.get_or_init(|| {
             let o = &self.opts;
             let movers = settings::pool_movers(o.io_threads, settings::host(), host::processes);
-            let handoff = settings::HANDOFF.resolve(o.handoff_bytes.map(|v| v as u64), &movers);
+            let handoff = settings::HANDOFF.resolve_bytes(o.handoff_bytes, &movers);
             let spin = settings::IO_SPIN.resolve(o.io_spin_us, &movers);
             let spinners = settings::io_spinners(o.spinners, &movers);
             let lines = vec![
@@ -161,7 +161,7 @@ impl SocketTransport {
                     spinners: spinners.value,
                     stats: o.stats,
                 },
-                handoff_bytes: handoff.value as usize,
+                handoff_bytes: handoff.value,
                 movers,
                 lines,
             }
