@@ -221,6 +221,7 @@ fn the_bench_refuses_unknown_flags_and_bad_values_with_a_message_and_exit_code_2
         (&["latency", "--bogus"], "--bogus"),
         (&["nccl", "--comms", "0"], "--comms"),
         (&["latency", "--iters", "0"], "--iters"),
+        (&["latency", "--ahead", "9"], "--ahead"),
         (&["gpu", "--mib", "lots"], "lots"),
         (&["interference", "--cycles", "-3"], "-3"),
         (&["interference", "--buffers", "disk"], "disk"),

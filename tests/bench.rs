@@ -260,6 +260,23 @@ fn the_ring_refuses_bad_options_with_a_message_and_exit_code_2() {
     }
 }
 
+/// `latency --ahead 8`: with eight receives posted on each side, as NCCL's proxy posts them, the
+/// ping-pong completes, inline (8 B) and striped (256 KiB) alike: each receive is reported done
+/// once its own message is in, whatever the receives behind it still wait for.
+#[test]
+fn latency_with_receives_posted_ahead_completes_every_round_trip() {
+    for (size, bytes) in [("8", 8), ("256K", 256 << 10)] {
+        let dir = empty_dir(&format!("latency-ahead-{size}"));
+        let stdout = bench_ok(&["latency", "--ahead", "8", "--size", size, "--iters", "200"], &dir);
+        assert!(
+            stdout.lines().any(|l| l
+                .trim_start()
+                .starts_with(&format!("tcpxr: one-way latency, {bytes} B messages, 200 round trips"))),
+            "{stdout}"
+        );
+    }
+}
+
 /// `latency --rma`: the net's ping-pong, plain TCP's and a put with a strong signal each way
 /// through the RMA table, whose bytes the bench checks landed (it exits 1 if not); each line
 /// names its path and gives a median no smaller than its minimum. At 4 KiB and at 16 MiB, more

@@ -204,6 +204,11 @@ impl Ctrl {
         }
     }
 
+    /// Whether received bytes wait in the read-ahead buffer (reading them takes no system call).
+    pub fn buffered(&self) -> bool {
+        self.in_pos < self.in_len
+    }
+
     /// Fills `buf[*got..]` as far as possible; true once full. Serves buffered bytes first; a
     /// remainder at least as large as the read-ahead buffer is read straight into `buf`.
     pub fn read_into(&mut self, buf: &mut [u8], got: &mut usize) -> Result<bool> {

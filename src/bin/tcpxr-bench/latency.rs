@@ -2,7 +2,8 @@
 //! way) between two threads, as two NCCL proxies would drive them. Reports the one-way latency
 //! (half a round trip) as median and 99th percentile, beside the same ping-pong over plain TCP
 //! (two connections, non-blocking sockets polled in a loop as NCCL's proxy polls test()): the
-//! difference is what tcpxr adds per message. With `--rma`, also a put with a strong signal each
+//! difference is what tcpxr adds per message. `--ahead N` keeps N receives posted on each side, as
+//! NCCL's proxy posts them for the steps to come (default 1). With `--rma`, also a put with a strong signal each
 //! way through tcpxr's RMA table (rma.rs).
 use super::{check, cli, connect_pair, init, parse_or_exit, post, read_or_exit, NET};
 use std::ffi::c_void;
@@ -29,14 +30,84 @@ fn one(send: bool, comm: usize, buf: &mut [u8]) {
     }
 }
 
+/// A receive comm with `ahead` receives kept posted, as NCCL's proxy posts them for the steps
+/// to come; `next` waits for the oldest and posts another in its place.
+struct Receiver {
+    comm: usize,
+    bufs: Vec<Vec<u8>>,
+    posted: std::collections::VecDeque<(*mut c_void, usize)>,
+    next_buf: usize,
+}
+
+impl Receiver {
+    fn new(comm: usize, size: usize, ahead: usize) -> Self {
+        let mut r = Receiver {
+            comm,
+            bufs: (0..ahead).map(|_| vec![0u8; size]).collect(),
+            posted: std::collections::VecDeque::new(),
+            next_buf: 0,
+        };
+        for _ in 0..ahead {
+            r.post_one();
+        }
+        r
+    }
+
+    fn post_one(&mut self) {
+        let i = self.next_buf;
+        self.next_buf = (i + 1) % self.bufs.len();
+        let buf = &mut self.bufs[i];
+        let mut req: *mut c_void = std::ptr::null_mut();
+        while req.is_null() {
+            req = post(
+                false,
+                self.comm as *mut c_void,
+                buf.as_mut_ptr() as *mut c_void,
+                buf.len(),
+                std::ptr::null_mut(),
+            );
+        }
+        self.posted.push_back((req, i));
+    }
+
+    /// Waits for the oldest receive and posts the next in its place.
+    fn next(&mut self) {
+        let (req, _) = self.posted.pop_front().unwrap();
+        let (mut done, mut size) = (0, 0);
+        while done == 0 {
+            // SAFETY: req is live until test reports it done.
+            check(unsafe { NET.test.unwrap()(req, &mut done, &mut size) }, "test");
+        }
+        self.post_one();
+    }
+
+    /// Lets the receives still posted complete (the peer sends them) so the comm closes idle.
+    fn drain(mut self) {
+        while !self.posted.is_empty() {
+            let (req, _) = self.posted.pop_front().unwrap();
+            let (mut done, mut size) = (0, 0);
+            while done == 0 {
+                // SAFETY: as in `next`.
+                check(unsafe { NET.test.unwrap()(req, &mut done, &mut size) }, "test");
+            }
+        }
+    }
+}
+
 pub fn run(args: &[String]) -> i32 {
     let a = parse_or_exit!(
         "latency",
         args,
-        &[cli::value("--size"), cli::value("--iters"), cli::switch("--rma")]
+        &[
+            cli::value("--size"),
+            cli::value("--iters"),
+            cli::value("--ahead"),
+            cli::switch("--rma")
+        ]
     );
     let size = read_or_exit!(a, "--size", "8", |s| cli::size_in(s, 0, cli::MAX_SIZE));
     let iters = read_or_exit!(a, "--iters", "20000", |s| cli::int_in(s, 1, 100_000_000)) as usize;
+    let ahead = read_or_exit!(a, "--ahead", "1", |s| cli::int_in(s, 1, 8)) as usize;
     if a.has("--rma") && std::env::var_os("NCCL_TCPXR_RMA").is_none() {
         // tcpxr offers its RMA table only when asked. Sound: before this process has a second
         // thread (init below starts none yet either).
@@ -52,23 +123,36 @@ pub fn run(args: &[String]) -> i32 {
         b_to_a_recv as usize,
     );
     let warmup = iters / 10;
+    // Each side sends `ahead` more messages than the round trips, so that the receives still
+    // posted at the end complete before the comms close.
+    let rounds = warmup + iters;
     let pong = std::thread::spawn(move || {
+        let mut rx = Receiver::new(ab_r, size, ahead);
         let mut buf = vec![0u8; size];
-        for _ in 0..warmup + iters {
-            one(false, ab_r, &mut buf);
+        for _ in 0..rounds {
+            rx.next();
             one(true, ba_s, &mut buf);
         }
+        for _ in 0..ahead {
+            one(true, ba_s, &mut buf);
+        }
+        rx.drain();
     });
+    let mut rx = Receiver::new(ba_r, size, ahead);
     let mut buf = vec![1u8; size];
     let mut rtt_us = Vec::with_capacity(iters);
-    for i in 0..warmup + iters {
+    for i in 0..rounds {
         let start = Instant::now();
         one(true, ab_s, &mut buf);
-        one(false, ba_r, &mut buf);
+        rx.next();
         if i >= warmup {
             rtt_us.push(start.elapsed().as_secs_f64() * 1e6);
         }
     }
+    for _ in 0..ahead {
+        one(true, ab_s, &mut buf);
+    }
+    rx.drain();
     pong.join().unwrap();
     report("tcpxr", size, iters, rtt_us);
     report("plain TCP", size, iters, tcp_round_trips(size, warmup, iters));

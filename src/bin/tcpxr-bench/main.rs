@@ -121,9 +121,10 @@ const HELP: &str = "tcpxr-bench: two endpoints over loopback through tcpxr's NCC
       posted larger a third of the time, every byte (and the posted tail past it) checked; a line
       every --report seconds with messages verified, resident memory, threads and open fds; exit
       code 4 at the first wrong byte or size
-  tcpxr-bench latency [--size 8] [--iters 20000] [--rma]
-      small-message ping-pong between two threads: one-way latency, median and p99; --rma adds a
-      put with a strong signal each way through tcpxr's RMA table (host windows)
+  tcpxr-bench latency [--size 8] [--iters 20000] [--ahead 1] [--rma]
+      small-message ping-pong between two threads: one-way latency, median and p99; --ahead N
+      keeps N receives posted, as NCCL's proxy does; --rma adds a put with a strong signal each
+      way through tcpxr's RMA table (host windows)
   tcpxr-bench gpu [--mib 64]
       the unpack kernel on GPU 0: against cudaMemcpy D2D, batched vs per-chunk vs naive, latency;
       last, the same fragments placed by the copy engines (cuMemcpyBatchAsync, CUDA 12.8+)
