@@ -19,7 +19,7 @@ A new run is added by copying its output folder to docs/bench/<date>/runNN/ and 
 script: the day's archive is unpacked, the new files are laid over it, it is packed again
 (deterministically: sorted names, fixed times and owners, xz -9) and the loose raw files are
 removed. The tables are rewritten from the archives: `tests.csv`, one row per nccl-tests output
-(run, part, op, config, date, settings, machine, commit, ...), and `results.csv`, one row per
+(run, part, op, config, date, settings, machine, commit, ...), and `results.csv.xz`, one row per
 message size of each (time, busbw, #wrong); the columns are explained in docs/bench/README.md.
 """
 import argparse
@@ -41,9 +41,11 @@ KEEP_EXT = (".sh", ".py", ".c", ".cu", ".cpp", ".h", ".patch")
 # Built libraries, and plots (ncclTests/replot.py draws a run's plot again from its outputs).
 DROP_EXT = (".so", ".png")
 ARCHIVE = "raw.tar.xz"
-TABLE = "results.csv"
+# results.csv.xz is kept compressed: it is the largest file here (3.2 MB as text on 2026-11-27,
+# 0.3 as xz) and only ever read through this script, xzcat or a csv reader over lzma.open.
+TABLE = "results.csv.xz"
 TESTS = "tests.csv"
-# tests.csv: one row per nccl-tests output; results.csv: one row per message size of each.
+# tests.csv: one row per nccl-tests output; results.csv.xz: one row per message size of each.
 TEST_COLUMNS = [
     "run", "part", "op", "config", "date", "env", "ranks", "gpus", "iters", "cores", "nccl",
     "commit", "machine", "file",
@@ -141,8 +143,16 @@ def pack(tree, path):
     return len(data)
 
 
+def text_open(path, mode="r"):
+    """A table or raw file as text; `.xz` ones through lzma (written deterministically: xz -9,
+    no timestamps in the format)."""
+    if path.endswith(".xz"):
+        return lzma.open(path, mode + "t", errors="replace", **({"preset": 9} if mode == "w" else {}))
+    return open(path, mode, errors="replace")
+
+
 def read(path):
-    with open(path, errors="replace") as fh:
+    with text_open(path) as fh:
         return fh.read()
 
 
@@ -317,9 +327,9 @@ def write_csv(path, columns, rows, check):
         same = os.path.exists(path) and read(path) == out.getvalue()
         print(f"{name}: {'matches' if same else 'DIFFERS from'} the archives ({len(rows)} rows)")
         return same
-    with open(path, "w") as fh:
+    with text_open(path, "w") as fh:
         fh.write(out.getvalue())
-    print(f"{name}: {len(rows)} rows, {len(out.getvalue()) / 1e6:.2f} MB")
+    print(f"{name}: {len(rows)} rows, {len(out.getvalue()) / 1e6:.2f} MB ({os.path.getsize(path) / 1e6:.2f} MB on disk)")
     return True
 
 
@@ -356,7 +366,7 @@ def build(bench, check):
 
 def show(bench, run, part, op):
     """Print one run's results side by side: time per config, and Socket's best / each tcpxr's."""
-    rows = [r for r in csv.DictReader(open(os.path.join(bench, TABLE)))
+    rows = [r for r in csv.DictReader(text_open(os.path.join(bench, TABLE)))
             if r["run"] == run and (part is None or r["part"] == part)
             and (op is None or r["op"] == op)]
     if not rows:
