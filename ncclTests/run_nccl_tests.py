@@ -145,6 +145,10 @@ def parse_args(argv=None):
     p.add_argument("--warmup", type=int, default=5, help="warm-up iterations, -w (default: %(default)s)")
     p.add_argument("--out", help="output directory (default: ncclTests/out/nccl-tests-<date>)")
     p.add_argument("--timeout", type=int, default=900, help="seconds per run before it is killed (default: %(default)s)")
+    p.add_argument("--repeat", type=int, default=1, metavar="N",
+                   help="run every op and config N times, the configs in a rotated order each pass (pass k "
+                        "starts with the k-th), each pass in rK/; the tables give each size's median pass "
+                        "(default: %(default)s)")
     a = p.parse_args(argv)
     a.configs = [c for c in a.configs.split(",") if c]
     a.ops = [o for o in a.ops.split(",") if o]
@@ -154,8 +158,33 @@ def parse_args(argv=None):
         report.doubling(a.min_bytes, a.max_bytes)
     except ValueError as e:
         p.error(str(e))
+    if a.repeat < 1:
+        p.error(f"--repeat {a.repeat}: at least 1 pass")
     check_launch_args(p, a)
     return a
+
+
+def pass_order(configs_in_order, k):
+    """The configs of pass k (0-based), rotated so that each starts one pass in k's place: a config
+    does not always run right after the same other one, or always first on a fresh host."""
+    n = k % len(configs_in_order) if configs_in_order else 0
+    return configs_in_order[n:] + configs_in_order[:n]
+
+
+def median_results(runs, ops):
+    """{op: {config: {size: out_of_place row}}} over every pass that ran without a problem: at each
+    size the row of the median time (the lower median for an even count), a row that was measured,
+    not an average of several, so its time and busbw stay one pass's pair."""
+    seen = {op: {} for op in ops}
+    for r in runs:
+        if r["problems"]:
+            continue
+        for row in r["result"]["rows"]:
+            seen[r["op"]].setdefault(r["config"], {}).setdefault(row["size"], []).append(row["out_of_place"])
+    return {op: {c: {size: sorted(rows, key=lambda x: x["time_us"])[(len(rows) - 1) // 2]
+                     for size, rows in sizes.items()}
+                 for c, sizes in by_config.items()}
+            for op, by_config in seen.items()}
 
 
 def test_flags(a):
@@ -440,35 +469,36 @@ def main(argv=None):
     print(f"output: {out_dir}\nflags: {' '.join(test_flags(a))} ({mode}); {a.nranks} ranks; "
           f"algorithm: {algo_text(a, base_env)}")
 
-    runs, total = [], len(a.ops) * len(runnable)
+    runs, total = [], a.repeat * len(a.ops) * len(runnable)
     daemon = mps.Daemon(a.mps, os.path.join(out_dir, "mps-log"), base_env=base_env)
     try:
         with procs.interrupt_on_sigterm(), daemon:
             if a.mps:
                 print(f"MPS daemon started: {daemon.describe()}")
-            for op in a.ops:
-                for c in runnable:
-                    print(f"[{len(runs) + 1}/{total}] {op} {c}", flush=True)
-                    run = run_one(a, op, c, out_dir, base_env, daemon, machine_info)
-                    runs.append(run)
-                    status = "FAILED: " + "; ".join(run["problems"]) if run["problems"] else f"ok, {run['evidence']}"
-                    print(f"    {status} ({run['seconds']} s, {run['cpu_cores']} CPU cores busy on average, "
-                          f"avg busbw {run['result']['avg_busbw']})")
-                    if run["stats"]:
-                        print(f"    tcpxr stats: {parse.stats_line(run['stats'])}")
-                    for w in run["warnings"]:
-                        print(f"    {w}")
+            for k, op, c in ((k, op, c) for k in range(a.repeat) for op in a.ops for c in pass_order(runnable, k)):
+                pass_dir = out_dir if a.repeat == 1 else os.path.join(out_dir, f"r{k + 1}")
+                os.makedirs(os.path.join(pass_dir, "logs"), exist_ok=True)
+                in_pass = f" (pass {k + 1} of {a.repeat})" if a.repeat > 1 else ""
+                print(f"[{len(runs) + 1}/{total}] {op} {c}{in_pass}", flush=True)
+                run = run_one(a, op, c, pass_dir, base_env, daemon, machine_info)
+                run["pass"] = k + 1
+                runs.append(run)
+                status = "FAILED: " + "; ".join(run["problems"]) if run["problems"] else f"ok, {run['evidence']}"
+                print(f"    {status} ({run['seconds']} s, {run['cpu_cores']} CPU cores busy on average, "
+                      f"avg busbw {run['result']['avg_busbw']})")
+                if run["stats"]:
+                    print(f"    tcpxr stats: {parse.stats_line(run['stats'])}")
+                for w in run["warnings"]:
+                    print(f"    {w}")
     except mps.MpsError as e:
         print(f"FAILED setup: {e}")
         return 1
     if a.mps:
         print("MPS daemon stopped" if not daemon.problems else "MPS daemon: " + "; ".join(daemon.problems))
 
-    results = {op: {} for op in a.ops}
-    for r in runs:
-        if not r["problems"]:
-            results[r["op"]][r["config"]] = {row["size"]: row["out_of_place"] for row in r["result"]["rows"]}
-    failures = [f"{r['op']} {r['config']}: {p}" for r in runs for p in r["problems"]]
+    results = median_results(runs, a.ops)
+    failures = [f"{r['op']} {r['config']}" + (f" (pass {r['pass']})" if a.repeat > 1 else "") + f": {p}"
+                for r in runs for p in r["problems"]]
     failures += [f"MPS: {p}" for p in daemon.problems]
     versions = sorted({f"nccl-tests {r['result']['nccl_tests_version']}, NCCL library "
                        f"{parse.library_version(r['result']['nccl_library'])}"
@@ -483,6 +513,10 @@ def main(argv=None):
         f"MPS: {daemon.describe()}",
         "every setting of each run (environment, command, host, GPUs): <op>.<config>.settings.txt",
     ] + [f"{c}: {configs.DESCRIPTIONS[c]}" for c in runnable]
+    if a.repeat > 1:
+        notes.append(f"each figure: the median of {a.repeat} passes at that size (the lower median for an even "
+                     f"count; a failed run's pass left out), the configs in a rotated order each pass; each "
+                     f"pass's own outputs and settings in r1/ ... r{a.repeat}/")
     if a.one_gpu:
         notes.append(one_gpu_note(a))
     if inherited:
@@ -497,14 +531,15 @@ def main(argv=None):
                      "posted, near 0 = waiting for NCCL, near the window = the stripe is the limit): "
                      + " | ".join(f"{r['op']} {r['config']}: {parse.stats_line(r['stats'])}" for r in with_stats))
     if failures:
-        notes.append("failed runs are left out of the tables; their raw output is in <op>.<config>.txt")
+        notes.append("failed runs are left out of the tables; their raw output is in "
+                     + ("r<pass>/" if a.repeat > 1 else "") + "<op>.<config>.txt")
     title = (f"tcpxr vs NCCL Socket, nccl-tests on {socket.gethostname()}, {stamp}, {a.nranks} ranks"
              + (f", {algo_tag(a, base_env)}" if algo_tag(a, base_env) else ""))
     text = report.write_summary(out_dir, results, runnable, title, notes, failures)
     plot, note = plotting.plot_busbw(results, runnable, os.path.join(out_dir, "busbw.png"), title)
     with open(os.path.join(out_dir, "run.json"), "w") as fh:
         json.dump({"argv": sys.argv, "out": out_dir, "machine": machine_info, "mps": daemon.describe(),
-                   "ranks": a.nranks, "launch": mode, "algo": algo_text(a, base_env),
+                   "ranks": a.nranks, "launch": mode, "algo": algo_text(a, base_env), "repeat": a.repeat,
                    "extra_env": a.extra_env, "runs": runs, "failures": failures}, fh, indent=1)
 
     print("\n" + text)

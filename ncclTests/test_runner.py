@@ -178,7 +178,7 @@ class Command(unittest.TestCase):
             for bad in (["--hostfile", "h"], ["--configs", "nope"], ["--min", "1X"],
                         ["--one-gpu", "--hostfile", "h", "--np", "2"], ["--env", "FOO"], ["--env", "=1"],
                         ["--ranks", "1"], ["--ranks", "0", "--one-gpu"], ["--hostfile", "h", "--np", "8", "--ranks", "4"],
-                        ["--algo", "Ring", "--env", "NCCL_ALGO=Tree"], ["--algo", " "]):
+                        ["--algo", "Ring", "--env", "NCCL_ALGO=Tree"], ["--algo", " "], ["--repeat", "0"]):
                 with self.assertRaises(SystemExit):
                     run_nccl_tests.parse_args(["--nccl-tests", "b", "--plugin-dir", "p"] + bad)
 
@@ -336,6 +336,38 @@ class EndToEnd(unittest.TestCase):
         self.assertIn(f"tcpxr stats: {line}", text)
         self.assertIn(f"all_reduce tcpxr-host: {line}", md)
         self.assertNotIn("all_reduce socket: send", md)
+
+    def test_repeat_runs_every_pass_in_a_rotated_order_and_tables_the_median(self):
+        rc, text = self.run_main("ok", "--configs", "socket,socket-2x2,tcpxr-host", "--ops", "all_reduce",
+                                 "--repeat", "3")
+        self.assertEqual(rc, 0, text)
+        order = [(c["env"]["NCCL_NET"], c["env"].get("NCCL_SOCKET_NTHREADS")) for c in self.calls_made()]
+        socket, two, tcpxr = ("Socket", None), ("Socket", "2"), ("tcpxr", None)
+        self.assertEqual(order, [socket, two, tcpxr, two, tcpxr, socket, tcpxr, socket, two])
+        for k in (1, 2, 3):
+            for name in ("all_reduce.socket.txt", "all_reduce.tcpxr-host.txt", "all_reduce.tcpxr-host.settings.txt"):
+                self.assertTrue(os.path.isfile(os.path.join(self.out, f"r{k}", name)), (k, name))
+        self.assertFalse(os.path.exists(os.path.join(self.out, "all_reduce.socket.txt")))
+        self.assertIn("[9/9] all_reduce socket-2x2 (pass 3 of 3)", text)
+        md = read(os.path.join(self.out, "summary.md"))
+        self.assertIn("the median of 3 passes", md)
+        self.assertIn("8 B time (us): socket 22.90", md)   # every pass printed the same rows
+        self.assertEqual(json.loads(read(os.path.join(self.out, "run.json")))["repeat"], 3)
+
+    def test_median_results_take_the_median_pass_at_each_size_and_skip_failed_runs(self):
+        def run(op, config, times, problems=()):
+            return {"op": op, "config": config, "problems": list(problems),
+                    "result": {"rows": [{"size": s, "out_of_place": {"time_us": t, "busbw": 1000.0 / t}}
+                                        for s, t in times.items()]}}
+        runs = [run("sendrecv", "socket", {8: 30.0, 1024: 50.0}), run("sendrecv", "socket", {8: 10.0, 1024: 70.0}),
+                run("sendrecv", "socket", {8: 20.0, 1024: 60.0}), run("sendrecv", "tcpxr-host", {8: 5.0}),
+                run("sendrecv", "tcpxr-host", {8: 9.0}), run("sendrecv", "tcpxr-host", {8: 1.0}, ["rc 7"])]
+        got = run_nccl_tests.median_results(runs, ["sendrecv", "all_reduce"])
+        self.assertEqual(got["sendrecv"]["socket"][8], {"time_us": 20.0, "busbw": 50.0})
+        self.assertEqual(got["sendrecv"]["socket"][1024]["time_us"], 60.0)
+        self.assertEqual(got["sendrecv"]["tcpxr-host"][8]["time_us"], 5.0)   # lower median of 5 and 9; 1 failed
+        self.assertEqual(got["all_reduce"], {})
+        self.assertEqual(run_nccl_tests.pass_order(["a", "b", "c"], 4), ["b", "c", "a"])
 
     def test_settings_beside_every_output(self):
         rc, text = self.run_main("ok", "--configs", "socket,tcpxr-host", "--ops", "sendrecv",
