@@ -271,6 +271,26 @@ mod tests {
         }
     }
 
+    /// `buffered` says whether the next bytes can be handed out without a recv: true while the
+    /// read-ahead buffer holds some of what one recv brought, false once it is used up.
+    #[test]
+    fn buffered_tells_whether_the_next_read_needs_a_recv() {
+        let (mut c, mut w) = pair();
+        assert!(!c.buffered());
+        w.write_all(&[7u8; 40]).unwrap();
+        let mut first = [0u8; 16];
+        read_all(&mut c, &mut first);
+        assert!(
+            c.buffered(),
+            "one recv brought all 40 bytes; 24 wait in the read-ahead buffer"
+        );
+        let mut rest = [0u8; 24];
+        let mut got = 0;
+        assert!(c.read_into(&mut rest, &mut got).unwrap());
+        assert_eq!((got, rest), (24, [7u8; 24]));
+        assert!(!c.buffered());
+    }
+
     #[test]
     fn copied_and_borrowed_bytes_go_out_in_order_through_partial_gathered_writes() {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
