@@ -364,8 +364,21 @@ def build(bench, check):
     return 0 if ok else 1
 
 
-def show(bench, run, part, op):
-    """Print one run's results side by side: time per config, and Socket's best / each tcpxr's."""
+# A pass of run_nccl_tests.py --repeat (or of a script's own alternations): a part named rN, or
+# ending in /rN. `show --median` folds a run's passes into one table ("r*").
+PASS = re.compile(r"(?:(.*)/)?r\d+")
+
+
+def pass_group(part):
+    """'r2' -> 'r*', 'table/r2' -> 'table/r*', anything else unchanged."""
+    m = PASS.fullmatch(part)
+    return part if not m else (m.group(1) + "/r*" if m.group(1) else "r*")
+
+
+def show(bench, run, part, op, median=False):
+    """Print one run's results side by side: time per config, and Socket's best / each tcpxr's.
+    With `median`, a run's passes (parts rN) are one table of each config's median pass per size
+    (the lower median for an even count), as run_nccl_tests.py --repeat tables them."""
     rows = [r for r in csv.DictReader(text_open(os.path.join(bench, TABLE)))
             if r["run"] == run and (part is None or r["part"] == part)
             and (op is None or r["op"] == op)]
@@ -374,15 +387,19 @@ def show(bench, run, part, op):
         return 1
     groups = {}
     for r in rows:
-        groups.setdefault((r["part"], r["op"]), []).append(r)
+        groups.setdefault((pass_group(r["part"]) if median else r["part"], r["op"]), []).append(r)
     for (p, o), rs in groups.items():
         configs = list(dict.fromkeys(r["config"] for r in rs))
         socket = [c for c in configs if c.startswith("socket")]
         others = [c for c in configs if c not in socket]
-        by = {}
+        times = {}
         for r in rs:
-            by.setdefault(int(r["size"]), {}).setdefault(r["config"], float(r["time_us"]))
+            # Within one output, the first row of a size (nccl-tests prints each once per run).
+            times.setdefault(int(r["size"]), {}).setdefault(r["config"], {}).setdefault(r["part"], float(r["time_us"]))
+        by = {size: {c: sorted(t.values())[(len(t) - 1) // 2] for c, t in per.items()} for size, per in times.items()}
+        passes = sorted({r["part"] for r in rs})
         print(f"run {run} {p or '.'} {o}: time_us (out of place)"
+              + (f", median of {len(passes)} passes ({', '.join(passes)})" if len(passes) > 1 else "")
               + (f"; ratio = best of {len(socket)} Socket tunings' time / config's time" if socket else ""))
         head = ["size"] + configs + ([f"{c}/best" for c in others] if socket else [])
         print(" ".join(f"{h:>12}" for h in head))
@@ -444,13 +461,16 @@ def main():
     sh.add_argument("run", help="run id, e.g. 136")
     sh.add_argument("part", nargs="?", help="the run's sub-folder, e.g. table ('' for none)")
     sh.add_argument("--op", help="all_reduce, sendrecv, ...")
+    sh.add_argument("--median", action="store_true",
+                    help="fold the run's passes (parts rN, as run_nccl_tests.py --repeat writes them) into "
+                         "each config's median pass per size")
     rf = sub.add_parser("refs", help="check that every run the documents cite has its record")
     rf.add_argument("docs", nargs="+", help="e.g. README.md docs/BENCHMARKS.md")
     args = ap.parse_args()
     if args.cmd == "refs":
         return refs(args.bench, args.docs)
     if args.cmd == "show":
-        return show(args.bench, args.run, args.part, args.op)
+        return show(args.bench, args.run, args.part, args.op, args.median)
     return build(args.bench, args.cmd == "check")
 
 
