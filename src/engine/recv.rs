@@ -476,14 +476,15 @@ impl RecvState {
             let seq = self.ctrl_seq;
             let slot = self.b.posted.slot_of(seq);
             let m = self.b.posted.get_mut(seq);
-            // Once a message's control bytes are complete, the next header is read in this pass
-            // only if its bytes are already buffered: a recv that finds nothing yet (NCCL posts
-            // receives ahead) would delay this message's test reporting it done, or its chunks
-            // going to the stripes, by a system call. The next pass reads on.
-            if m.size.is_none() && seq > first && self.header_got == 0 && !self.b.ctrl.buffered() {
-                return Ok(());
-            }
             if m.size.is_none() {
+                // Once a message's control bytes are complete, the next header is read in this
+                // pass only if its bytes are already buffered: a recv that finds nothing yet (NCCL
+                // posts receives ahead) would delay this message's test reporting it done, or its
+                // chunks going to the stripes, by a system call. The next pass reads on. (A header
+                // begun in an earlier pass is message `first`'s.)
+                if seq > first && !self.b.ctrl.buffered() {
+                    return Ok(());
+                }
                 if !self.b.ctrl.read_into(&mut self.header, &mut self.header_got)? {
                     return Ok(());
                 }

@@ -11,8 +11,8 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::time::Instant;
 
-/// Posts one message on `comm` (send or receive) and polls test() until it is done.
-fn one(send: bool, comm: usize, buf: &mut [u8]) {
+/// Posts one message on `comm` (send or receive), retrying while tcpxr has no free request.
+fn post_taken(send: bool, comm: usize, buf: &mut [u8]) -> *mut c_void {
     let mut req: *mut c_void = std::ptr::null_mut();
     while req.is_null() {
         req = post(
@@ -23,6 +23,11 @@ fn one(send: bool, comm: usize, buf: &mut [u8]) {
             std::ptr::null_mut(),
         );
     }
+    req
+}
+
+/// Polls test() on `req` until it is done.
+fn wait(req: *mut c_void) {
     let (mut done, mut size) = (0, 0);
     while done == 0 {
         // SAFETY: req is live until test reports it done.
@@ -30,12 +35,17 @@ fn one(send: bool, comm: usize, buf: &mut [u8]) {
     }
 }
 
+/// Posts one message on `comm` (send or receive) and polls test() until it is done.
+fn one(send: bool, comm: usize, buf: &mut [u8]) {
+    wait(post_taken(send, comm, buf));
+}
+
 /// A receive comm with `ahead` receives kept posted, as NCCL's proxy posts them for the steps
 /// to come; `next` waits for the oldest and posts another in its place.
 struct Receiver {
     comm: usize,
     bufs: Vec<Vec<u8>>,
-    posted: std::collections::VecDeque<(*mut c_void, usize)>,
+    posted: std::collections::VecDeque<*mut c_void>,
     next_buf: usize,
 }
 
@@ -56,41 +66,19 @@ impl Receiver {
     fn post_one(&mut self) {
         let i = self.next_buf;
         self.next_buf = (i + 1) % self.bufs.len();
-        let buf = &mut self.bufs[i];
-        let mut req: *mut c_void = std::ptr::null_mut();
-        while req.is_null() {
-            req = post(
-                false,
-                self.comm as *mut c_void,
-                buf.as_mut_ptr() as *mut c_void,
-                buf.len(),
-                std::ptr::null_mut(),
-            );
-        }
-        self.posted.push_back((req, i));
+        let req = post_taken(false, self.comm, &mut self.bufs[i]);
+        self.posted.push_back(req);
     }
 
     /// Waits for the oldest receive and posts the next in its place.
     fn next(&mut self) {
-        let (req, _) = self.posted.pop_front().unwrap();
-        let (mut done, mut size) = (0, 0);
-        while done == 0 {
-            // SAFETY: req is live until test reports it done.
-            check(unsafe { NET.test.unwrap()(req, &mut done, &mut size) }, "test");
-        }
+        wait(self.posted.pop_front().unwrap());
         self.post_one();
     }
 
     /// Lets the receives still posted complete (the peer sends them) so the comm closes idle.
-    fn drain(mut self) {
-        while !self.posted.is_empty() {
-            let (req, _) = self.posted.pop_front().unwrap();
-            let (mut done, mut size) = (0, 0);
-            while done == 0 {
-                // SAFETY: as in `next`.
-                check(unsafe { NET.test.unwrap()(req, &mut done, &mut size) }, "test");
-            }
-        }
+    fn drain(self) {
+        self.posted.into_iter().for_each(wait);
     }
 }
 
