@@ -432,8 +432,10 @@ fn how_measured(s: &Shape, connections: &[usize]) -> String {
         text.push_str(&format!(
             "  tcp x{c}: plain TCP on 127.0.0.1 (TCP_NODELAY), {c} connection(s) from each rank to the next,\n\
              \x20   one blocking writer thread per connection and one blocking reader thread per connection\n\
-             \x20   from the previous rank; messages dealt round-robin over the connections, read into buffers\n\
-             \x20   written beforehand.\n"
+             \x20   from the previous rank; messages dealt round-robin over the connections, sent from buffers\n\
+             \x20   written beforehand; each reader fills its share of {bufs} receive buffers in turn (as many as\n\
+             \x20   tcpxr's receives use: one buffer per connection would stay in cache).\n",
+            bufs = s.channels * s.inflight
         ));
     }
     if connections.len() == 1 {

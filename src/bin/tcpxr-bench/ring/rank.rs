@@ -38,7 +38,7 @@ pub fn rank(args: &[String]) -> i32 {
     let mut stdin = std::io::stdin().lock();
     match tcp {
         None => tcpxr_rank(n, channels, sends, &expected, &mut stdin),
-        Some(c) => tcp_rank(n, c, sends, &expected, &mut stdin),
+        Some(c) => tcp_rank(n, c, channels, sends, &expected, &mut stdin),
     }
 }
 
@@ -237,6 +237,7 @@ fn io_threads() -> usize {
 fn tcp_rank(
     n: usize,
     c: usize,
+    channels: usize,
     sends: Vec<Vec<u8>>,
     expected: &(dyn Fn(usize) -> Vec<u8> + Sync),
     stdin: &mut impl BufRead,
@@ -297,9 +298,15 @@ fn tcp_rank(
         }
     };
     let k = sends.len();
-    let mut recvs: Vec<Vec<u8>> = (0..c).map(|_| vec![0u8; n]).collect();
-    // Message m travels on connection m % c; returns the seconds taken, or the first message
-    // received wrong when `verify`.
+    // As many receive buffers as tcpxr's ring receives into (its channels' k each, the memory
+    // NCCL's staging buffers span), dealt out among the connections: one buffer per connection
+    // would stay in cache and copy faster than any ring NCCL runs.
+    let per_connection = (channels * k / c).max(1);
+    let mut recvs: Vec<Vec<Vec<u8>>> = (0..c)
+        .map(|_| (0..per_connection).map(|_| vec![0u8; n]).collect())
+        .collect();
+    // Message m travels on connection m % c, into that connection's buffers in turn; returns the
+    // seconds taken, or the first message received wrong when `verify`.
     let mut go = |messages: usize, verify: bool| -> (f64, Option<usize>) {
         let start = Instant::now();
         let wrong = std::thread::scope(|scope| {
@@ -315,9 +322,10 @@ fn tcp_rank(
                 .iter()
                 .zip(recvs.iter_mut())
                 .enumerate()
-                .map(|(i, (mut inp, buf))| {
+                .map(|(i, (mut inp, bufs))| {
                     scope.spawn(move || {
-                        for m in (i..messages).step_by(c) {
+                        for (j, m) in (i..messages).step_by(c).enumerate() {
+                            let buf = &mut bufs[j % per_connection];
                             inp.read_exact(buf).expect("read from the previous rank");
                             if verify && *buf != expected(m % k) {
                                 return Some(m);
