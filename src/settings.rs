@@ -33,8 +33,12 @@ pub const PARALLEL_CORES: usize = 4;
 /// The threads that must move stripes for them to move in parallel.
 pub const PARALLEL_THREADS: usize = 2;
 
-/// I/O threads of an auto-sized pool at most (measured best for bulk on 32 cores).
-pub const MAX_AUTO_IO_THREADS: usize = 8;
+/// I/O threads of an auto-sized pool at most. Bulk moves as fast as the pool copies (a rank's
+/// ring is its threads' rate, run 206), so more threads pay from 16 MiB while the band holds:
+/// 10 against 8 (4 spinners either way) took 12-14 % less time at 32-512 MiB for 2 ranks on 32
+/// cores (run 211, host buffers; run 212, GPU buffers: 4-19 % from 16 MiB) and 1-13 % for 4 ranks
+/// on 64 (run 181), with 256 KiB-8 MiB within 1.06x; 12 cost the 2-rank band up to 13 % (run 211).
+pub const MAX_AUTO_IO_THREADS: usize = 10;
 
 /// Cores each process keeps busy with NCCL's own threads while data moves: NCCL's proxy thread
 /// and the application's thread waiting on the GPU both poll.
@@ -333,7 +337,7 @@ pub fn io_threads(setting: Option<usize>, host: Host) -> Value<Option<usize>> {
 /// as [`io_threads`] resolved it; None: auto, [`share`]). A process held to part of the host
 /// ([`Host::held`]) has the cores it may use; otherwise the host's cores are split among the
 /// tcpxr processes on it, `processes()`, this one included (asked only then). Auto: a process
-/// alone takes up to 8 threads; processes sharing the host's cores split them, each leaving 2 for
+/// alone takes up to [`MAX_AUTO_IO_THREADS`] threads; processes sharing the host's cores split them, each leaving 2 for
 /// NCCL's own threads (measured: two ranks on 16 cores with 6 threads each ran all_reduce of
 /// 256 MiB - 1 GiB 1.05-1.3x faster than with 8, 5 and 7 in between or slower).
 pub fn pool_movers(setting: Option<usize>, host: Host, processes: impl FnOnce() -> usize) -> Movers {
@@ -551,9 +555,9 @@ mod tests {
 
     #[test]
     fn four_spinners_only_where_the_cores_hold_them_beside_the_io_threads_and_nccls() {
-        // Four ranks on 64 cores: 8 I/O threads on 16 cores of each rank's own.
+        // Four ranks on 64 cores: 10 I/O threads on 16 cores of each rank's own, 10 + 2 + 4.
         let four_ranks = pool_movers(None, on(64), || 4);
-        assert_eq!((four_ranks.threads, four_ranks.cores), (8, 16));
+        assert_eq!((four_ranks.threads, four_ranks.cores), (10, 16));
         assert_eq!(io_spinners(None, &four_ranks).value, 4);
         // Two ranks on 16 cores (the one-GPU machine): 6 threads on 8 cores each.
         let one_gpu = pool_movers(None, on(16), || 2);
@@ -636,7 +640,7 @@ mod tests {
         let host = on(16);
         // Measured on one 16-core host: 2 and 4 ranks move stripes in parallel, 8 do not (one
         // I/O thread each on 2 cores' share).
-        for (ranks, threads, cores, parallel) in [(1, 8, 16, true), (2, 6, 8, true), (4, 2, 4, true), (8, 1, 2, false)]
+        for (ranks, threads, cores, parallel) in [(1, 10, 16, true), (2, 6, 8, true), (4, 2, 4, true), (8, 1, 2, false)]
         {
             let m = pool_movers(None, host, || ranks);
             assert_eq!(
@@ -706,11 +710,11 @@ mod tests {
     }
 
     #[test]
-    fn a_process_alone_takes_up_to_eight_threads() {
+    fn a_process_alone_takes_up_to_ten_threads() {
         assert_eq!(share(2, 1), 2);
         assert_eq!(share(8, 1), 8);
-        assert_eq!(share(16, 1), 8);
-        assert_eq!(share(208, 1), 8);
+        assert_eq!(share(16, 1), 10);
+        assert_eq!(share(208, 1), 10);
         assert_eq!(share(1, 0), 1);
     }
 
@@ -720,8 +724,11 @@ mod tests {
         assert_eq!(share(16, 2), 6);
         // Eight ranks on 16 cores: one thread each, which the pool rules see.
         assert_eq!(share(16, 8), 1);
+        // Two ranks on 32 cores and four on 64: 16 each, 14 less NCCL's, the cap (runs 181, 211).
+        assert_eq!(share(32, 2), 10);
+        assert_eq!(share(64, 4), 10);
         // Eight ranks on an A3 (208 vCPUs): 26 each, still the cap.
-        assert_eq!(share(208, 8), 8);
+        assert_eq!(share(208, 8), 10);
         // More processes than cores: one thread each, never none.
         assert_eq!(share(2, 2), 1);
         assert_eq!(share(4, 16), 1);

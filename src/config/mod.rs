@@ -111,7 +111,7 @@ pub struct Config {
     pub sndbuf: usize,
     /// 0 = kernel autotuning.
     pub rcvbuf: usize,
-    /// Socket transport I/O threads; None = auto (the process's share of the host's cores, at most 8:
+    /// Socket transport I/O threads; None = auto (the process's share of the host's cores, at most 10:
     /// transport/socket/host.rs).
     pub io_threads: Option<usize>,
     /// NCCL_TCPXR_HANDOFF_BYTES; None: auto (see the row's doc).

@@ -126,7 +126,7 @@ pub const IO_THREADS: Param = Param {
     doc: "Threads of the socket transport's I/O pool, one pool per process shared by every \
           connection. NCCL's proxy thread moves the bytes a socket takes or has at once; a stripe \
           with a backlog (see NCCL_TCPXR_HANDOFF_BYTES) goes to one of these threads until it \
-          has caught up. 0: no pool, the proxy thread moves every byte. auto: the cores, at most 8; \
+          has caught up. 0: no pool, the proxy thread moves every byte. auto: the cores, at most 10; \
           tcpxr processes sharing the host's cores (several ranks per host, each naming itself with \
           an abstract Unix socket) split them, each leaving 2 for NCCL's own threads and keeping \
           at least 1 (two ranks on 16 cores: 6 each); a process held to part of the host by CPU \
@@ -166,7 +166,7 @@ pub const IO_SPIN_THREADS: Param = Param {
     doc: "How many idle I/O threads may spin at once (see NCCL_TCPXR_IO_SPIN_US). That is the number \
           of cores the pool may keep busy waiting while traffic flows; never more than the I/O \
           threads. auto: 4 where the process's \
-          own cores hold its I/O threads, NCCL's 2 and 4 more (four ranks on 64 cores: 8 threads \
+          own cores hold its I/O threads, NCCL's 2 and 4 more (four ranks on 64 cores: 10 threads \
           on 16), so that a hand-off finds a spinner while the four flows of a rank's two ring \
           channels keep others busy; else 1, as spinners would take cores from the copying.",
 };
