@@ -34,10 +34,11 @@ pub const PARALLEL_CORES: usize = 4;
 pub const PARALLEL_THREADS: usize = 2;
 
 /// I/O threads of an auto-sized pool at most. Bulk moves as fast as the pool copies (a rank's
-/// ring is its threads' rate, run 206), so more threads pay from 16 MiB while the band holds:
-/// 10 against 8 (4 spinners either way) took 12-14 % less time at 32-512 MiB for 2 ranks on 32
-/// cores (run 211, host buffers; run 212, GPU buffers: 4-19 % from 16 MiB) and 1-13 % for 4 ranks
-/// on 64 (run 181), with 256 KiB-8 MiB within 1.06x; 12 cost the 2-rank band up to 13 % (run 211).
+/// ring is its threads' rate, run 206), so more threads pay at bulk while the band holds: 10
+/// against 8 (4 spinners either way) took 12-14 % less time from 64 MiB for 2 ranks on 32 cores
+/// (run 211, host buffers; run 212, GPU buffers: 4-19 % from 16 MiB) and 1-13 % from 16 MiB for
+/// 4 ranks on 64 (run 181), with 256 KiB-8 MiB within 1.06x; 12 cost the 2-rank band up to 13 %
+/// (run 211).
 pub const MAX_AUTO_IO_THREADS: usize = 10;
 
 /// Cores each process keeps busy with NCCL's own threads while data moves: NCCL's proxy thread
@@ -337,9 +338,10 @@ pub fn io_threads(setting: Option<usize>, host: Host) -> Value<Option<usize>> {
 /// as [`io_threads`] resolved it; None: auto, [`share`]). A process held to part of the host
 /// ([`Host::held`]) has the cores it may use; otherwise the host's cores are split among the
 /// tcpxr processes on it, `processes()`, this one included (asked only then). Auto: a process
-/// alone takes up to [`MAX_AUTO_IO_THREADS`] threads; processes sharing the host's cores split them, each leaving 2 for
-/// NCCL's own threads (measured: two ranks on 16 cores with 6 threads each ran all_reduce of
-/// 256 MiB - 1 GiB 1.05-1.3x faster than with 8, 5 and 7 in between or slower).
+/// alone takes up to [`MAX_AUTO_IO_THREADS`] threads; processes sharing the host's cores split
+/// them, each leaving 2 for NCCL's own threads (measured: two ranks on 16 cores with 6 threads
+/// each ran all_reduce of 256 MiB - 1 GiB 1.05-1.3x faster than with 8, 5 and 7 in between or
+/// slower), up to the same cap.
 pub fn pool_movers(setting: Option<usize>, host: Host, processes: impl FnOnce() -> usize) -> Movers {
     let (processes, whose) = if host.held() {
         (1, format!("{} cores this process may use", host.cores))
