@@ -277,6 +277,34 @@ fn latency_with_receives_posted_ahead_completes_every_round_trip() {
     }
 }
 
+/// A message larger than the sockets' buffers hold: the bench's last sends and receives are
+/// tested together, so neither side's send waits on a receive that only its peer's test would
+/// move (with 256 KiB buffers each side's last 16 MiB send waited for the other's until the
+/// peer timeout, 5 s, and the bench failed with ncclRemoteError).
+#[test]
+fn latency_of_messages_larger_than_the_socket_buffers_ends_without_waiting_on_the_peer() {
+    let dir = empty_dir("latency-small-buffers");
+    let out = common::bench_command()
+        .args(["latency", "--size", "16M", "--iters", "2", "--ahead", "2"])
+        .current_dir(&dir)
+        .env("NCCL_TCPXR_IFNAME", "lo")
+        .env("NCCL_TCPXR_SOCKET_SNDBUF", "256K")
+        .env("NCCL_TCPXR_SOCKET_RCVBUF", "256K")
+        .env("NCCL_TCPXR_PEER_TIMEOUT_MS", "2000")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run tcpxr-bench");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("tcpxr: one-way latency, 16777216 B messages, 2 round trips"),
+        "{stdout}"
+    );
+}
+
 /// `latency --rma`: the net's ping-pong, plain TCP's and a put with a strong signal each way
 /// through the RMA table, whose bytes the bench checks landed (it exits 1 if not); each line
 /// names its path and gives a median no smaller than its minimum. At 4 KiB and at 16 MiB, more

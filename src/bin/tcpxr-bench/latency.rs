@@ -28,11 +28,15 @@ fn post_taken(send: bool, comm: usize, buf: &mut [u8]) -> *mut c_void {
 
 /// Polls test() on `req` until it is done.
 fn wait(req: *mut c_void) {
+    while !done(req) {}
+}
+
+/// Tests `req` once: whether it is done (a done request is freed: test it no more).
+fn done(req: *mut c_void) -> bool {
     let (mut done, mut size) = (0, 0);
-    while done == 0 {
-        // SAFETY: req is live until test reports it done.
-        check(unsafe { NET.test.unwrap()(req, &mut done, &mut size) }, "test");
-    }
+    // SAFETY: req is live until test reports it done, and the caller tests it no more after.
+    check(unsafe { NET.test.unwrap()(req, &mut done, &mut size) }, "test");
+    done != 0
 }
 
 /// Posts one message on `comm` (send or receive) and polls test() until it is done.
@@ -76,9 +80,18 @@ impl Receiver {
         self.post_one();
     }
 
-    /// Lets the receives still posted complete (the peer sends them) so the comm closes idle.
-    fn drain(self) {
-        self.posted.into_iter().for_each(wait);
+    /// Sends the last `ahead` messages on `send_comm` and lets the receives still posted complete
+    /// (the peer sends them), so both comms close idle. All are tested together: tcpxr moves a
+    /// message's bytes when its request is tested (or while an I/O thread holds its stripe), so
+    /// a side waiting on its sends alone leaves its receives untested, and once the messages are
+    /// larger than the sockets' buffers each side's send waits for the other's receive until the
+    /// peer timeout (512 MiB with the kernel's autotuning, 16 MiB with 256 KiB buffers).
+    fn finish(self, send_comm: usize, buf: &mut [u8], ahead: usize) {
+        let mut pending: Vec<*mut c_void> = (0..ahead).map(|_| post_taken(true, send_comm, buf)).collect();
+        pending.extend(self.posted);
+        while !pending.is_empty() {
+            pending.retain(|&req| !done(req));
+        }
     }
 }
 
@@ -121,10 +134,7 @@ pub fn run(args: &[String]) -> i32 {
             rx.next();
             one(true, ba_s, &mut buf);
         }
-        for _ in 0..ahead {
-            one(true, ba_s, &mut buf);
-        }
-        rx.drain();
+        rx.finish(ba_s, &mut buf, ahead);
     });
     let mut rx = Receiver::new(ba_r, size, ahead);
     let mut buf = vec![1u8; size];
@@ -137,10 +147,7 @@ pub fn run(args: &[String]) -> i32 {
             rtt_us.push(start.elapsed().as_secs_f64() * 1e6);
         }
     }
-    for _ in 0..ahead {
-        one(true, ab_s, &mut buf);
-    }
-    rx.drain();
+    rx.finish(ab_s, &mut buf, ahead);
     pong.join().unwrap();
     report("tcpxr", size, iters, rtt_us);
     report("plain TCP", size, iters, tcp_round_trips(size, warmup, iters));
