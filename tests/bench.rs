@@ -6,11 +6,17 @@ use std::process::{Output, Stdio};
 
 /// The bench with the environment a user's shell gives it: no interface named.
 fn bench(args: &[&str], dir: &std::path::Path) -> Output {
+    bench_with(args, dir, &[])
+}
+
+/// The bench as [`bench`], with `env` set as well.
+fn bench_with(args: &[&str], dir: &std::path::Path, env: &[(&str, &str)]) -> Output {
     common::bench_command()
         .args(args)
         .current_dir(dir)
         .env_remove("NCCL_TCPXR_IFNAME")
         .env_remove("NCCL_SOCKET_IFNAME")
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .output()
         .expect("run tcpxr-bench")
@@ -18,7 +24,12 @@ fn bench(args: &[&str], dir: &std::path::Path) -> Output {
 
 /// The bench's standard output, once it has exited 0 (else the test fails with both outputs).
 fn bench_ok(args: &[&str], dir: &std::path::Path) -> String {
-    let out = bench(args, dir);
+    bench_ok_with(args, dir, &[])
+}
+
+/// [`bench_ok`] with `env` set as well.
+fn bench_ok_with(args: &[&str], dir: &std::path::Path, env: &[(&str, &str)]) -> String {
+    let out = bench_with(args, dir, env);
     let (stdout, stderr) = (
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr),
@@ -284,21 +295,15 @@ fn latency_with_receives_posted_ahead_completes_every_round_trip() {
 #[test]
 fn latency_of_messages_larger_than_the_socket_buffers_ends_without_waiting_on_the_peer() {
     let dir = empty_dir("latency-small-buffers");
-    let out = common::bench_command()
-        .args(["latency", "--size", "16M", "--iters", "2", "--ahead", "2"])
-        .current_dir(&dir)
-        .env("NCCL_TCPXR_IFNAME", "lo")
-        .env("NCCL_TCPXR_SOCKET_SNDBUF", "256K")
-        .env("NCCL_TCPXR_SOCKET_RCVBUF", "256K")
-        .env("NCCL_TCPXR_PEER_TIMEOUT_MS", "2000")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run tcpxr-bench");
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
+    let stdout = bench_ok_with(
+        &["latency", "--size", "16M", "--iters", "2", "--ahead", "2"],
+        &dir,
+        &[
+            ("NCCL_TCPXR_SOCKET_SNDBUF", "256K"),
+            ("NCCL_TCPXR_SOCKET_RCVBUF", "256K"),
+            ("NCCL_TCPXR_PEER_TIMEOUT_MS", "2000"),
+        ],
     );
-    assert!(out.status.success(), "{stdout}{stderr}");
     assert!(
         stdout.contains("tcpxr: one-way latency, 16777216 B messages, 2 round trips"),
         "{stdout}"
