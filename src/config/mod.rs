@@ -111,6 +111,8 @@ pub struct Config {
     pub sndbuf: usize,
     /// 0 = kernel autotuning.
     pub rcvbuf: usize,
+    /// A receiving socket stripe's window (transport/socket/grant.rs); 0 = none.
+    pub unread_bytes: u64,
     /// Socket transport I/O threads; None = auto (the process's share of the host's cores, at most 10:
     /// transport/socket/host.rs).
     pub io_threads: Option<usize>,
@@ -354,6 +356,13 @@ impl Config {
             )?,
             sndbuf: r.usize(&SOCKET_SNDBUF, bufsize)?,
             rcvbuf: r.usize(&SOCKET_RCVBUF, bufsize)?,
+            unread_bytes: r.uint(
+                &UNREAD_BYTES,
+                Range {
+                    zero: true,
+                    ..byte_range(16 << 10, 1 << 30)
+                },
+            )?,
             io_threads,
             handoff_bytes: r.auto_usize(&HANDOFF_BYTES, byte_range(0, 1 << 30))?,
             io_spin_us: r.auto_uint(&IO_SPIN_US, range(0, 100_000))?,
@@ -422,6 +431,7 @@ impl Config {
             idle_chunk_bytes,
             sndbuf,
             rcvbuf,
+            unread_bytes,
             io_threads,
             handoff_bytes,
             io_spin_us,
@@ -451,6 +461,7 @@ impl Config {
             (IDLE_CHUNK_BYTES.name, or_auto(idle_chunk_bytes)),
             (SOCKET_SNDBUF.name, sndbuf.to_string()),
             (SOCKET_RCVBUF.name, rcvbuf.to_string()),
+            (UNREAD_BYTES.name, unread_bytes.to_string()),
             (IO_THREADS.name, or_auto(io_threads)),
             (HANDOFF_BYTES.name, or_auto(handoff_bytes)),
             (IO_SPIN_US.name, or_auto(io_spin_us)),
@@ -568,6 +579,7 @@ mod tests {
                 idle_chunk_bytes: None,
                 sndbuf: 0,
                 rcvbuf: 0,
+                unread_bytes: 256 << 10,
                 io_threads: None,
                 handoff_bytes: None,
                 io_spin_us: None,

@@ -114,7 +114,18 @@ pub const SOCKET_RCVBUF: Param = Param {
     default: "0",
     accepted: "0 (kernel autotuning) or 4096-1073741824 (K/M/G suffixes allowed)",
     doc: "SO_RCVBUF of the data sockets; 0 leaves the kernel's autotuning on. Below 65536 it is \
-          honoured with a WARN: such a buffer caps each stripe far below line rate.",
+          honoured with a WARN: such a buffer caps each stripe far below line rate. Receiving \
+          stripes take at least twice NCCL_TCPXR_UNREAD_BYTES.",
+};
+pub const UNREAD_BYTES: Param = Param {
+    name: "NCCL_TCPXR_UNREAD_BYTES",
+    default: "262144",
+    accepted: "0 (no limit) or 16384-1073741824 (K/M/G suffixes allowed)",
+    doc: "Bytes a socket stripe's sender may have on the wire that the receiver has not read. The \
+          receiver grants more as it reads and the rest waits in the sender's memory, so the \
+          receiving copy finds its bytes in the cache while TCP keeps its own large window. The \
+          receiving side's value is used, and its stripes take an SO_RCVBUF of at least twice this \
+          (see NCCL_TCPXR_SOCKET_RCVBUF). 0: no limit but TCP's.",
 };
 
 /// Socket buffer sizes below this are honoured but warned about (see [`Config::warnings`]).
@@ -188,11 +199,14 @@ pub const PEER_TIMEOUT_MS: Param = Param {
     name: "NCCL_TCPXR_PEER_TIMEOUT_MS",
     default: "5000",
     accepted: "500-600000",
-    doc: "TCP_USER_TIMEOUT and keepalive budget after which a silent peer is ncclRemoteError. Linux \
-          applies TCP_USER_TIMEOUT to a zero window too: a peer process that is frozen (SIGSTOP, \
-          stopped in a debugger) while data waits for it is declared dead after about this long \
-          (5.3 s at the default), where NCCL's Socket transport waits; a rank that is merely late \
-          (20-30 s, 2 and 4 ranks under torch) completes. When debugging, set 600000 (10 minutes).",
+    doc: "TCP_USER_TIMEOUT and keepalive budget after which a silent peer is ncclRemoteError. A \
+          peer that dies closes its sockets and is an error at once; one whose host stops \
+          answering is one after about this long. A peer process that is frozen (SIGSTOP, a \
+          debugger) is waited for, as NCCL's Socket transport waits: the socket stripes' window \
+          (NCCL_TCPXR_UNREAD_BYTES) keeps what it has not read in the sender's memory. With that \
+          window off, or once small messages fill the control connection, Linux applies \
+          TCP_USER_TIMEOUT to the zero window and declares it dead after about this long. When \
+          debugging, set 600000 (10 minutes).",
 };
 pub const TRANSPORT: Param = Param {
     name: "NCCL_TCPXR_TRANSPORT",
@@ -317,6 +331,7 @@ pub static PARAMS: &[Param] = &[
     IDLE_CHUNK_BYTES,
     SOCKET_SNDBUF,
     SOCKET_RCVBUF,
+    UNREAD_BYTES,
     IO_THREADS,
     HANDOFF_BYTES,
     IO_SPIN_US,

@@ -157,6 +157,7 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
     let opts = SocketOptions {
         sndbuf: config.sndbuf,
         rcvbuf: config.rcvbuf,
+        unread_bytes: config.unread_bytes,
         handshake_timeout: Duration::from_millis(config.handshake_timeout_ms),
         peer_timeout_ms: config.peer_timeout_ms,
         io_threads: io_threads.value,

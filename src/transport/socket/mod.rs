@@ -8,6 +8,7 @@
 //! any bytes without panicking and allocate nothing sized by them.
 mod epoll;
 mod frame;
+mod grant;
 mod host;
 mod mover;
 mod pool_stats;
@@ -39,7 +40,8 @@ fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 const STRIPE_MAGIC: u32 = 0x4452_5854; // "TXRD" little-endian
 /// A stripe's hello: magic u32, version u32, token u64.
 pub const HELLO_BYTES: usize = 16;
-const VERSION: u32 = 1;
+/// 2: the receiver's grants (grant.rs).
+const VERSION: u32 = 2;
 /// Speed reported for loopback, which has no link speed in sysfs.
 pub const LOOPBACK_MBPS: i32 = 400_000;
 
@@ -48,6 +50,8 @@ pub const LOOPBACK_MBPS: i32 = 400_000;
 pub struct SocketOptions {
     pub sndbuf: usize,
     pub rcvbuf: usize,
+    /// NCCL_TCPXR_UNREAD_BYTES: a receiving stripe's window (grant.rs); 0: no limit.
+    pub unread_bytes: u64,
     pub handshake_timeout: Duration,
     pub peer_timeout_ms: u64,
     /// NCCL_TCPXR_IO_THREADS as init resolved it (already capped at the cores; 0: none, NCCL's
@@ -235,9 +239,21 @@ pub fn check_stripe_hello(hello: &[u8], token: u64) -> Verdict {
     }
 }
 
-fn configure(stream: &TcpStream, opts: &SocketOptions) -> Result<()> {
+/// A receiving stripe's SO_RCVBUF: at least twice its window, so that TCP takes every byte the
+/// window grants even from a receiver that has read nothing yet (Linux doubles the value; the
+/// kernel's autotuning starts near 128 KiB, which took 113 KiB unread on loopback). Otherwise
+/// granted bytes could wait in the sender's kernel after its chunks count as sent, and a reset
+/// would lose them (grant.rs).
+fn receive_buffer(opts: &SocketOptions) -> usize {
+    match opts.unread_bytes {
+        0 => opts.rcvbuf,
+        w => opts.rcvbuf.max(2 * w as usize),
+    }
+}
+
+fn configure(stream: &TcpStream, opts: &SocketOptions, rcvbuf: usize) -> Result<()> {
     stream.set_nodelay(true).map_err(|e| Error::os("TCP_NODELAY", e))?;
-    sys::set_buffers(stream, opts.sndbuf, opts.rcvbuf).map_err(|e| Error::os("socket buffer sizes", e))?;
+    sys::set_buffers(stream, opts.sndbuf, rcvbuf).map_err(|e| Error::os("socket buffer sizes", e))?;
     sys::set_peer_timeout(stream, opts.peer_timeout_ms).map_err(|e| Error::os("peer timeout options", e))
 }
 
@@ -316,12 +332,12 @@ impl InnerListener for SocketListener {
         let Some((stream, _)) = got else {
             return Ok(None);
         };
-        configure(&stream, &self.opts)?;
-        Ok(Some(Box::new(Stripe::start(
+        configure(&stream, &self.opts, receive_buffer(&self.opts))?;
+        Ok(Some(Box::new(Stripe::receiving(
             stream,
-            Direction::Recv,
             self.pool,
             self.handoff_bytes,
+            self.opts.unread_bytes,
         )?)))
     }
 }
@@ -365,12 +381,7 @@ impl InnerConnector for SocketConnector {
             }
         }
         let stream = self.stream.take().unwrap();
-        configure(&stream, &self.opts)?;
-        Ok(Some(Box::new(Stripe::start(
-            stream,
-            Direction::Send,
-            self.pool,
-            self.handoff_bytes,
-        )?)))
+        configure(&stream, &self.opts, self.opts.rcvbuf)?;
+        Ok(Some(Box::new(Stripe::sending(stream, self.pool, self.handoff_bytes)?)))
     }
 }

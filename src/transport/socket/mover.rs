@@ -6,7 +6,12 @@
 //! the whole of the next ones (headers from here, payloads straight from the engine's buffers),
 //! one `recvmsg` scatters into them the same way, so a chunk that fits the socket costs one
 //! syscall on either side. A receive checks each header as soon as it is complete.
+//!
+//! The receiver's window (grant.rs) bounds what a send may put on the wire: a sender short of
+//! allowance reads the receiver's grants and stops ([`Outcome::Starved`]) when none has come; a
+//! receiver grants more as it reads.
 use super::frame::{self, HEADER_BYTES, MAX_PAYLOAD};
+use super::grant::{Allowance, Grants};
 use crate::error::{Error, Result};
 use crate::net::conn::{self, Direction};
 use std::collections::VecDeque;
@@ -73,6 +78,15 @@ pub enum Outcome {
     Blocked,
     /// The budget is spent and frames are left; the socket may take or have more.
     Budget,
+    /// A send has used what the receiver granted and frames are left: the next grant arrives as
+    /// readable bytes on the socket.
+    Starved,
+}
+
+/// A stripe's side of the window (grant.rs).
+enum Flow {
+    Send(Allowance),
+    Recv(Grants),
 }
 
 pub struct Mover {
@@ -83,16 +97,67 @@ pub struct Mover {
     head_moved: usize,
     /// Payload bytes of all held frames not moved yet.
     unmoved: usize,
+    /// Stream bytes (headers included) moved since the stripe started: what grants count.
+    moved: u64,
+    flow: Flow,
 }
 
 impl Mover {
+    /// A sending stripe's: nothing goes before the receiver's first grant.
+    pub fn sender() -> Mover {
+        Mover::with(Direction::Send, Flow::Send(Allowance::none()))
+    }
+
+    /// A receiving stripe's, letting the sender have `window` unread bytes on the wire (0: no
+    /// limit). Its first grant waits for [`Mover::flush_grant`].
+    pub fn receiver(window: u64) -> Mover {
+        Mover::with(Direction::Recv, Flow::Recv(Grants::new(window)))
+    }
+
+    /// A stripe in the state it has once started: a sender granted [`grant::UNLIMITED`], a
+    /// receiver without a window that has written its one grant.
+    ///
+    /// [`grant::UNLIMITED`]: super::grant::UNLIMITED
+    #[cfg(test)]
     pub fn new(dir: Direction) -> Mover {
+        let flow = match dir {
+            Direction::Send => Flow::Send(Allowance::unlimited()),
+            Direction::Recv => Flow::Recv(Grants::written(0)),
+        };
+        Mover::with(dir, flow)
+    }
+
+    fn with(dir: Direction, flow: Flow) -> Mover {
         Mover {
             dir,
             frames: VecDeque::new(),
             head_moved: 0,
             unmoved: 0,
+            moved: 0,
+            flow,
         }
+    }
+
+    /// Writes what the socket takes of a receiver's queued grant; true when none is left (always,
+    /// for a sender).
+    pub fn flush_grant(&mut self, wire: &mut impl Wire) -> Result<bool> {
+        match &mut self.flow {
+            Flow::Recv(g) => {
+                g.flush(wire)?;
+                Ok(!g.pending())
+            }
+            Flow::Send(_) => Ok(true),
+        }
+    }
+
+    pub fn direction(&self) -> Direction {
+        self.dir
+    }
+
+    /// Whether a send has used all the receiver has granted (it waits for readable bytes, not
+    /// for room in the socket).
+    pub fn starved(&self) -> bool {
+        matches!(&self.flow, Flow::Send(a) if a.room(self.moved) == 0)
     }
 
     pub fn push(&mut self, f: Frame) {
@@ -137,6 +202,11 @@ impl Mover {
         };
         let mut left = budget.max(1);
         loop {
+            if let Flow::Recv(g) = &mut self.flow {
+                if g.pending() {
+                    g.flush(wire)?;
+                }
+            }
             if self.frames.is_empty() {
                 return Ok(Outcome::Drained);
             }
@@ -171,6 +241,17 @@ impl Mover {
                     room -= payload;
                 }
             }
+            if let Flow::Send(allowance) = &mut self.flow {
+                let want: usize = iov[..k].iter().map(|v| v.iov_len).sum();
+                if allowance.room(self.moved) < want as u64 {
+                    allowance.read(wire)?;
+                }
+                let room = allowance.room(self.moved);
+                if room == 0 {
+                    return Ok(Outcome::Starved);
+                }
+                k = truncate(&mut iov[..k], room);
+            }
             let result = match self.dir {
                 // SAFETY: the iovecs cover the held frames' headers (owned here, not otherwise
                 // borrowed during the call) and their buffers, which `Frame::new`'s caller keeps
@@ -186,6 +267,9 @@ impl Mover {
                 Ok(n) => {
                     let payload = self.advance(n, &mut done)?;
                     left -= payload.min(left);
+                    if let Flow::Recv(g) = &mut self.flow {
+                        g.after_read(self.moved, wire)?;
+                    }
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(Outcome::Blocked),
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
@@ -197,6 +281,7 @@ impl Mover {
     /// Accounts for `n` bytes moved from the head on: checks headers as they complete and retires
     /// whole frames. Returns how many of the bytes were payload.
     fn advance(&mut self, mut n: usize, done: &mut impl FnMut(usize)) -> Result<usize> {
+        self.moved += n as u64;
         let mut payload = 0;
         while n > 0 {
             let f = &self.frames[0];
@@ -237,8 +322,22 @@ impl Mover {
     }
 }
 
+/// Shortens `iov` to `room` bytes in all; returns the entries left.
+fn truncate(iov: &mut [libc::iovec], room: u64) -> usize {
+    let mut left = room;
+    for (i, v) in iov.iter_mut().enumerate() {
+        if (v.iov_len as u64) >= left {
+            v.iov_len = left as usize;
+            return i + usize::from(left > 0);
+        }
+        left -= v.iov_len as u64;
+    }
+    iov.len()
+}
+
 #[cfg(test)]
 mod tests {
+    use super::super::grant;
     use super::*;
     use crate::abi::ncclResult_t;
 
@@ -448,6 +547,145 @@ mod tests {
             assert_eq!(sent, n);
             assert!(outs == payloads, "round {round}");
         }
+    }
+
+    #[test]
+    fn random_splits_under_every_window_deliver_every_byte_and_never_run_past_the_grant() {
+        let mut rng = 0x0bad_cafe_f00d_1234u64;
+        let mut next = move |m: usize| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            (rng % m as u64) as usize
+        };
+        for round in 0..300 {
+            let window = [0, 16, 1000, 20_000][round % 4];
+            let n = 1 + next(12);
+            let mut payloads: Vec<Vec<u8>> = (0..n).map(|i| bytes(next(9000), (round + i) as u8)).collect();
+            let mut outs: Vec<Vec<u8>> = payloads.iter().map(|p| vec![0u8; p.len()]).collect();
+            let (mut tx, mut rx) = (Mover::sender(), Mover::receiver(window));
+            for (seq, p) in payloads.iter_mut().enumerate() {
+                tx.push(frame(p, seq as u64));
+            }
+            for (seq, o) in outs.iter_mut().enumerate() {
+                rx.push(frame(o, seq as u64));
+            }
+            // Each end sends into its `sent` and receives from its `incoming`: data tx -> rx,
+            // grants rx -> tx, handed over after every pump. The receiver's first grant is
+            // written as its stripe starts.
+            let (mut tx_end, mut rx_end) = (Scripted::default(), Scripted::default());
+            assert!(rx.flush_grant(&mut rx_end).unwrap());
+            let (mut sent, mut got, mut starved, mut steps) = (0, 0, 0, 0);
+            while got < n {
+                steps += 1;
+                assert!(steps < 1_000_000, "round {round}: no progress");
+                tx_end.incoming.append(&mut rx_end.sent);
+                tx_end.limits = (0..4).map(|_| next(3) * next(20_000)).collect();
+                if tx.pump(&mut tx_end, usize::MAX, |_| sent += 1).unwrap() == Outcome::Starved {
+                    assert!(tx.starved());
+                    starved += 1;
+                }
+                rx_end.incoming.append(&mut tx_end.sent);
+                rx_end.limits = (0..4).map(|_| next(3) * next(20_000)).collect();
+                rx.pump(&mut rx_end, usize::MAX, |_| got += 1).unwrap();
+                if window > 0 {
+                    let (on_wire, read) = (tx.moved, rx_end.read_pos as u64);
+                    assert!(on_wire <= read + window, "round {round}: {on_wire} sent, {read} read");
+                }
+            }
+            assert_eq!(sent, n, "round {round}");
+            assert!(outs == payloads, "round {round}");
+            let stream: usize = payloads.iter().map(|p| HEADER_BYTES + p.len()).sum();
+            if window == 16 && stream > 16 {
+                assert!(starved > 0, "round {round}: a window of one header starves the sender");
+            }
+        }
+    }
+
+    #[test]
+    fn a_sender_reads_grants_only_when_short_and_refuses_what_is_not_a_grant() {
+        let mut payload = bytes(10_000, 4);
+        let mut tx = Mover::sender();
+        tx.push(frame(&mut payload, 0));
+        assert!(tx.starved(), "nothing granted yet");
+        let mut wire = Scripted::default();
+        assert_eq!(tx.pump(&mut wire, usize::MAX, |_| panic!()).unwrap(), Outcome::Starved);
+        assert!(wire.sent.is_empty());
+        // Half a grant, then its rest: 1000 bytes of stream, header included.
+        let g = grant::encode(1000);
+        wire.incoming.extend_from_slice(&g[..3]);
+        assert_eq!(tx.pump(&mut wire, usize::MAX, |_| panic!()).unwrap(), Outcome::Starved);
+        wire.incoming.extend_from_slice(&g[3..]);
+        assert_eq!(tx.pump(&mut wire, usize::MAX, |_| panic!()).unwrap(), Outcome::Starved);
+        assert_eq!(wire.sent.len(), 1000);
+        // Two grants at once: the larger counts. With room enough, no read at all.
+        wire.incoming.extend_from_slice(&grant::encode(3000));
+        wire.incoming.extend_from_slice(&grant::encode(grant::UNLIMITED));
+        let calls = wire.calls;
+        let mut done = vec![];
+        assert_eq!(
+            tx.pump(&mut wire, usize::MAX, |n| done.push(n)).unwrap(),
+            Outcome::Drained
+        );
+        assert_eq!((done, wire.calls - calls), (vec![10_000], 2), "one read, one send");
+        assert_eq!(wire.sent, wire_image(&[bytes(10_000, 4)]));
+        // A grant that goes back, bytes that are no grant, and the receiver closing.
+        for (incoming, eof, what) in [
+            (grant::encode(10).to_vec(), false, "went back"),
+            (vec![0x55; 8], false, "where a tcpxr grant"),
+            (vec![], true, "receiver closed"),
+        ] {
+            let mut tx = Mover::sender();
+            let mut wire = Scripted {
+                incoming: [grant::encode(100).as_slice(), &incoming].concat(),
+                eof,
+                ..Default::default()
+            };
+            let mut more = bytes(200, 5);
+            tx.push(frame(&mut more, 0));
+            let e = tx.pump(&mut wire, usize::MAX, |_| panic!()).unwrap_err();
+            assert_eq!(e.code, ncclResult_t::ncclRemoteError);
+            assert!(e.msg.contains(what), "{}", e.msg);
+        }
+    }
+
+    #[test]
+    fn a_receiver_grants_half_a_window_at_a_time_and_keeps_a_grant_the_socket_refused() {
+        let payloads = vec![bytes(3000, 1), bytes(3000, 2)];
+        let mut outs = vec![vec![0u8; 3000]; 2];
+        let mut rx = Mover::receiver(4000);
+        for (seq, o) in outs.iter_mut().enumerate() {
+            rx.push(frame(o, seq as u64));
+        }
+        let mut wire = Scripted {
+            incoming: wire_image(&payloads),
+            ..Default::default()
+        };
+        assert!(rx.flush_grant(&mut wire).unwrap());
+        let grants = |w: &Scripted| -> Vec<u64> {
+            w.sent
+                .chunks(8)
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap()) & grant::UNLIMITED)
+                .collect()
+        };
+        assert_eq!(grants(&wire), vec![4000]);
+        // 1999 bytes read: the next grant (5999) is not yet half a window on.
+        wire.limits = [1999, 0].into();
+        rx.pump(&mut wire, usize::MAX, |_| {}).unwrap();
+        assert_eq!(grants(&wire), vec![4000]);
+        // One more byte: 6000 is. Then the socket refuses the next grant (limit 0 on the send);
+        // it goes with the next pump.
+        wire.limits = [1, 2016, 0].into();
+        rx.pump(&mut wire, usize::MAX, |_| {}).unwrap();
+        assert_eq!(grants(&wire), vec![4000, 6000]);
+        // (A pump retries a refused grant before each read: one more 0.)
+        wire.limits = [2000, 0, 0, 0].into();
+        rx.pump(&mut wire, usize::MAX, |_| {}).unwrap();
+        assert_eq!(grants(&wire), vec![4000, 6000], "refused");
+        wire.limits = [].into();
+        rx.pump(&mut wire, usize::MAX, |_| {}).unwrap();
+        assert_eq!(outs, payloads);
+        assert_eq!(grants(&wire), vec![4000, 6000, 8000, 10032]);
     }
 
     #[test]

@@ -50,6 +50,7 @@ use crate::net::conn::Direction;
 use crate::net::sys;
 use crate::transport::{ChunkTimes, InnerMr, InnerRecv, InnerSend, InnerStripe, StripeProgress};
 use std::collections::VecDeque;
+use std::io::Read;
 use std::net::TcpStream;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -68,10 +69,15 @@ const DONE_RING: usize = 64;
 /// Bytes a worker moves for one stripe before it lets the other ready stripes go first.
 const WORKER_TURN_BYTES: usize = 4 << 20;
 
+/// What a send short of the receiver's grant waits for: the grant (readable bytes) or the peer
+/// closing (grant.rs).
+const GRANT_EVENTS: u32 = (libc::EPOLLIN | libc::EPOLLRDHUP) as u32;
+
 /// The part of a stripe the proxy thread and the pool's workers share.
 struct Core {
     stream: TcpStream,
-    /// The readiness the stripe waits for (EPOLLIN or EPOLLOUT and friends).
+    /// The readiness a drive that found the socket would block waits for (EPOLLIN or EPOLLOUT and
+    /// friends); a send short of the receiver's grant waits for [`GRANT_EVENTS`] instead.
     events: u32,
     /// The most the proxy thread moves for the stripe in one turn, and the backlog from which it
     /// hands the stripe to a worker.
@@ -168,6 +174,16 @@ impl Core {
         })
     }
 
+    /// The readiness the stripe waits for now that a pump has stopped short; the caller holds
+    /// `mover`.
+    fn wait_events(&self, mover: &Mover) -> u32 {
+        if mover.starved() {
+            GRANT_EVENTS
+        } else {
+            self.events
+        }
+    }
+
     /// Moves the chunks posted since into the mover; the caller holds `mover`.
     fn take_posted(&self, mover: &mut Mover) {
         for f in lock(&self.queue).frames.drain(..) {
@@ -246,9 +262,9 @@ impl Work for Core {
                     return;
                 }
                 // Blocked with a backlog, or a receive waiting for a chunk the proxy would hand
-                // straight back (larger than `handoff_bytes`): wait for the socket. Turn over: let
-                // the other ready stripes have this thread first (re-arming a ready socket queues
-                // it at once).
+                // straight back (larger than `handoff_bytes`), or a send waiting for the
+                // receiver's grant: wait for the socket. Turn over: let the other ready stripes
+                // have this thread first (re-arming a ready socket queues it at once).
                 Ok(Outcome::Blocked) if mover.backlog() > 0 || mover.head_unmoved() > self.handoff_bytes => {
                     if let Err(e) = lease.rearm(self.stream.as_raw_fd(), self.events) {
                         self.fail(e);
@@ -256,8 +272,8 @@ impl Work for Core {
                     }
                     return;
                 }
-                Ok(Outcome::Budget) => {
-                    if let Err(e) = lease.rearm(self.stream.as_raw_fd(), self.events) {
+                Ok(Outcome::Starved | Outcome::Budget) => {
+                    if let Err(e) = lease.rearm(self.stream.as_raw_fd(), self.wait_events(&mover)) {
                         self.fail(e);
                         self.give_back(mover);
                     }
@@ -309,15 +325,39 @@ pub struct Stripe {
 }
 
 impl Stripe {
-    /// Takes a connected stream and puts it in the process's I/O pool (started in `pool`'s shape
-    /// if it is not running). A backlog of `handoff_bytes` or more goes to a worker.
-    pub fn start(stream: TcpStream, dir: Direction, pool: PoolShape, handoff_bytes: usize) -> Result<Stripe> {
+    /// The sending end of a connected stream, in the process's I/O pool (started in `pool`'s
+    /// shape if it is not running). A backlog of `handoff_bytes` or more goes to a worker. Nothing
+    /// goes before the receiver's first grant.
+    pub fn sending(stream: TcpStream, pool: PoolShape, handoff_bytes: usize) -> Result<Stripe> {
+        Stripe::start(stream, Mover::sender(), pool, handoff_bytes)
+    }
+
+    /// The receiving end, as [`Stripe::sending`], letting the sender have `window` unread bytes
+    /// on the wire (0: no limit). Its first grant is written here.
+    pub fn receiving(stream: TcpStream, pool: PoolShape, handoff_bytes: usize, window: u64) -> Result<Stripe> {
+        Stripe::start(stream, Mover::receiver(window), pool, handoff_bytes)
+    }
+
+    fn start(stream: TcpStream, mut mover: Mover, pool: PoolShape, handoff_bytes: usize) -> Result<Stripe> {
         stream
             .set_nonblocking(true)
             .map_err(|e| Error::os("set_nonblocking", e))?;
-        let events = match dir {
-            Direction::Send => libc::EPOLLOUT as u32,
-            Direction::Recv => (libc::EPOLLIN | libc::EPOLLRDHUP) as u32,
+        let mut wire = SocketWire {
+            fd: stream.as_raw_fd(),
+            io_nanos: None,
+        };
+        // Eight bytes into a socket nothing else has written to.
+        if !mover.flush_grant(&mut wire)? {
+            return Err(Error::internal("a new stripe's socket did not take its first grant"));
+        }
+        // The proxy set's interest: a send also hears of grants, and of the peer closing, which
+        // it sees as readable.
+        let (events, proxy_events) = match mover.direction() {
+            Direction::Send => (libc::EPOLLOUT as u32, libc::EPOLLOUT as u32 | GRANT_EVENTS),
+            Direction::Recv => {
+                let readable = (libc::EPOLLIN | libc::EPOLLRDHUP) as u32;
+                (readable, readable)
+            }
         };
         let timed = pool.stats;
         let pool = workers::pool(pool)?;
@@ -329,7 +369,7 @@ impl Stripe {
                 frames: VecDeque::new(),
                 with_worker: false,
             }),
-            mover: Mutex::new(Mover::new(dir)),
+            mover: Mutex::new(mover),
             with_worker: AtomicBool::new(false),
             maybe_ready: AtomicBool::new(true),
             closing: AtomicBool::new(false),
@@ -345,7 +385,7 @@ impl Stripe {
             #[cfg(test)]
             after_give_back: OnceLock::new(),
         });
-        let reg = pool.register(core.stream.as_raw_fd(), events, core.clone())?;
+        let reg = pool.register(core.stream.as_raw_fd(), proxy_events, core.clone())?;
         Ok(Stripe {
             core,
             reg: Some(reg),
@@ -456,6 +496,7 @@ impl Stripe {
         // once more for nothing, and a receive would reach the pool only once data is there.
         core.take_posted(&mut mover);
         let whole_to_pool = with_pool && mover.head_unmoved() > core.handoff_bytes;
+        let mut starved = false;
         if whole_to_pool {
             // Unmoved bytes stay: whoever drives next must look (the worker, or this thread
             // once the stripe is back).
@@ -464,21 +505,26 @@ impl Stripe {
             match core.pump(&mut mover, budget) {
                 Ok(Outcome::Drained | Outcome::Budget) => core.maybe_ready.store(true, Ordering::Release),
                 Ok(Outcome::Blocked) => {}
+                Ok(Outcome::Starved) => starved = true,
                 Err(e) => {
                     core.fail(e);
                     return;
                 }
             }
         }
-        if with_pool && (whole_to_pool || mover.backlog() >= core.handoff_bytes) {
+        // A send waiting for the receiver's grant goes to a worker whatever its backlog: the
+        // grant comes when the peer reads, and a caller waiting only for the peer makes no more
+        // calls on this stripe.
+        if with_pool && (whole_to_pool || starved || mover.backlog() >= core.handoff_bytes) {
             // Before the stripe is the workers': the first turn any of them takes reads it.
             if core.timed {
                 core.handed_at.store(since_start(), Ordering::Relaxed);
             }
+            let events = core.wait_events(&mover);
             core.set_with_worker(&mut lock(&core.queue), true);
             drop(mover);
             if let Some(reg) = &self.reg {
-                if let Err(e) = reg.hand_off() {
+                if let Err(e) = reg.hand_off(events) {
                     core.fail(e);
                 }
             }
@@ -508,7 +554,15 @@ impl Drop for Stripe {
         lock(&core.queue).frames.clear();
         // Waits for a worker moving bytes of this stripe right now (non-blocking syscalls, so not
         // long); a worker that comes later sees `closing` under this lock and touches nothing.
-        lock(&core.mover).clear();
+        let mut mover = lock(&core.mover);
+        mover.clear();
+        if mover.direction() == Direction::Send {
+            // Grants left unread would make the close a reset, and a reset discards what the
+            // kernel has not sent yet, bytes whose chunks NCCL already counts as sent (grant.rs).
+            let mut scratch = [0u8; 256];
+            while matches!((&core.stream).read(&mut scratch), Ok(n) if n > 0) {}
+        }
+        drop(mover);
         // Out of the readiness sets while the socket is still open (`core` holds it).
         self.reg = None;
     }
@@ -588,17 +642,24 @@ mod tests {
         (a, b)
     }
 
+    /// The default NCCL_TCPXR_UNREAD_BYTES.
+    const WINDOW: u64 = 256 << 10;
+
     /// A stripe pair in a pool of 2 threads, timed as under NCCL_TCPXR_STATS (the tests read
-    /// the hand-off and chunk times).
+    /// the hand-off and chunk times), with the default window.
     fn stripes(l: &TcpListener, buffers: usize, handoff: usize) -> (Stripe, Stripe) {
+        stripes_with(l, buffers, handoff, WINDOW)
+    }
+
+    fn stripes_with(l: &TcpListener, buffers: usize, handoff: usize, window: u64) -> (Stripe, Stripe) {
         let (a, b) = tcp_pair(l, buffers);
         let shape = PoolShape {
             stats: true,
             ..PoolShape::threads(2)
         };
         (
-            Stripe::start(a, Direction::Send, shape, handoff).unwrap(),
-            Stripe::start(b, Direction::Recv, shape, handoff).unwrap(),
+            Stripe::sending(a, shape, handoff).unwrap(),
+            Stripe::receiving(b, shape, handoff, window).unwrap(),
         )
     }
 
@@ -636,6 +697,85 @@ mod tests {
 
     fn data(len: usize, seed: u8) -> Vec<u8> {
         (0..len).map(|i| ((i * 7) as u8) ^ seed).collect()
+    }
+
+    /// Bytes waiting unread in a socket's receive queue.
+    fn unread(fd: RawFd) -> usize {
+        let mut n: libc::c_int = 0;
+        // SAFETY: FIONREAD writes one int through the pointer, which points at `n`.
+        assert_eq!(unsafe { libc::ioctl(fd, libc::FIONREAD, &mut n) }, 0);
+        n as usize
+    }
+
+    #[test]
+    fn a_receiver_that_reads_nothing_has_one_window_queued_and_the_rest_waits_with_the_sender() {
+        const W: u64 = 16 << 10;
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let payload = data(1 << 20, 3);
+        // Proxy-driven, then through a worker.
+        for handoff in [usize::MAX, 1] {
+            let (mut tx, mut rx) = stripes_with(&l, 0, handoff, W);
+            send(&mut tx, &payload);
+            wait_until("the sender fills the window", || {
+                let _ = InnerSend::test_oldest(&mut tx);
+                unread(InnerStripe::fd(&rx)) == W as usize
+            });
+            let until = Instant::now() + Duration::from_millis(100);
+            while Instant::now() < until {
+                assert!(
+                    !InnerSend::test_oldest(&mut tx).unwrap(),
+                    "handoff {handoff}: sent past the grant"
+                );
+                assert_eq!(unread(InnerStripe::fd(&rx)), W as usize, "handoff {handoff}");
+            }
+            let mut out = vec![0u8; payload.len()];
+            recv(&mut rx, &mut out);
+            wait_recv(&mut rx).unwrap();
+            wait_send(&mut tx);
+            assert!(out == payload, "handoff {handoff}");
+        }
+        // Without a window TCP alone decides, and it takes far more than 16 KiB unread.
+        let (mut tx, rx) = stripes_with(&l, 0, usize::MAX, 0);
+        send(&mut tx, &payload);
+        wait_until("TCP takes more than a window", || {
+            let _ = InnerSend::test_oldest(&mut tx);
+            unread(InnerStripe::fd(&rx)) > 4 * W as usize
+        });
+    }
+
+    #[test]
+    fn many_chunks_through_a_small_window_arrive_whole_in_order_both_ways_of_driving() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        for (handoff, window) in [(usize::MAX, 16 << 10), (1, 16 << 10), (64 << 10, 100_000)] {
+            let (mut tx, mut rx) = stripes_with(&l, 0, handoff, window);
+            let payloads: Vec<Vec<u8>> = (0..24).map(|i| data(1000 + i * 37_001, i as u8)).collect();
+            let mut outs: Vec<Vec<u8>> = payloads.iter().map(|p| vec![0u8; p.len()]).collect();
+            // Receives posted in two halves, the second after the sender has run ahead.
+            for o in &mut outs[..12] {
+                recv(&mut rx, o);
+            }
+            for p in &payloads {
+                send(&mut tx, p);
+            }
+            for o in &mut outs[12..] {
+                recv(&mut rx, o);
+            }
+            let (mut sent, mut got) = (0, 0);
+            let start = Instant::now();
+            while sent < payloads.len() || got < outs.len() {
+                assert!(
+                    start.elapsed() < Duration::from_secs(20),
+                    "handoff {handoff}: stuck at {sent} sent, {got} received"
+                );
+                if sent < payloads.len() && InnerSend::test_oldest(&mut tx).unwrap() {
+                    sent += 1;
+                }
+                if got < outs.len() && InnerRecv::test_oldest(&mut rx).unwrap() {
+                    got += 1;
+                }
+            }
+            assert!(outs == payloads, "handoff {handoff} window {window}");
+        }
     }
 
     #[test]
@@ -876,7 +1016,7 @@ mod tests {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         for handoff in [usize::MAX, 1] {
             let (mut a, b) = tcp_pair(&l, 0);
-            let mut rx = Stripe::start(b, Direction::Recv, PoolShape::threads(2), handoff).unwrap();
+            let mut rx = Stripe::receiving(b, PoolShape::threads(2), handoff, WINDOW).unwrap();
             let mut out = vec![0u8; 1 << 20];
             recv(&mut rx, &mut out);
             a.write_all(&frame::encode(0, 1 << 20)).unwrap();
@@ -889,6 +1029,9 @@ mod tests {
                     InnerStripe::progress(&rx).unwrap().with_worker
                 });
             }
+            // As a tcpxr sender does before it closes: read the grant, so the close is an EOF.
+            let mut grant = [0u8; 8];
+            a.read_exact(&mut grant).unwrap();
             drop(a);
             let e = wait_recv(&mut rx).unwrap_err();
             assert_eq!(e.code, ncclResult_t::ncclRemoteError, "handoff {handoff}");
@@ -940,7 +1083,7 @@ mod tests {
             // Sleeping: a chunk has started to arrive and its rest never comes; a worker waits
             // for it in epoll.
             let (mut raw, b) = tcp_pair(&l, 0);
-            let mut sleeper = Stripe::start(b, Direction::Recv, PoolShape::threads(2), 1).unwrap();
+            let mut sleeper = Stripe::receiving(b, PoolShape::threads(2), 1, WINDOW).unwrap();
             let mut sleep_buf = vec![0u8; CHUNK];
             recv(&mut sleeper, &mut sleep_buf);
             raw.write_all(&frame::encode(0, CHUNK)).unwrap();

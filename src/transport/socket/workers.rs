@@ -225,25 +225,25 @@ impl Pool {
         self.threads.len()
     }
 
-    /// Adds `fd` to both sets with the interest `events` (EPOLLIN or EPOLLOUT and friends): armed
-    /// in the proxy set, disarmed in the worker set until handed off. `work` is what events reach.
+    /// Adds `fd` to both sets: armed in the proxy set with the interest `events` (EPOLLIN,
+    /// EPOLLOUT and friends), disarmed in the worker set until handed off. `work` is what events
+    /// reach.
     pub fn register(&self, fd: RawFd, events: u32, work: Arc<dyn Work>) -> Result<Registration> {
         let token = lock(&self.shared.registry).insert(work);
         let reg = Registration {
             shared: self.shared.clone(),
             token,
             fd,
-            events,
             in_proxy_set: false,
             in_worker_set: false,
         };
-        self.add(reg)
+        self.add(reg, events)
     }
 
-    fn add(&self, mut reg: Registration) -> Result<Registration> {
+    fn add(&self, mut reg: Registration, events: u32) -> Result<Registration> {
         let s = &self.shared;
         s.proxy_set
-            .add(reg.fd, reg.events | libc::EPOLLET as u32, reg.token)
+            .add(reg.fd, events | libc::EPOLLET as u32, reg.token)
             .map_err(|e| Error::os("epoll_ctl add", e))?;
         reg.in_proxy_set = true;
         // One-shot with no interest: only an error or hang-up could fire, once, and a worker
@@ -302,15 +302,15 @@ pub struct Registration {
     shared: Arc<Shared>,
     token: u64,
     fd: RawFd,
-    events: u32,
     in_proxy_set: bool,
     in_worker_set: bool,
 }
 
 impl Registration {
     /// Gives the stripe to the workers: to a spinning one through the hand-off queue, or else by
-    /// arming the worker set for this socket (the next time it is ready, one worker gets it).
-    pub fn hand_off(&self) -> Result<()> {
+    /// arming the worker set for this socket with the interest `events` (the next time it is ready
+    /// so, one worker gets it).
+    pub fn hand_off(&self, events: u32) -> Result<()> {
         let s = &self.shared;
         let mut taken_back = false;
         if s.spinning.load(Ordering::SeqCst) > 0 {
@@ -335,7 +335,7 @@ impl Registration {
             taken_back = true;
         }
         s.count(|c| c.armed(taken_back));
-        arm(s, self.fd, self.events, self.token)
+        arm(s, self.fd, events, self.token)
     }
 }
 
@@ -365,7 +365,7 @@ pub struct Lease<'a> {
 }
 
 impl Lease<'_> {
-    /// Arms the stripe's registration again, with the interest it was registered with.
+    /// Arms the stripe's registration again, with the interest `events`.
     pub fn rearm(&self, fd: RawFd, events: u32) -> Result<()> {
         arm(self.shared, fd, events, self.token)
     }
@@ -549,7 +549,7 @@ mod tests {
         fd.set().unwrap();
         let work = Arc::new(Count::default());
         let reg = pool.register(fd.raw(), libc::EPOLLIN as u32, work.clone()).unwrap();
-        reg.hand_off().unwrap();
+        reg.hand_off(libc::EPOLLIN as u32).unwrap();
         wait("the hand-off is taken", &|| work.0.load(Ordering::Acquire) == 1);
         // Nobody spun: the hand-off armed the socket and woke a sleeping worker.
         assert_counts(&pool, (0, 0, 1), (0, 0, 1));
@@ -613,7 +613,7 @@ mod tests {
         let fd = Latch::new().unwrap();
         let work = Arc::new(Turns::default());
         let reg = pool.register(fd.raw(), libc::EPOLLIN as u32, work.clone()).unwrap();
-        reg.hand_off().unwrap();
+        reg.hand_off(libc::EPOLLIN as u32).unwrap();
         wait_for("the spinner takes the stripe from the queue", || {
             work.0.load(Ordering::Acquire) == 1
         });
@@ -646,7 +646,7 @@ mod tests {
             while at.elapsed() < Duration::from_micros((i % 31) as u64) {
                 std::hint::spin_loop();
             }
-            reg.hand_off().unwrap();
+            reg.hand_off(libc::EPOLLIN as u32).unwrap();
             wait_for("the hand-off is taken", || work.0.load(Ordering::Acquire) >= i);
             if i % 2000 == 0 {
                 // Now and then a pause, so the spinners have all gone to sleep.
@@ -674,10 +674,10 @@ mod tests {
                 std::thread::sleep(std::time::Duration::from_millis(1));
             }
         };
-        reg.hand_off().unwrap();
+        reg.hand_off(libc::EPOLLIN as u32).unwrap();
         wait("abandoned", &|| work.abandoned.load(Ordering::Acquire));
         crate::testlog::expect("a tcpxr I/O thread panicked while moving a stripe's bytes");
-        reg.hand_off().unwrap();
+        reg.hand_off(libc::EPOLLIN as u32).unwrap();
         wait("a second turn by the same thread", &|| {
             work.turns.load(Ordering::Acquire) == 2
         });

@@ -1,0 +1,199 @@
+//! A stripe's window in tcpxr's own protocol: the receiver lets the sender have at most `window`
+//! bytes on the wire that it has not read yet.
+//!
+//! **Why.** Left to TCP, a stripe's unread bytes grow to whatever the kernel's autotuning allows
+//! (megabytes a socket, 32 sockets a rank), and the bytes the receiver copies out have left the
+//! cache by then: per GB, the receiving copy cost 247 ms in tcpxr's I/O threads against 158 in plain
+//! TCP's (docs/BENCHMARKS.md, "Socket buffers and the copy's cost"). Small socket buffers keep the
+//! bytes warm but hand the limit to TCP, whose small window stalls on loss-probe timers while a
+//! descheduled receiver holds its socket, and whose zero window a late receiver turns into a dead
+//! peer (TCP_USER_TIMEOUT). Here the limit is tcpxr's: TCP keeps its large window, and bytes the
+//! receiver is not ready for wait in the sender's own buffer, which costs nothing.
+//!
+//! **Format.** The receiver writes grants on the stripe's reverse direction, which carries nothing
+//! else: 8 bytes little-endian, [`MAGIC`] in the top byte and below it the stream offset (headers
+//! included) up to which the sender may send. Grants only grow. The first one is written when the
+//! receiving stripe starts, so a sender waits for it before its first byte; a receiver without a
+//! window grants [`UNLIMITED`] once.
+//!
+//! **Rhythm.** The receiver grants `read + window` once that is at least half a window past its last
+//! grant; the sender reads grants only when its allowance is short of what it is about to send. So
+//! a grant costs one small write on the receiving side and, at most, one read on the sending side,
+//! and at most about three grants wait unread: the reverse direction cannot fill, and a grant's
+//! write never finds it full (if it did, the grant is kept and written on the next pump).
+//! No deadlock: a sender stopped at its allowance `g` has sent `g`; a receiver that has read all of
+//! it grants `g + window`, since that is a whole window past `g`.
+use super::mover::Wire;
+use crate::error::{Error, Result};
+use crate::net::conn::{self, Direction};
+use std::io::ErrorKind;
+
+pub const GRANT_BYTES: usize = 8;
+const MAGIC: u8 = 0xC7;
+/// The largest offset a grant carries: no limit in practice (64 PiB a stripe).
+pub const UNLIMITED: u64 = (1 << 56) - 1;
+
+pub(super) fn encode(limit: u64) -> [u8; GRANT_BYTES] {
+    debug_assert!(limit <= UNLIMITED);
+    (limit | (MAGIC as u64) << 56).to_le_bytes()
+}
+
+fn decode(bytes: [u8; GRANT_BYTES]) -> Result<u64> {
+    let v = u64::from_le_bytes(bytes);
+    if (v >> 56) as u8 != MAGIC {
+        return Err(Error::remote(format!(
+            "stripe peer sent {bytes:02x?} where a tcpxr grant (top byte {MAGIC:#x}) belongs"
+        )));
+    }
+    Ok(v & UNLIMITED)
+}
+
+/// The sending side: how far the receiver lets it go.
+pub struct Allowance {
+    /// Stream offset the receiver has granted up to.
+    limit: u64,
+    /// The start of a grant whose rest has not arrived.
+    partial: [u8; GRANT_BYTES],
+    have: usize,
+}
+
+impl Allowance {
+    /// Nothing granted yet: the receiver's first grant opens the stripe.
+    pub fn none() -> Allowance {
+        Allowance {
+            limit: 0,
+            partial: [0; GRANT_BYTES],
+            have: 0,
+        }
+    }
+
+    /// As if the receiver had granted [`UNLIMITED`] (the tests' senders).
+    #[cfg(test)]
+    pub fn unlimited() -> Allowance {
+        Allowance {
+            limit: UNLIMITED,
+            ..Allowance::none()
+        }
+    }
+
+    /// Bytes that may go now, `sent` having gone.
+    pub fn room(&self, sent: u64) -> u64 {
+        self.limit.saturating_sub(sent)
+    }
+
+    /// Reads the grants that have arrived, without blocking. Errors: the peer gone or closing, a
+    /// grant that is not one or goes backwards.
+    pub fn read(&mut self, wire: &mut impl Wire) -> Result<()> {
+        let mut buf = [0u8; 64];
+        loop {
+            let iov = [libc::iovec {
+                iov_base: buf.as_mut_ptr() as *mut libc::c_void,
+                iov_len: buf.len(),
+            }];
+            // SAFETY: `buf` is this frame's own, writable for its length and borrowed by nobody.
+            let n = match unsafe { wire.recv(&iov) } {
+                Ok(0) => {
+                    return Err(Error::remote(
+                        "stripe send failed, peer gone: the receiver closed the connection while chunks \
+                         waited to be sent",
+                    ))
+                }
+                Ok(n) => n,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) => return Err(conn::error("stripe", Direction::Send, e)),
+            };
+            for &b in &buf[..n] {
+                self.partial[self.have] = b;
+                self.have += 1;
+                if self.have == GRANT_BYTES {
+                    self.have = 0;
+                    let limit = decode(self.partial)?;
+                    if limit < self.limit {
+                        return Err(Error::remote(format!(
+                            "stripe peer's grant went back from {} to {limit}",
+                            self.limit
+                        )));
+                    }
+                    self.limit = limit;
+                }
+            }
+            if n < buf.len() {
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// The receiving side: the grants it owes the sender.
+pub struct Grants {
+    /// Unread bytes the sender may have on the wire; 0: no limit.
+    window: u64,
+    /// The last grant queued (written, or in `out`).
+    granted: u64,
+    /// That grant's bytes, of which `out_sent` are written.
+    out: [u8; GRANT_BYTES],
+    out_sent: usize,
+}
+
+impl Grants {
+    /// The first grant is queued: [`Grants::flush`] writes it.
+    pub fn new(window: u64) -> Grants {
+        let granted = if window == 0 { UNLIMITED } else { window.min(UNLIMITED) };
+        Grants {
+            window,
+            granted,
+            out: encode(granted),
+            out_sent: 0,
+        }
+    }
+
+    /// As [`Grants::new`] once the first grant is written (the tests' receivers).
+    #[cfg(test)]
+    pub fn written(window: u64) -> Grants {
+        Grants {
+            out_sent: GRANT_BYTES,
+            ..Grants::new(window)
+        }
+    }
+
+    /// Whether a grant waits to be written.
+    pub fn pending(&self) -> bool {
+        self.out_sent < GRANT_BYTES
+    }
+
+    /// Queues a grant if `read` (stream bytes read so far) has moved the window half its size past
+    /// the last one, and writes what is queued.
+    pub fn after_read(&mut self, read: u64, wire: &mut impl Wire) -> Result<()> {
+        if self.window > 0 && !self.pending() {
+            let next = (read + self.window).min(UNLIMITED);
+            if next - self.granted >= self.window.div_ceil(2) {
+                self.granted = next;
+                self.out = encode(next);
+                self.out_sent = 0;
+            }
+        }
+        self.flush(wire)
+    }
+
+    /// Writes what is left of the queued grant, as far as the socket takes it.
+    pub fn flush(&mut self, wire: &mut impl Wire) -> Result<()> {
+        while self.pending() {
+            let rest = &self.out[self.out_sent..];
+            let iov = [libc::iovec {
+                iov_base: rest.as_ptr() as *mut libc::c_void,
+                iov_len: rest.len(),
+            }];
+            // SAFETY: `out` is owned here and readable for the iovec's length.
+            match unsafe { wire.send(&iov) } {
+                // Took nothing: as full.
+                Ok(0) => return Ok(()),
+                Ok(n) => self.out_sent += n,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(conn::error("stripe", Direction::Recv, e)),
+            }
+        }
+        Ok(())
+    }
+}
