@@ -579,7 +579,7 @@ mod tests {
                 idle_chunk_bytes: None,
                 sndbuf: 0,
                 rcvbuf: 0,
-                unread_bytes: 256 << 10,
+                unread_bytes: 0,
                 io_threads: None,
                 handoff_bytes: None,
                 io_spin_us: None,

@@ -119,13 +119,17 @@ pub const SOCKET_RCVBUF: Param = Param {
 };
 pub const UNREAD_BYTES: Param = Param {
     name: "NCCL_TCPXR_UNREAD_BYTES",
-    default: "262144",
+    default: "0",
     accepted: "0 (no limit) or 16384-1073741824 (K/M/G suffixes allowed)",
-    doc: "Bytes a socket stripe's sender may have on the wire that the receiver has not read. The \
+    doc: "Bytes a socket stripe's sender may send beyond what the receiver has read. The \
           receiver grants more as it reads and the rest waits in the sender's memory, so the \
           receiving copy finds its bytes in the cache while TCP keeps its own large window. The \
           receiving side's value is used, and its stripes take an SO_RCVBUF of at least twice this \
-          (see NCCL_TCPXR_SOCKET_RCVBUF). 0: no limit but TCP's.",
+          (see NCCL_TCPXR_SOCKET_RCVBUF). 0: no limit but TCP's. Off by default: 262144 made the \
+          4-rank ring 1.4x faster and bulk all_gather up to 22 % at 4 ranks, but sendrecv up to 28 % \
+          slower, and 2-rank all_reduce and reduce_scatter up to 15 % (docs/BENCHMARKS.md, \
+          \"The stripes' window\"). A frozen peer is then waited for instead of declared dead (see \
+          NCCL_TCPXR_PEER_TIMEOUT_MS).",
 };
 
 /// Socket buffer sizes below this are honoured but warned about (see [`Config::warnings`]).
@@ -201,12 +205,13 @@ pub const PEER_TIMEOUT_MS: Param = Param {
     accepted: "500-600000",
     doc: "TCP_USER_TIMEOUT and keepalive budget after which a silent peer is ncclRemoteError. A \
           peer that dies closes its sockets and is an error at once; one whose host stops \
-          answering is one after about this long. A peer process that is frozen (SIGSTOP, a \
-          debugger) is waited for, as NCCL's Socket transport waits: the socket stripes' window \
-          (NCCL_TCPXR_UNREAD_BYTES) keeps what it has not read in the sender's memory. With that \
-          window off, or once small messages fill the control connection, Linux applies \
-          TCP_USER_TIMEOUT to the zero window and declares it dead after about this long. When \
-          debugging, set 600000 (10 minutes).",
+          answering is one after about this long. Linux applies TCP_USER_TIMEOUT to a zero window \
+          too: a peer process that is frozen (SIGSTOP, stopped in a debugger) while data waits for \
+          it is declared dead after about this long (5.3 s at the default), where NCCL's Socket \
+          transport waits; a rank that is merely late (20-30 s, 2 and 4 ranks under torch) \
+          completes. With the stripes' window on (NCCL_TCPXR_UNREAD_BYTES) the unread bytes wait in \
+          the sender's memory and a frozen peer is waited for, unless small messages fill the \
+          control connection. When debugging, set 600000 (10 minutes).",
 };
 pub const TRANSPORT: Param = Param {
     name: "NCCL_TCPXR_TRANSPORT",

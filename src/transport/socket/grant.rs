@@ -16,6 +16,10 @@
 //! receiving stripe starts, so a sender waits for it before its first byte; a receiver without a
 //! window grants [`UNLIMITED`] once.
 //!
+//! **Off by default** (NCCL_TCPXR_UNREAD_BYTES=0): a 256 KiB window brought the copies' cost a byte
+//! down to plain TCP's and made the 4-rank ring 1.4x faster, but in NCCL it helped some collectives
+//! and slowed sendrecv and 2-rank all_reduce (docs/BENCHMARKS.md, "The stripes' window").
+//!
 //! **Rhythm.** The receiver grants `read + window` once that is at least half a window past its last
 //! grant; the sender reads grants only when its allowance is short of what it is about to send. So
 //! a grant costs one small write on the receiving side and, at most, one read on the sending side,

@@ -50,7 +50,8 @@ pub const LOOPBACK_MBPS: i32 = 400_000;
 pub struct SocketOptions {
     pub sndbuf: usize,
     pub rcvbuf: usize,
-    /// NCCL_TCPXR_UNREAD_BYTES: a receiving stripe's window (grant.rs); 0: no limit.
+    /// NCCL_TCPXR_UNREAD_BYTES: a receiving stripe's window (grant.rs); 0 (the default): no limit
+    /// but TCP's.
     pub unread_bytes: u64,
     pub handshake_timeout: Duration,
     pub peer_timeout_ms: u64,

@@ -642,7 +642,8 @@ mod tests {
         (a, b)
     }
 
-    /// The default NCCL_TCPXR_UNREAD_BYTES.
+    /// The window the tests' stripes run with (NCCL_TCPXR_UNREAD_BYTES; off by default, but
+    /// these tests are the window's too).
     const WINDOW: u64 = 256 << 10;
 
     /// A stripe pair in a pool of 2 threads, timed as under NCCL_TCPXR_STATS (the tests read
