@@ -34,8 +34,9 @@ impl Stats {
 
     /// One line: totals, then per stripe its bytes, chunks, I/O busy time over `secs`, how many
     /// chunks were already queued on it when each was posted, its hand-offs to the I/O pool with
-    /// their average wait for a worker and its chunks' average time from post to done and from
-    /// done to NCCL's thread seeing it, then window stalls.
+    /// their average wait for a worker, its waits for the receiver's grant, and its chunks'
+    /// average time from post to done and from done to NCCL's thread seeing it, then window
+    /// stalls.
     pub fn line(&self, what: &str, stripes: &StripeCounts, secs: f64) -> String {
         let per: Vec<String> = (0..stripes.bytes.len())
             .map(|i| {
@@ -59,6 +60,12 @@ impl Stats {
                     }
                     _ => String::new(),
                 };
+                let grants = match stripes.grant_waits.get(i).copied().flatten() {
+                    Some((n, ns)) if n > 0 => {
+                        format!(", {n} grant waits avg {:.1} us", ns as f64 / n as f64 / 1e3)
+                    }
+                    _ => String::new(),
+                };
                 let times = match stripes.times.get(i).copied().flatten() {
                     Some(t) if t.chunks > 0 => {
                         let us = |ns: u64| ns as f64 / t.chunks as f64 / 1e3;
@@ -71,7 +78,7 @@ impl Stats {
                     _ => String::new(),
                 };
                 format!(
-                    "s{i} {mb:.1} MB in {} chunks{busy}{queued}{handoffs}{times}",
+                    "s{i} {mb:.1} MB in {} chunks{busy}{queued}{handoffs}{grants}{times}",
                     stripes.chunks[i]
                 )
             })
@@ -110,6 +117,7 @@ mod tests {
             queued_sum: vec![2, 0],
             queued_max: vec![1, 0],
             handoffs: vec![Some((4, 8_000)), None],
+            grant_waits: vec![Some((2, 50_000)), Some((0, 0))],
             times: vec![
                 Some(ChunkTimes {
                     chunks: 4,
@@ -123,7 +131,8 @@ mod tests {
         assert_eq!(
             stats.line("send", &stripes, 2.0),
             "stats send: 2 messages (1 inline), 1.0 MB in 2.00 s; stripes s0 1.0 MB in 4 chunks 25% busy, \
-             queued ahead avg 0.5 max 1, 4 hand-offs waited avg 2.0 us, done avg 25.0 us after its post \
+             queued ahead avg 0.5 max 1, 4 hand-offs waited avg 2.0 us, 2 grant waits avg 25.0 us, done avg \
+             25.0 us after its post \
              and seen by NCCL's thread 3.0 us later, s1 0.0 MB in 0 chunks; window stalls 3"
         );
     }

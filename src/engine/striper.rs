@@ -87,6 +87,9 @@ pub struct StripeCounts {
     /// Hand-offs of each stripe to a helper thread and the nanoseconds they waited, where the
     /// transport counts them.
     pub handoffs: Vec<Option<(u64, u64)>>,
+    /// Each sending stripe's waits for its receiver's grant and their nanoseconds, where the
+    /// transport has a window of its own.
+    pub grant_waits: Vec<Option<(u64, u64)>>,
     /// Where each stripe's chunks spent their time, where the transport times them.
     pub times: Vec<Option<ChunkTimes>>,
     /// Times issuing stopped because the next stripe's window was full or its transport busy.
@@ -317,6 +320,7 @@ impl<L: Lane> Striper<L> {
             queued_sum: self.stripes.iter().map(|s| s.queued_sum).collect(),
             queued_max: self.stripes.iter().map(|s| s.queued_max).collect(),
             handoffs: self.stripes.iter().map(|s| s.lane.stripe().handoffs()).collect(),
+            grant_waits: self.stripes.iter().map(|s| s.lane.stripe().grant_waits()).collect(),
             times: self.stripes.iter().map(|s| s.lane.stripe().chunk_times()).collect(),
             stalls: self.stalls,
         }

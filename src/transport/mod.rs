@@ -189,6 +189,11 @@ pub trait InnerStripe: Send {
     fn handoffs(&self) -> Option<(u64, u64)> {
         None
     }
+    /// A sending stripe's waits for its receiver's grant so far (a window in the transport's own
+    /// protocol) and their nanoseconds, when the transport counts them (for NCCL_TCPXR_STATS).
+    fn grant_waits(&self) -> Option<(u64, u64)> {
+        None
+    }
     /// How long its chunks took, when the transport times them (for NCCL_TCPXR_STATS).
     fn chunk_times(&self) -> Option<ChunkTimes> {
         None

@@ -154,6 +154,11 @@ impl Mover {
         self.dir
     }
 
+    /// Stream bytes (headers included) moved since the stripe started.
+    pub fn moved(&self) -> u64 {
+        self.moved
+    }
+
     /// Whether a send has used all the receiver has granted (it waits for readable bytes, not
     /// for room in the socket).
     pub fn starved(&self) -> bool {

@@ -102,6 +102,11 @@ struct Core {
     handed_at: AtomicU64,
     handoffs: AtomicU64,
     handoff_wait_nanos: AtomicU64,
+    /// A send's waits for the receiver's grant (NCCL_TCPXR_STATS): when the current one began
+    /// ([`since_start`], 0: none), and the waits ended so far with their nanoseconds.
+    starved_at: AtomicU64,
+    grant_waits: AtomicU64,
+    grant_wait_nanos: AtomicU64,
     /// NCCL_TCPXR_STATS: whether the times above and below, and `io_nanos`, are taken (clock
     /// reads per syscall, chunk and hand-off that nothing else needs).
     timed: bool,
@@ -161,7 +166,8 @@ impl Core {
             fd: self.stream.as_raw_fd(),
             io_nanos: self.timed.then_some(&self.io_nanos),
         };
-        mover.pump(&mut wire, budget, |len| {
+        let before = mover.moved();
+        let outcome = mover.pump(&mut wire, budget, |len| {
             self.done_bytes.fetch_add(len as u64, Ordering::Relaxed);
             // Only the holder of `mover` counts chunks, so this is the next chunk's place.
             if self.timed {
@@ -171,7 +177,27 @@ impl Core {
             // Release: a receive's bytes are in place (and its finish time written) before the
             // proxy sees the chunk done.
             self.finished.fetch_add(1, Ordering::Release);
-        })
+        });
+        if self.timed {
+            self.time_grant_waits(mover.moved() != before, matches!(outcome, Ok(Outcome::Starved)));
+        }
+        outcome
+    }
+
+    /// NCCL_TCPXR_STATS: a wait for the receiver's grant ends with the first pump that moves bytes
+    /// after it began, and begins with a pump that ends short of a grant. Only the holder of
+    /// `mover` calls this.
+    fn time_grant_waits(&self, moved: bool, starved: bool) {
+        let now = since_start();
+        let began = self.starved_at.load(Ordering::Relaxed);
+        if began != 0 && moved {
+            self.grant_waits.fetch_add(1, Ordering::Relaxed);
+            self.grant_wait_nanos.fetch_add(now - began, Ordering::Relaxed);
+            self.starved_at.store(0, Ordering::Relaxed);
+        }
+        if starved && (began == 0 || moved) {
+            self.starved_at.store(now, Ordering::Relaxed);
+        }
     }
 
     /// The readiness the stripe waits for now that a pump has stopped short; the caller holds
@@ -379,6 +405,9 @@ impl Stripe {
             handed_at: AtomicU64::new(0),
             handoffs: AtomicU64::new(0),
             handoff_wait_nanos: AtomicU64::new(0),
+            starved_at: AtomicU64::new(0),
+            grant_waits: AtomicU64::new(0),
+            grant_wait_nanos: AtomicU64::new(0),
             timed,
             done_at: std::array::from_fn(|_| AtomicU64::new(0)),
             failure: OnceLock::new(),
@@ -592,6 +621,14 @@ impl InnerStripe for Stripe {
             core.handoff_wait_nanos.load(Ordering::Relaxed),
         ))
     }
+
+    fn grant_waits(&self) -> Option<(u64, u64)> {
+        let core = &self.core;
+        Some((
+            core.grant_waits.load(Ordering::Relaxed),
+            core.grant_wait_nanos.load(Ordering::Relaxed),
+        ))
+    }
 }
 
 impl InnerSend for Stripe {
@@ -734,6 +771,18 @@ mod tests {
             wait_recv(&mut rx).unwrap();
             wait_send(&mut tx);
             assert!(out == payload, "handoff {handoff}");
+            // NCCL_TCPXR_STATS counts the waits: the first for the opening grant perhaps, and the
+            // one of 100 ms and more that the unread window held the sender.
+            let (waits, nanos) = InnerStripe::grant_waits(&tx).unwrap();
+            assert!(
+                waits >= 1 && nanos >= 100_000_000,
+                "handoff {handoff}: {waits} waits, {nanos} ns"
+            );
+            assert_eq!(
+                InnerStripe::grant_waits(&rx),
+                Some((0, 0)),
+                "a receiver waits for no grant"
+            );
         }
         // Without a window TCP alone decides, and it takes far more than 16 KiB unread.
         let (mut tx, rx) = stripes_with(&l, 0, usize::MAX, 0);
