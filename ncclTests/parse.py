@@ -17,8 +17,14 @@ INFO lines of NCCL 2.28 (src/plugin/net.cc, src/init.cc, src/transport/net.cc):
 tcpxr_stats(log_text) / stats_summary(stats): the counters tcpxr logs for each
 connection when it closes with NCCL_TCPXR_STATS=1 (src/engine/mod.rs, Stats::report):
 
-  NCCL INFO NET/tcpxr stats send: 1220 messages (0 inline), 1976.0 MB in 1.47 s; stripes
-    s0 494.4 MB in 943 chunks 28% busy, queued ahead avg 1.7 max 7, s1 ...; window stalls 0
+  host:pid:tid [0] NCCL INFO NET/tcpxr stats send: 1220 messages (0 inline), 1976.0 MB in 1.47 s;
+    window stalls 0; 2 stripes
+  host:pid:tid [0] NCCL INFO NET/tcpxr stats send s0: 494.4 MB in 943 chunks 28% busy, queued ahead
+    avg 1.7 max 7, ...
+  host:pid:tid [0] NCCL INFO NET/tcpxr stats send s1: ...
+
+  (one line a stripe: NCCL's logger cuts a line near 1 KiB; a stripe's line follows its
+  connection's from the same thread)
 """
 
 import math
@@ -36,23 +42,32 @@ _AVG = re.compile(r"^# Avg bus bandwidth\s*:\s*(\S+)\s*(\w*)")
 _ERROR = re.compile(r"Test failure|NCCL failure|CUDA failure|Test NCCL failure|error:|Invalid number of GPUs")
 
 
-_STATS = re.compile(r"stats (send|receive): (\d+) messages \((\d+) inline\), ([\d.]+) MB in ([\d.]+) s; "
-                    r"stripes (.*); window stalls (\d+)")
-_STRIPE = re.compile(r"s(\d+) ([\d.]+) MB in (\d+) chunks(?: (\d+)% busy)?(?:, queued ahead avg ([\d.]+) max (\d+))?")
+_STATS = re.compile(r"^(\S*) .*stats (send|receive): (\d+) messages \((\d+) inline\), ([\d.]+) MB in ([\d.]+) s; "
+                    r"window stalls (\d+); (\d+) stripes")
+_STRIPE = re.compile(r"^(\S*) .*stats (send|receive) s(\d+): ([\d.]+) MB in (\d+) chunks(?: (\d+)% busy)?"
+                     r"(?:, queued ahead avg ([\d.]+) max (\d+))?")
 
 
 def tcpxr_stats(log_text):
-    """Every tcpxr stats line in an NCCL log, one dict per connection."""
-    out = []
-    for m in _STATS.finditer(log_text):
-        stripes = [{"mb": float(s.group(2)), "chunks": int(s.group(3)),
-                    "busy": None if s.group(4) is None else int(s.group(4)),
-                    "queued_avg": None if s.group(5) is None else float(s.group(5)),
-                    "queued_max": None if s.group(6) is None else int(s.group(6))}
-                   for s in _STRIPE.finditer(m.group(6))]
-        out.append({"dir": m.group(1), "messages": int(m.group(2)), "inline": int(m.group(3)),
-                    "mb": float(m.group(4)), "seconds": float(m.group(5)), "stripes": stripes,
-                    "stalls": int(m.group(7))})
+    """Every tcpxr stats report in an NCCL log, one dict per connection, its stripes' lines
+    attached to the connection line last logged by the same thread (the log prefix)."""
+    out, last = [], {}
+    for line in log_text.splitlines():
+        m = _STATS.search(line)
+        if m:
+            conn = {"dir": m.group(2), "messages": int(m.group(3)), "inline": int(m.group(4)),
+                    "mb": float(m.group(5)), "seconds": float(m.group(6)), "stripes": [],
+                    "stalls": int(m.group(7))}
+            out.append(conn)
+            last[(m.group(1), m.group(2))] = conn
+            continue
+        m = _STRIPE.search(line)
+        conn = m and last.get((m.group(1), m.group(2)))
+        if conn:
+            conn["stripes"].append({"mb": float(m.group(4)), "chunks": int(m.group(5)),
+                                    "busy": None if m.group(6) is None else int(m.group(6)),
+                                    "queued_avg": None if m.group(7) is None else float(m.group(7)),
+                                    "queued_max": None if m.group(8) is None else int(m.group(8))})
     return out
 
 

@@ -199,16 +199,22 @@ class Transport(unittest.TestCase):
 
 
 class TcpxrStats(unittest.TestCase):
-    # Lines as tcpxr logs them through NCCL (the send line was printed by tcpxr-bench with
-    # NCCL_TCPXR_STATS=1 on 2026-11-23, given NCCL's log prefix; the receive line is a tcpx
-    # connection, whose transport does not time its I/O).
+    # Lines as tcpxr logs them through NCCL (the send lines' figures from tcpxr-bench with
+    # NCCL_TCPXR_STATS=1 on 2026-11-23, given NCCL's log prefix; the receive lines are a tcpx
+    # connection's, whose transport does not time its I/O). Another thread's lines come between.
     LOG = (
-        "vm:1:2 [0] NCCL INFO NET/tcpxr stats send: 1220 messages (0 inline), 1976.0 MB in 1.47 s; stripes "
-        "s0 494.4 MB in 943 chunks 28% busy, queued ahead avg 1.7 max 7, s1 493.9 MB in 942 chunks 25% busy, "
-        "queued ahead avg 1.4 max 7; window stalls 0\n"
+        "vm:1:2 [0] NCCL INFO NET/tcpxr stats send: 1220 messages (0 inline), 1976.0 MB in 1.47 s; "
+        "window stalls 0; 2 stripes\n"
+        "vm:1:3 [1] NCCL INFO NET/tcpxr stats receive: 7 messages (3 inline), 12.5 MB in 0.20 s; "
+        "window stalls 1; 2 stripes\n"
+        "vm:1:2 [0] NCCL INFO NET/tcpxr stats send s0: 494.4 MB in 943 chunks 28% busy, queued ahead avg 1.7 "
+        "max 7, 2757 grant waits avg 448.0 us, done avg 1118.2 us after its post and seen by NCCL's thread "
+        "5.9 us later\n"
+        "vm:1:3 [1] NCCL INFO NET/tcpxr stats receive s0: 0.0 MB in 0 chunks\n"
         "vm:1:2 [0] NCCL INFO some other line\n"
-        "vm:1:3 [1] NCCL INFO NET/tcpxr stats receive: 7 messages (3 inline), 12.5 MB in 0.20 s; stripes "
-        "s0 0.0 MB in 0 chunks, s1 12.5 MB in 4 chunks, queued ahead avg 2.0 max 3; window stalls 1\n"
+        "vm:1:2 [0] NCCL INFO NET/tcpxr stats send s1: 493.9 MB in 942 chunks 25% busy, queued ahead avg 1.4 "
+        "max 7\n"
+        "vm:1:3 [1] NCCL INFO NET/tcpxr stats receive s1: 12.5 MB in 4 chunks, queued ahead avg 2.0 max 3\n"
     )
 
     def test_lines(self):
@@ -220,6 +226,7 @@ class TcpxrStats(unittest.TestCase):
         self.assertEqual(st[1]["stripes"][0], {"mb": 0.0, "chunks": 0, "busy": None, "queued_avg": None,
                                                "queued_max": None})
         self.assertEqual(st[1]["stalls"], 1)
+        self.assertEqual([len(c["stripes"]) for c in st], [2, 2])
 
     def test_summary(self):
         summary = parse.stats_summary(parse.tcpxr_stats(self.LOG))

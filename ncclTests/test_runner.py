@@ -54,9 +54,12 @@ with open(log, "w") as fh:
         if gdr and mode != "no-unpack":
             fh.write("h:1:1 [0] NCCL INFO Using NCCL_NET_DEVICE_UNPACK net plugin version 7\n")
         if os.environ.get("NCCL_TCPXR_STATS") == "1":
-            fh.write("h:1:3 [0] NCCL INFO NET/tcpxr stats send: 10 messages (2 inline), 8.0 MB in 1.00 s; stripes "
-                     "s0 4.0 MB in 8 chunks 40% busy, queued ahead avg 1.5 max 3, s1 4.0 MB in 8 chunks 20% busy, "
-                     "queued ahead avg 0.5 max 2; window stalls 4\n")
+            fh.write("h:1:3 [0] NCCL INFO NET/tcpxr stats send: 10 messages (2 inline), 8.0 MB in 1.00 s; "
+                     "window stalls 4; 2 stripes\n"
+                     "h:1:3 [0] NCCL INFO NET/tcpxr stats send s0: 4.0 MB in 8 chunks 40% busy, queued ahead avg 1.5 "
+                     "max 3\n"
+                     "h:1:3 [0] NCCL INFO NET/tcpxr stats send s1: 4.0 MB in 8 chunks 20% busy, queued ahead avg 0.5 "
+                     "max 2\n")
     fh.write(f"h:1:1 [0] NCCL INFO NCCL version 2.28.3+cuda13.0\nh:1:1 [0] NCCL INFO Using network {net}\n")
     fh.write(f"h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] [send] via NET/{net}/0{gdr}\n")
 sys.exit(7 if bad else 0)

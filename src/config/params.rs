@@ -236,13 +236,13 @@ pub const STATS: Param = Param {
     name: "NCCL_TCPXR_STATS",
     default: "0",
     accepted: "0 or 1",
-    doc: "1 logs each connection's counters when it closes. Per stripe: bytes, chunks, I/O busy \
-          time, how many chunks were queued ahead of each new one (near 0: the stripe waits for \
-          NCCL; near the window: the stripe is the limit), its hand-offs to the I/O pool with their \
-          average wait until a worker took them, a sending socket stripe's waits for its \
-          receiver's grant (NCCL_TCPXR_UNREAD_BYTES) and their average, a chunk's average time \
-          from its post until its \
-          last byte moved and from then until NCCL's thread saw it done, and window stalls. Also each RMA group's when NCCL \
+    doc: "1 logs each connection's counters when it closes. First its totals and window stalls, \
+          then a line a stripe: bytes, chunks, I/O busy time, how many chunks were queued ahead of \
+          each new one (near 0: the stripe waits for NCCL; near the window: the stripe is the \
+          limit), its hand-offs to the I/O pool with their average wait until a worker took them, \
+          a sending socket stripe's waits for its receiver's grant (NCCL_TCPXR_UNREAD_BYTES) and \
+          their average, a chunk's average time from its post until its last byte moved and from \
+          then until NCCL's thread saw it done. Also each RMA group's when NCCL \
           closes it: operations and bytes each way, a request's time in tcpxr and then until NCCL's \
           test saw it, the gaps between NCCL's calls while work was outstanding, and for GPU \
           windows the staging copies' time and waits for a staging buffer. And the socket \

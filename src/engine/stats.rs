@@ -1,5 +1,6 @@
 //! A comm's counters (NCCL_TCPXR_STATS=1): what it moved, and per stripe where the time went,
-//! logged as one INFO line when it closes.
+//! logged as INFO lines when it closes: the comm's totals, then one line a stripe (NCCL's logger
+//! cuts a line near 1 KiB, which four stripes' details passed).
 use super::striper::StripeCounts;
 
 /// Per-comm counters, logged at close when NCCL_TCPXR_STATS=1.
@@ -27,70 +28,70 @@ impl Stats {
         self.inline_messages += inline as u64;
     }
 
-    /// Logs [`Stats::line`] at INFO.
+    /// Logs [`Stats::lines`] at INFO.
     pub fn report(&self, what: &str, stripes: &StripeCounts) {
-        log::info!("{}", self.line(what, stripes, self.opened.elapsed().as_secs_f64()));
+        for line in self.lines(what, stripes, self.opened.elapsed().as_secs_f64()) {
+            log::info!("{line}");
+        }
     }
 
-    /// One line: totals, then per stripe its bytes, chunks, I/O busy time over `secs`, how many
+    /// The totals and window stalls, then a line per stripe: its bytes, chunks, I/O busy time over `secs`, how many
     /// chunks were already queued on it when each was posted, its hand-offs to the I/O pool with
     /// their average wait for a worker, its waits for the receiver's grant, and its chunks'
-    /// average time from post to done and from done to NCCL's thread seeing it, then window
-    /// stalls.
-    pub fn line(&self, what: &str, stripes: &StripeCounts, secs: f64) -> String {
-        let per: Vec<String> = (0..stripes.bytes.len())
-            .map(|i| {
-                let mb = stripes.bytes[i] as f64 / 1e6;
-                let busy = match stripes.io_nanos.get(i).copied().flatten() {
-                    Some(ns) => format!(" {:.0}% busy", 100.0 * ns as f64 / 1e9 / secs.max(1e-9)),
-                    None => String::new(),
-                };
-                let queued = match (stripes.queued_sum.get(i), stripes.queued_max.get(i)) {
-                    (Some(&sum), Some(&max)) if stripes.chunks[i] > 0 => {
-                        format!(
-                            ", queued ahead avg {:.1} max {max}",
-                            sum as f64 / stripes.chunks[i] as f64
-                        )
-                    }
-                    _ => String::new(),
-                };
-                let handoffs = match stripes.handoffs.get(i).copied().flatten() {
-                    Some((n, ns)) if n > 0 => {
-                        format!(", {n} hand-offs waited avg {:.1} us", ns as f64 / n as f64 / 1e3)
-                    }
-                    _ => String::new(),
-                };
-                let grants = match stripes.grant_waits.get(i).copied().flatten() {
-                    Some((n, ns)) if n > 0 => {
-                        format!(", {n} grant waits avg {:.1} us", ns as f64 / n as f64 / 1e3)
-                    }
-                    _ => String::new(),
-                };
-                let times = match stripes.times.get(i).copied().flatten() {
-                    Some(t) if t.chunks > 0 => {
-                        let us = |ns: u64| ns as f64 / t.chunks as f64 / 1e3;
-                        format!(
-                            ", done avg {:.1} us after its post and seen by NCCL's thread {:.1} us later",
-                            us(t.post_to_done_nanos),
-                            us(t.done_to_seen_nanos)
-                        )
-                    }
-                    _ => String::new(),
-                };
-                format!(
-                    "s{i} {mb:.1} MB in {} chunks{busy}{queued}{handoffs}{grants}{times}",
-                    stripes.chunks[i]
-                )
-            })
-            .collect();
-        format!(
-            "stats {what}: {} messages ({} inline), {:.1} MB in {secs:.2} s; stripes {}; window stalls {}",
+    /// average time from post to done and from done to NCCL's thread seeing it.
+    pub fn lines(&self, what: &str, stripes: &StripeCounts, secs: f64) -> Vec<String> {
+        let per = (0..stripes.bytes.len()).map(|i| {
+            let mb = stripes.bytes[i] as f64 / 1e6;
+            let busy = match stripes.io_nanos.get(i).copied().flatten() {
+                Some(ns) => format!(" {:.0}% busy", 100.0 * ns as f64 / 1e9 / secs.max(1e-9)),
+                None => String::new(),
+            };
+            let queued = match (stripes.queued_sum.get(i), stripes.queued_max.get(i)) {
+                (Some(&sum), Some(&max)) if stripes.chunks[i] > 0 => {
+                    format!(
+                        ", queued ahead avg {:.1} max {max}",
+                        sum as f64 / stripes.chunks[i] as f64
+                    )
+                }
+                _ => String::new(),
+            };
+            let handoffs = match stripes.handoffs.get(i).copied().flatten() {
+                Some((n, ns)) if n > 0 => {
+                    format!(", {n} hand-offs waited avg {:.1} us", ns as f64 / n as f64 / 1e3)
+                }
+                _ => String::new(),
+            };
+            let grants = match stripes.grant_waits.get(i).copied().flatten() {
+                Some((n, ns)) if n > 0 => {
+                    format!(", {n} grant waits avg {:.1} us", ns as f64 / n as f64 / 1e3)
+                }
+                _ => String::new(),
+            };
+            let times = match stripes.times.get(i).copied().flatten() {
+                Some(t) if t.chunks > 0 => {
+                    let us = |ns: u64| ns as f64 / t.chunks as f64 / 1e3;
+                    format!(
+                        ", done avg {:.1} us after its post and seen by NCCL's thread {:.1} us later",
+                        us(t.post_to_done_nanos),
+                        us(t.done_to_seen_nanos)
+                    )
+                }
+                _ => String::new(),
+            };
+            format!(
+                "stats {what} s{i}: {mb:.1} MB in {} chunks{busy}{queued}{handoffs}{grants}{times}",
+                stripes.chunks[i]
+            )
+        });
+        let totals = format!(
+            "stats {what}: {} messages ({} inline), {:.1} MB in {secs:.2} s; window stalls {}; {} stripes",
             self.messages,
             self.inline_messages,
             self.bytes as f64 / 1e6,
-            per.join(", "),
-            stripes.stalls
-        )
+            stripes.stalls,
+            stripes.bytes.len()
+        );
+        std::iter::once(totals).chain(per).collect()
     }
 }
 
@@ -106,7 +107,7 @@ mod tests {
     use crate::transport::ChunkTimes;
 
     #[test]
-    fn the_line_gives_each_stripes_share_and_where_its_chunks_spent_their_time() {
+    fn the_lines_give_each_stripes_share_and_where_its_chunks_spent_their_time() {
         let mut stats = Stats::new();
         stats.count(1 << 20, false);
         stats.count(100, true);
@@ -129,11 +130,14 @@ mod tests {
             stalls: 3,
         };
         assert_eq!(
-            stats.line("send", &stripes, 2.0),
-            "stats send: 2 messages (1 inline), 1.0 MB in 2.00 s; stripes s0 1.0 MB in 4 chunks 25% busy, \
-             queued ahead avg 0.5 max 1, 4 hand-offs waited avg 2.0 us, 2 grant waits avg 25.0 us, done avg \
-             25.0 us after its post \
-             and seen by NCCL's thread 3.0 us later, s1 0.0 MB in 0 chunks; window stalls 3"
+            stats.lines("send", &stripes, 2.0),
+            [
+                "stats send: 2 messages (1 inline), 1.0 MB in 2.00 s; window stalls 3; 2 stripes",
+                "stats send s0: 1.0 MB in 4 chunks 25% busy, queued ahead avg 0.5 max 1, 4 hand-offs waited avg \
+                 2.0 us, 2 grant waits avg 25.0 us, done avg 25.0 us after its post and seen by NCCL's thread \
+                 3.0 us later",
+                "stats send s1: 0.0 MB in 0 chunks",
+            ]
         );
     }
 }
