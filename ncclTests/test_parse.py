@@ -214,7 +214,8 @@ class TcpxrStats(unittest.TestCase):
         "vm:1:2 [0] NCCL INFO some other line\n"
         "vm:1:2 [0] NCCL INFO NET/tcpxr stats send s1: 493.9 MB in 942 chunks 25% busy, queued ahead avg 1.4 "
         "max 7\n"
-        "vm:1:3 [1] NCCL INFO NET/tcpxr stats receive s1: 12.5 MB in 4 chunks, queued ahead avg 2.0 max 3\n"
+        "vm:1:3 [1] NCCL INFO NET/tcpxr stats receive s1: 12.5 MB in 4 chunks, queued ahead avg 2.0 max 3, "
+        "window grew 3 times to at most 1024 KiB\n"
     )
 
     def test_lines(self):

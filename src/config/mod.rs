@@ -113,6 +113,8 @@ pub struct Config {
     pub rcvbuf: usize,
     /// A receiving socket stripe's window (transport/socket/grant.rs); 0 = none.
     pub unread_bytes: u64,
+    /// The most that window grows to; 0 = it keeps its size.
+    pub unread_max_bytes: u64,
     /// Socket transport I/O threads; None = auto (the process's share of the host's cores, at most 10:
     /// transport/socket/host.rs).
     pub io_threads: Option<usize>,
@@ -324,6 +326,18 @@ impl Config {
             ..byte_range(4096, 1 << 30)
         };
         let io_threads = r.auto_usize(&IO_THREADS, range(0, 1024))?;
+        let window = Range {
+            zero: true,
+            ..byte_range(16 << 10, 1 << 30)
+        };
+        let unread_bytes = r.uint(&UNREAD_BYTES, window)?;
+        let unread_max_bytes = r.uint(&UNREAD_MAX_BYTES, window)?;
+        if unread_max_bytes != 0 && (unread_bytes == 0 || unread_max_bytes < unread_bytes) {
+            return Err(invalid(
+                &UNREAD_MAX_BYTES,
+                &r.value(&UNREAD_MAX_BYTES).unwrap_or_default(),
+            ));
+        }
         let speed = r.uint(
             &SPEED_MBPS,
             Range {
@@ -356,13 +370,8 @@ impl Config {
             )?,
             sndbuf: r.usize(&SOCKET_SNDBUF, bufsize)?,
             rcvbuf: r.usize(&SOCKET_RCVBUF, bufsize)?,
-            unread_bytes: r.uint(
-                &UNREAD_BYTES,
-                Range {
-                    zero: true,
-                    ..byte_range(16 << 10, 1 << 30)
-                },
-            )?,
+            unread_bytes,
+            unread_max_bytes,
             io_threads,
             handoff_bytes: r.auto_usize(&HANDOFF_BYTES, byte_range(0, 1 << 30))?,
             io_spin_us: r.auto_uint(&IO_SPIN_US, range(0, 100_000))?,
@@ -432,6 +441,7 @@ impl Config {
             sndbuf,
             rcvbuf,
             unread_bytes,
+            unread_max_bytes,
             io_threads,
             handoff_bytes,
             io_spin_us,
@@ -462,6 +472,7 @@ impl Config {
             (SOCKET_SNDBUF.name, sndbuf.to_string()),
             (SOCKET_RCVBUF.name, rcvbuf.to_string()),
             (UNREAD_BYTES.name, unread_bytes.to_string()),
+            (UNREAD_MAX_BYTES.name, unread_max_bytes.to_string()),
             (IO_THREADS.name, or_auto(io_threads)),
             (HANDOFF_BYTES.name, or_auto(handoff_bytes)),
             (IO_SPIN_US.name, or_auto(io_spin_us)),
@@ -580,6 +591,7 @@ mod tests {
                 sndbuf: 0,
                 rcvbuf: 0,
                 unread_bytes: 0,
+                unread_max_bytes: 0,
                 io_threads: None,
                 handoff_bytes: None,
                 io_spin_us: None,
@@ -679,6 +691,25 @@ mod tests {
         }
         let c = with(&[("NCCL_TCPXR_SEND_WINDOW", "3"), ("NCCL_TCPXR_RECV_WINDOW", "5")]).unwrap();
         assert_eq!((c.send_window, c.recv_window), (3, 5));
+    }
+
+    #[test]
+    fn a_growing_window_needs_a_window_to_grow_from() {
+        let c = with(&[
+            ("NCCL_TCPXR_UNREAD_BYTES", "256K"),
+            ("NCCL_TCPXR_UNREAD_MAX_BYTES", "4M"),
+        ])
+        .unwrap();
+        assert_eq!((c.unread_bytes, c.unread_max_bytes), (256 << 10, 4 << 20));
+        let n = "NCCL_TCPXR_UNREAD_MAX_BYTES";
+        rejected(n, "4M", "not below a set NCCL_TCPXR_UNREAD_BYTES");
+        let e = with(&[("NCCL_TCPXR_UNREAD_BYTES", "1M"), (n, "512K")]).unwrap_err();
+        assert_eq!(
+            e.msg,
+            "NCCL_TCPXR_UNREAD_MAX_BYTES=512K is invalid: accepted 0 (no growth) or 16384-1073741824, not \
+             below a set NCCL_TCPXR_UNREAD_BYTES (K/M/G suffixes allowed)"
+        );
+        rejected(n, "8K", "16384-1073741824");
     }
 
     #[test]

@@ -132,6 +132,21 @@ pub const UNREAD_BYTES: Param = Param {
           NCCL_TCPXR_PEER_TIMEOUT_MS).",
 };
 
+pub const UNREAD_MAX_BYTES: Param = Param {
+    name: "NCCL_TCPXR_UNREAD_MAX_BYTES",
+    default: "0",
+    accepted: "0 (no growth) or 16384-1073741824, not below a set NCCL_TCPXR_UNREAD_BYTES (K/M/G \
+               suffixes allowed)",
+    doc: "Largest a socket stripe's window (NCCL_TCPXR_UNREAD_BYTES) may grow to. The receiver \
+          doubles a stripe's window when its sender stopped at the grant while the receiver was \
+          waiting for bytes, and halves it back after 8 windows read without that \
+          (transport/socket/grant.rs). 0: the window keeps its size. The receiving side's value is \
+          used; its stripes take an SO_RCVBUF of at least twice this. At 4 ranks, 262144 growing \
+          to 4194304 kept sendrecv at its speed without a window (a fixed 262144: up to 24 % \
+          slower) and took bulk all_reduce 7-14 % less time; at 2 ranks it cost sendrecv and \
+          reduce_scatter up to 22 % (docs/BENCHMARKS.md, \"The stripes' window\").",
+};
+
 /// Socket buffer sizes below this are honoured but warned about (see [`Config::warnings`]).
 pub const PLAUSIBLE_SOCKET_BUFFER: usize = 64 << 10;
 pub const IO_THREADS: Param = Param {
@@ -237,12 +252,13 @@ pub const STATS: Param = Param {
     default: "0",
     accepted: "0 or 1",
     doc: "1 logs each connection's counters when it closes. First its totals and window stalls, \
-          then a line a stripe: bytes, chunks, I/O busy time, how many chunks were queued ahead of \
-          each new one (near 0: the stripe waits for NCCL; near the window: the stripe is the \
-          limit), its hand-offs to the I/O pool with their average wait until a worker took them, \
-          a sending socket stripe's waits for its receiver's grant (NCCL_TCPXR_UNREAD_BYTES) and \
-          their average, a chunk's average time from its post until its last byte moved and from \
-          then until NCCL's thread saw it done. Also each RMA group's when NCCL \
+          then a line a stripe: bytes, chunks, I/O busy time, how many chunks were queued ahead of each new \
+          one (near 0: the stripe waits for NCCL; near the window: the stripe is the limit), its \
+          hand-offs to the I/O pool with their average wait until a worker took them, a sending \
+          socket stripe's waits for its receiver's grant (NCCL_TCPXR_UNREAD_BYTES) and their \
+          average, how often a receiving stripe's window grew (NCCL_TCPXR_UNREAD_MAX_BYTES), a \
+          chunk's average time from its post until its last byte moved and from then until NCCL's \
+          thread saw it done. Also each RMA group's when NCCL \
           closes it: operations and bytes each way, a request's time in tcpxr and then until NCCL's \
           test saw it, the gaps between NCCL's calls while work was outstanding, and for GPU \
           windows the staging copies' time and waits for a staging buffer. And the socket \
@@ -339,6 +355,7 @@ pub static PARAMS: &[Param] = &[
     SOCKET_SNDBUF,
     SOCKET_RCVBUF,
     UNREAD_BYTES,
+    UNREAD_MAX_BYTES,
     IO_THREADS,
     HANDOFF_BYTES,
     IO_SPIN_US,

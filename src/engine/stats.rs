@@ -67,6 +67,12 @@ impl Stats {
                 }
                 _ => String::new(),
             };
+            let growth = match stripes.window_growth.get(i).copied().flatten() {
+                Some((n, largest)) if n > 0 => {
+                    format!(", window grew {n} times to at most {} KiB", largest >> 10)
+                }
+                _ => String::new(),
+            };
             let times = match stripes.times.get(i).copied().flatten() {
                 Some(t) if t.chunks > 0 => {
                     let us = |ns: u64| ns as f64 / t.chunks as f64 / 1e3;
@@ -79,7 +85,7 @@ impl Stats {
                 _ => String::new(),
             };
             format!(
-                "stats {what} s{i}: {mb:.1} MB in {} chunks{busy}{queued}{handoffs}{grants}{times}",
+                "stats {what} s{i}: {mb:.1} MB in {} chunks{busy}{queued}{handoffs}{grants}{growth}{times}",
                 stripes.chunks[i]
             )
         });
@@ -119,6 +125,7 @@ mod tests {
             queued_max: vec![1, 0],
             handoffs: vec![Some((4, 8_000)), None],
             grant_waits: vec![Some((2, 50_000)), Some((0, 0))],
+            window_growth: vec![Some((3, 1 << 20)), None],
             times: vec![
                 Some(ChunkTimes {
                     chunks: 4,
@@ -134,8 +141,8 @@ mod tests {
             [
                 "stats send: 2 messages (1 inline), 1.0 MB in 2.00 s; window stalls 3; 2 stripes",
                 "stats send s0: 1.0 MB in 4 chunks 25% busy, queued ahead avg 0.5 max 1, 4 hand-offs waited avg \
-                 2.0 us, 2 grant waits avg 25.0 us, done avg 25.0 us after its post and seen by NCCL's thread \
-                 3.0 us later",
+                 2.0 us, 2 grant waits avg 25.0 us, window grew 3 times to at most 1024 KiB, done avg 25.0 us \
+                 after its post and seen by NCCL's thread 3.0 us later",
                 "stats send s1: 0.0 MB in 0 chunks",
             ]
         );

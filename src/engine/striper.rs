@@ -90,6 +90,9 @@ pub struct StripeCounts {
     /// Each sending stripe's waits for its receiver's grant and their nanoseconds, where the
     /// transport has a window of its own.
     pub grant_waits: Vec<Option<(u64, u64)>>,
+    /// Each receiving stripe's window: times it grew and the largest it reached, where the
+    /// transport's window grows.
+    pub window_growth: Vec<Option<(u64, u64)>>,
     /// Where each stripe's chunks spent their time, where the transport times them.
     pub times: Vec<Option<ChunkTimes>>,
     /// Times issuing stopped because the next stripe's window was full or its transport busy.
@@ -321,6 +324,7 @@ impl<L: Lane> Striper<L> {
             queued_max: self.stripes.iter().map(|s| s.queued_max).collect(),
             handoffs: self.stripes.iter().map(|s| s.lane.stripe().handoffs()).collect(),
             grant_waits: self.stripes.iter().map(|s| s.lane.stripe().grant_waits()).collect(),
+            window_growth: self.stripes.iter().map(|s| s.lane.stripe().window_growth()).collect(),
             times: self.stripes.iter().map(|s| s.lane.stripe().chunk_times()).collect(),
             stalls: self.stalls,
         }

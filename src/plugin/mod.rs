@@ -32,7 +32,7 @@ use crate::engine::Tuning;
 use crate::error::{Error, Result};
 use crate::nccl_settings;
 use crate::settings::{self, Source};
-use crate::transport::socket::{SocketOptions, SocketTransport};
+use crate::transport::socket::{SocketOptions, SocketTransport, WindowBounds};
 use crate::transport::tcpx::{TcpxOptions, TcpxTransport};
 use crate::transport::{Transport, TransportKind};
 use connect::sweep_connects;
@@ -157,7 +157,10 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
     let opts = SocketOptions {
         sndbuf: config.sndbuf,
         rcvbuf: config.rcvbuf,
-        unread_bytes: config.unread_bytes,
+        window: WindowBounds {
+            least: config.unread_bytes,
+            most: config.unread_max_bytes.max(config.unread_bytes),
+        },
         handshake_timeout: Duration::from_millis(config.handshake_timeout_ms),
         peer_timeout_ms: config.peer_timeout_ms,
         io_threads: io_threads.value,

@@ -194,6 +194,11 @@ pub trait InnerStripe: Send {
     fn grant_waits(&self) -> Option<(u64, u64)> {
         None
     }
+    /// A receiving stripe's window: the times it grew and the largest it reached in bytes, when
+    /// the transport's window grows (for NCCL_TCPXR_STATS).
+    fn window_growth(&self) -> Option<(u64, u64)> {
+        None
+    }
     /// How long its chunks took, when the transport times them (for NCCL_TCPXR_STATS).
     fn chunk_times(&self) -> Option<ChunkTimes> {
         None

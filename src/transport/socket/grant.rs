@@ -20,6 +20,11 @@
 //! down to plain TCP's and made the 4-rank ring 1.4x faster, but in NCCL it helped some collectives
 //! and slowed sendrecv and 2-rank all_reduce (docs/BENCHMARKS.md, "The stripes' window").
 //!
+//! **Growth** (NCCL_TCPXR_UNREAD_MAX_BYTES): sendrecv's few stripes a peer each carry more than
+//! a collective's, and a fixed window that suits the many starves the few. A window that doubles
+//! while the sender waits on it kept sendrecv at its speed without a window at 4 ranks, and most
+//! of the collectives' gain; 2 ranks still lose (runs 229-230). See [`Grants::after_read`].
+//!
 //! **Rhythm.** The receiver grants `read + window` once that is at least half a window past its last
 //! grant; the sender reads grants only when its allowance is short of what it is about to send. So
 //! a grant costs one small write on the receiving side and, at most, one read on the sending side,
@@ -129,26 +134,63 @@ impl Allowance {
     }
 }
 
+/// A receiving stripe's window: `least` bytes (0: no window), growing up to `most` while the
+/// sender waits on it (NCCL_TCPXR_UNREAD_BYTES and NCCL_TCPXR_UNREAD_MAX_BYTES).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WindowBounds {
+    pub least: u64,
+    pub most: u64,
+}
+
+impl WindowBounds {
+    /// A window that stays `window` bytes (0: none).
+    pub fn fixed(window: u64) -> WindowBounds {
+        WindowBounds {
+            least: window,
+            most: window,
+        }
+    }
+}
+
+/// A grown window halves once this many windows have been read without the sender waiting on it:
+/// the bytes a window lets wait unread are what the cache holds for the receiving copy, so it
+/// shrinks back once the stripe no longer needs it.
+const SHRINK_AFTER_WINDOWS: u64 = 8;
+
 /// The receiving side: the grants it owes the sender.
 pub struct Grants {
-    /// Unread bytes the sender may have on the wire; 0: no limit.
+    bounds: WindowBounds,
+    /// Unread bytes the sender may have on the wire now, within `bounds`; 0: no limit.
     window: u64,
     /// The last grant queued (written, or in `out`).
     granted: u64,
     /// That grant's bytes, of which `out_sent` are written.
     out: [u8; GRANT_BYTES],
     out_sent: usize,
+    /// The receiver has found the socket empty while a chunk was posted since the last grant.
+    waited: bool,
+    /// Stream offset at which the window last changed size.
+    resized_at: u64,
+    /// Times the window grew, and the largest it reached (NCCL_TCPXR_STATS).
+    growths: u64,
+    largest: u64,
 }
 
 impl Grants {
     /// The first grant is queued: [`Grants::flush`] writes it.
-    pub fn new(window: u64) -> Grants {
+    pub fn new(bounds: WindowBounds) -> Grants {
+        let window = bounds.least;
         let granted = if window == 0 { UNLIMITED } else { window.min(UNLIMITED) };
         Grants {
+            bounds,
             window,
             granted,
             out: encode(granted),
             out_sent: 0,
+            waited: false,
+            resized_at: 0,
+            growths: 0,
+            largest: window,
         }
     }
 
@@ -157,7 +199,7 @@ impl Grants {
     pub fn written(window: u64) -> Grants {
         Grants {
             out_sent: GRANT_BYTES,
-            ..Grants::new(window)
+            ..Grants::new(WindowBounds::fixed(window))
         }
     }
 
@@ -166,15 +208,45 @@ impl Grants {
         self.out_sent < GRANT_BYTES
     }
 
+    /// The receiver found no bytes while a chunk was posted (`true`), or has no chunk posted
+    /// (`false`: bytes that arrive meanwhile waited for the receiver, not it for them).
+    pub fn waiting(&mut self, posted: bool) {
+        self.waited = posted;
+    }
+
+    /// Times the window grew and the largest it reached.
+    pub fn growth(&self) -> (u64, u64) {
+        (self.growths, self.largest)
+    }
+
     /// Queues a grant if `read` (stream bytes read so far) has moved the window half its size past
-    /// the last one, and writes what is queued.
-    pub fn after_read(&mut self, read: u64, wire: &mut impl Wire) -> Result<()> {
+    /// the last one, and writes what is queued. `mid_chunk`: a chunk has started to arrive and
+    /// not finished.
+    ///
+    /// The window doubles when the sender waited on it while the receiver waited on the sender:
+    /// the receiver has read everything granted in the middle of a chunk (so the sender, which
+    /// holds the whole chunk, stopped at the grant) after finding the socket empty since that
+    /// grant (so it was ready for more). A receiver that was merely late reads a full window
+    /// without waiting and the window stays. It halves back toward `least` after
+    /// [`SHRINK_AFTER_WINDOWS`] windows read without growing.
+    pub fn after_read(&mut self, read: u64, mid_chunk: bool, wire: &mut impl Wire) -> Result<()> {
         if self.window > 0 && !self.pending() {
+            if read == self.granted && mid_chunk && self.waited && self.window < self.bounds.most {
+                self.window = (2 * self.window).min(self.bounds.most);
+                self.resized_at = read;
+                self.growths += 1;
+                self.largest = self.largest.max(self.window);
+            } else if self.window > self.bounds.least && read - self.resized_at >= SHRINK_AFTER_WINDOWS * self.window {
+                self.window = (self.window / 2).max(self.bounds.least);
+                self.resized_at = read;
+            }
             let next = (read + self.window).min(UNLIMITED);
-            if next - self.granted >= self.window.div_ceil(2) {
+            // A window that has just shrunk may put `next` below the last grant: grants only grow.
+            if next.saturating_sub(self.granted) >= self.window.div_ceil(2) {
                 self.granted = next;
                 self.out = encode(next);
                 self.out_sent = 0;
+                self.waited = false;
             }
         }
         self.flush(wire)

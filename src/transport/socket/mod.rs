@@ -9,6 +9,7 @@
 mod epoll;
 mod frame;
 mod grant;
+pub use grant::WindowBounds;
 mod host;
 mod mover;
 mod pool_stats;
@@ -50,9 +51,9 @@ pub const LOOPBACK_MBPS: i32 = 400_000;
 pub struct SocketOptions {
     pub sndbuf: usize,
     pub rcvbuf: usize,
-    /// NCCL_TCPXR_UNREAD_BYTES: a receiving stripe's window (grant.rs); 0 (the default): no limit
-    /// but TCP's.
-    pub unread_bytes: u64,
+    /// NCCL_TCPXR_UNREAD_BYTES and NCCL_TCPXR_UNREAD_MAX_BYTES: a receiving stripe's window
+    /// (grant.rs); 0 (the default): no limit but TCP's.
+    pub window: WindowBounds,
     pub handshake_timeout: Duration,
     pub peer_timeout_ms: u64,
     /// NCCL_TCPXR_IO_THREADS as init resolved it (already capped at the cores; 0: none, NCCL's
@@ -246,7 +247,7 @@ pub fn check_stripe_hello(hello: &[u8], token: u64) -> Verdict {
 /// granted bytes could wait in the sender's kernel after its chunks count as sent, and a reset
 /// would lose them (grant.rs).
 fn receive_buffer(opts: &SocketOptions) -> usize {
-    match opts.unread_bytes {
+    match opts.window.most {
         0 => opts.rcvbuf,
         w => opts.rcvbuf.max(2 * w as usize),
     }
@@ -338,7 +339,7 @@ impl InnerListener for SocketListener {
             stream,
             self.pool,
             self.handoff_bytes,
-            self.opts.unread_bytes,
+            self.opts.window,
         )?)))
     }
 }

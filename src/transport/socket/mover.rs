@@ -11,7 +11,7 @@
 //! allowance reads the receiver's grants and stops ([`Outcome::Starved`]) when none has come; a
 //! receiver grants more as it reads.
 use super::frame::{self, HEADER_BYTES, MAX_PAYLOAD};
-use super::grant::{Allowance, Grants};
+use super::grant::{Allowance, Grants, WindowBounds};
 use crate::error::{Error, Result};
 use crate::net::conn::{self, Direction};
 use std::collections::VecDeque;
@@ -108,9 +108,9 @@ impl Mover {
         Mover::with(Direction::Send, Flow::Send(Allowance::none()))
     }
 
-    /// A receiving stripe's, letting the sender have `window` unread bytes on the wire (0: no
-    /// limit). Its first grant waits for [`Mover::flush_grant`].
-    pub fn receiver(window: u64) -> Mover {
+    /// A receiving stripe's, letting the sender have a window of unread bytes on the wire within
+    /// `window` (0: no limit). Its first grant waits for [`Mover::flush_grant`].
+    pub fn receiver(window: WindowBounds) -> Mover {
         Mover::with(Direction::Recv, Flow::Recv(Grants::new(window)))
     }
 
@@ -157,6 +157,14 @@ impl Mover {
     /// Stream bytes (headers included) moved since the stripe started.
     pub fn moved(&self) -> u64 {
         self.moved
+    }
+
+    /// A receiver's window: times it grew and the largest it reached (None for a sender).
+    pub fn window_growth(&self) -> Option<(u64, u64)> {
+        match &self.flow {
+            Flow::Recv(g) => Some(g.growth()),
+            Flow::Send(_) => None,
+        }
     }
 
     /// Whether a send has used all the receiver has granted (it waits for readable bytes, not
@@ -210,6 +218,9 @@ impl Mover {
             if let Flow::Recv(g) = &mut self.flow {
                 if g.pending() {
                     g.flush(wire)?;
+                }
+                if self.frames.is_empty() {
+                    g.waiting(false);
                 }
             }
             if self.frames.is_empty() {
@@ -273,10 +284,15 @@ impl Mover {
                     let payload = self.advance(n, &mut done)?;
                     left -= payload.min(left);
                     if let Flow::Recv(g) = &mut self.flow {
-                        g.after_read(self.moved, wire)?;
+                        g.after_read(self.moved, self.head_moved > 0, wire)?;
                     }
                 }
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(Outcome::Blocked),
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                    if let Flow::Recv(g) = &mut self.flow {
+                        g.waiting(true);
+                    }
+                    return Ok(Outcome::Blocked);
+                }
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(e) => return Err(conn::error("stripe", self.dir, e)),
             }
@@ -528,11 +544,15 @@ mod tests {
             (rng % m as u64) as usize
         };
         for round in 0..300 {
-            let window = [0, 16, 1000, 20_000][round % 4];
+            let window = [(0, 0), (16, 16), (1000, 1000), (20_000, 20_000), (1000, 16_000)][round % 5];
             let n = 1 + next(12);
             let mut payloads: Vec<Vec<u8>> = (0..n).map(|i| bytes(next(9000), (round + i) as u8)).collect();
             let mut outs: Vec<Vec<u8>> = payloads.iter().map(|p| vec![0u8; p.len()]).collect();
-            let (mut tx, mut rx) = (Mover::sender(), Mover::receiver(window));
+            let bounds = WindowBounds {
+                least: window.0,
+                most: window.1,
+            };
+            let (mut tx, mut rx) = (Mover::sender(), Mover::receiver(bounds));
             for (seq, p) in payloads.iter_mut().enumerate() {
                 tx.push(frame(p, seq as u64));
             }
@@ -557,15 +577,18 @@ mod tests {
                 rx_end.incoming.append(&mut tx_end.sent);
                 rx_end.limits = (0..4).map(|_| next(3) * next(20_000)).collect();
                 rx.pump(&mut rx_end, usize::MAX, |_| got += 1).unwrap();
-                if window > 0 {
+                if bounds.most > 0 {
                     let (on_wire, read) = (tx.moved, rx_end.read_pos as u64);
-                    assert!(on_wire <= read + window, "round {round}: {on_wire} sent, {read} read");
+                    assert!(
+                        on_wire <= read + bounds.most,
+                        "round {round}: {on_wire} sent, {read} read"
+                    );
                 }
             }
             assert_eq!(sent, n, "round {round}");
             assert!(outs == payloads, "round {round}");
             let stream: usize = payloads.iter().map(|p| HEADER_BYTES + p.len()).sum();
-            if window == 16 && stream > 16 {
+            if bounds.least == 16 && stream > 16 {
                 assert!(starved > 0, "round {round}: a window of one header starves the sender");
             }
         }
@@ -622,7 +645,7 @@ mod tests {
     fn a_receiver_grants_half_a_window_at_a_time_and_keeps_a_grant_the_socket_refused() {
         let payloads = vec![bytes(3000, 1), bytes(3000, 2)];
         let mut outs = vec![vec![0u8; 3000]; 2];
-        let mut rx = Mover::receiver(4000);
+        let mut rx = Mover::receiver(WindowBounds::fixed(4000));
         for (seq, o) in outs.iter_mut().enumerate() {
             rx.push(frame(o, seq as u64));
         }
@@ -655,6 +678,71 @@ mod tests {
         rx.pump(&mut wire, usize::MAX, |_| {}).unwrap();
         assert_eq!(outs, payloads);
         assert_eq!(grants(&wire), vec![4000, 6000, 8000, 10032]);
+    }
+
+    #[test]
+    fn a_window_doubles_while_the_sender_waits_on_it_and_halves_back_once_it_does_not() {
+        let payload = bytes(200_000, 7);
+        let image = wire_image(std::slice::from_ref(&payload));
+        let mut out = vec![0u8; payload.len()];
+        let mut rx = Mover::receiver(WindowBounds {
+            least: 1000,
+            most: 4000,
+        });
+        let mut wire = Scripted::default();
+        assert!(rx.flush_grant(&mut wire).unwrap());
+        let last_grant =
+            |w: &Scripted| u64::from_le_bytes(w.sent[w.sent.len() - 8..].try_into().unwrap()) & grant::UNLIMITED;
+        // The sender stops at each grant: the wire holds the stream up to it.
+        let feed = |w: &mut Scripted| {
+            let upto = last_grant(w) as usize;
+            w.incoming = image[..upto].to_vec();
+        };
+        // A late receiver: the sender filled the window before the receive was posted.
+        feed(&mut wire);
+        assert_eq!(rx.pump(&mut wire, usize::MAX, |_| panic!()).unwrap(), Outcome::Drained);
+        rx.push(frame(&mut out, 0));
+        assert_eq!(rx.pump(&mut wire, usize::MAX, |_| panic!()).unwrap(), Outcome::Blocked);
+        assert_eq!(
+            (rx.window_growth(), last_grant(&wire)),
+            (Some((0, 1000)), 2000),
+            "late, not short"
+        );
+        // Now it waits (it found the socket empty) and the sender stops at the grant: the window
+        // was short, and doubles, up to its most.
+        for (growths, window) in [(1, 2000), (2, 4000), (2, 4000)] {
+            let read = last_grant(&wire);
+            feed(&mut wire);
+            assert_eq!(rx.pump(&mut wire, usize::MAX, |_| panic!()).unwrap(), Outcome::Blocked);
+            assert_eq!(rx.window_growth(), Some((growths, 4000.min(window))));
+            assert_eq!(last_grant(&wire), read + window);
+        }
+        // A receiver that is behind (budgets of 500 bytes: it never finds the socket empty, and
+        // never reads up to the grant): after 8 windows of 4000 it halves, after 8 of 2000 again.
+        let grown_at = rx.moved();
+        let mut windows = vec![];
+        while rx.moved() < grown_at + 90_000 {
+            feed(&mut wire);
+            assert_eq!(rx.pump(&mut wire, 500, |_| panic!()).unwrap(), Outcome::Budget);
+            let window = last_grant(&wire) - rx.moved();
+            if windows.last() != Some(&window) {
+                windows.push(window);
+            }
+        }
+        // Between grants the receiver reads into the window, so what is left of it varies; the
+        // grants' span shows its size.
+        let first_below = |limit: u64| windows.iter().position(|&w| w <= limit);
+        assert!(windows.iter().all(|&w| w <= 4000) && windows[0] > 2000, "{windows:?}");
+        let (halved, least) = (first_below(2000).unwrap(), first_below(1000).unwrap());
+        assert!(
+            halved < least && windows[halved..].iter().all(|&w| w <= 2000),
+            "{windows:?}"
+        );
+        assert!(
+            windows[least..].iter().all(|&w| w == 1000),
+            "back to its least: {windows:?}"
+        );
+        assert_eq!(rx.window_growth(), Some((2, 4000)));
     }
 
     #[test]

@@ -42,6 +42,7 @@
 //! touches the engine's buffers, since a worker checks `closing` under `mover` before every pump.
 //! Then the socket leaves the pool's sets. The socket itself closes with the last reference to
 //! the shared state, which a worker may hold for a moment longer; nothing blocks, so nothing hangs.
+use super::grant::WindowBounds;
 use super::lock;
 use super::mover::{Frame, Mover, Outcome, Wire};
 use super::workers::{self, Lease, Pool, PoolShape, Registration, Work};
@@ -358,9 +359,9 @@ impl Stripe {
         Stripe::start(stream, Mover::sender(), pool, handoff_bytes)
     }
 
-    /// The receiving end, as [`Stripe::sending`], letting the sender have `window` unread bytes
-    /// on the wire (0: no limit). Its first grant is written here.
-    pub fn receiving(stream: TcpStream, pool: PoolShape, handoff_bytes: usize, window: u64) -> Result<Stripe> {
+    /// The receiving end, as [`Stripe::sending`], letting the sender have a window of unread
+    /// bytes on the wire within `window` (0: no limit). Its first grant is written here.
+    pub fn receiving(stream: TcpStream, pool: PoolShape, handoff_bytes: usize, window: WindowBounds) -> Result<Stripe> {
         Stripe::start(stream, Mover::receiver(window), pool, handoff_bytes)
     }
 
@@ -622,6 +623,10 @@ impl InnerStripe for Stripe {
         ))
     }
 
+    fn window_growth(&self) -> Option<(u64, u64)> {
+        lock(&self.core.mover).window_growth()
+    }
+
     fn grant_waits(&self) -> Option<(u64, u64)> {
         let core = &self.core;
         Some((
@@ -686,10 +691,10 @@ mod tests {
     /// A stripe pair in a pool of 2 threads, timed as under NCCL_TCPXR_STATS (the tests read
     /// the hand-off and chunk times), with the default window.
     fn stripes(l: &TcpListener, buffers: usize, handoff: usize) -> (Stripe, Stripe) {
-        stripes_with(l, buffers, handoff, WINDOW)
+        stripes_with(l, buffers, handoff, WindowBounds::fixed(WINDOW))
     }
 
-    fn stripes_with(l: &TcpListener, buffers: usize, handoff: usize, window: u64) -> (Stripe, Stripe) {
+    fn stripes_with(l: &TcpListener, buffers: usize, handoff: usize, window: WindowBounds) -> (Stripe, Stripe) {
         let (a, b) = tcp_pair(l, buffers);
         let shape = PoolShape {
             stats: true,
@@ -752,7 +757,7 @@ mod tests {
         let payload = data(1 << 20, 3);
         // Proxy-driven, then through a worker.
         for handoff in [usize::MAX, 1] {
-            let (mut tx, mut rx) = stripes_with(&l, 0, handoff, W);
+            let (mut tx, mut rx) = stripes_with(&l, 0, handoff, WindowBounds::fixed(W));
             send(&mut tx, &payload);
             wait_until("the sender fills the window", || {
                 let _ = InnerSend::test_oldest(&mut tx);
@@ -785,7 +790,7 @@ mod tests {
             );
         }
         // Without a window TCP alone decides, and it takes far more than 16 KiB unread.
-        let (mut tx, rx) = stripes_with(&l, 0, usize::MAX, 0);
+        let (mut tx, rx) = stripes_with(&l, 0, usize::MAX, WindowBounds::fixed(0));
         send(&mut tx, &payload);
         wait_until("TCP takes more than a window", || {
             let _ = InnerSend::test_oldest(&mut tx);
@@ -796,7 +801,17 @@ mod tests {
     #[test]
     fn many_chunks_through_a_small_window_arrive_whole_in_order_both_ways_of_driving() {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        for (handoff, window) in [(usize::MAX, 16 << 10), (1, 16 << 10), (64 << 10, 100_000)] {
+        let growing = WindowBounds {
+            least: 16 << 10,
+            most: 1 << 20,
+        };
+        for (handoff, window) in [
+            (usize::MAX, WindowBounds::fixed(16 << 10)),
+            (1, WindowBounds::fixed(16 << 10)),
+            (64 << 10, WindowBounds::fixed(100_000)),
+            (usize::MAX, growing),
+            (1, growing),
+        ] {
             let (mut tx, mut rx) = stripes_with(&l, 0, handoff, window);
             let payloads: Vec<Vec<u8>> = (0..24).map(|i| data(1000 + i * 37_001, i as u8)).collect();
             let mut outs: Vec<Vec<u8>> = payloads.iter().map(|p| vec![0u8; p.len()]).collect();
@@ -824,7 +839,15 @@ mod tests {
                     got += 1;
                 }
             }
-            assert!(outs == payloads, "handoff {handoff} window {window}");
+            assert!(outs == payloads, "handoff {handoff} window {window:?}");
+            // 16 KiB against chunks of up to 850 KiB read as they come: the sender stops at
+            // nearly every grant while the receiver waits, so a window that may grow does.
+            let (growths, largest) = InnerStripe::window_growth(&rx).unwrap();
+            if window.most > window.least {
+                assert!(growths > 0 && largest <= window.most, "{growths} growths to {largest}");
+            } else {
+                assert_eq!((growths, largest), (0, window.least));
+            }
         }
     }
 
@@ -1066,7 +1089,7 @@ mod tests {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         for handoff in [usize::MAX, 1] {
             let (mut a, b) = tcp_pair(&l, 0);
-            let mut rx = Stripe::receiving(b, PoolShape::threads(2), handoff, WINDOW).unwrap();
+            let mut rx = Stripe::receiving(b, PoolShape::threads(2), handoff, WindowBounds::fixed(WINDOW)).unwrap();
             let mut out = vec![0u8; 1 << 20];
             recv(&mut rx, &mut out);
             a.write_all(&frame::encode(0, 1 << 20)).unwrap();
@@ -1133,7 +1156,7 @@ mod tests {
             // Sleeping: a chunk has started to arrive and its rest never comes; a worker waits
             // for it in epoll.
             let (mut raw, b) = tcp_pair(&l, 0);
-            let mut sleeper = Stripe::receiving(b, PoolShape::threads(2), 1, WINDOW).unwrap();
+            let mut sleeper = Stripe::receiving(b, PoolShape::threads(2), 1, WindowBounds::fixed(WINDOW)).unwrap();
             let mut sleep_buf = vec![0u8; CHUNK];
             recv(&mut sleeper, &mut sleep_buf);
             raw.write_all(&frame::encode(0, CHUNK)).unwrap();
