@@ -169,8 +169,9 @@ def machine_of(run_dir):
             model = m.group(1)
         elif re.fullmatch(r"\d+", line.strip()) and not cores:
             cores = line.strip()
-        elif re.match(r"^[0-9a-f]{7,40} ", line):
-            commits.append(line.split()[0][:7])
+        elif re.match(r"^(?:[\w-]+: )?[0-9a-f]{7,40} ", line):
+            # "<hash> <subject>" as commit.txt holds it, or "new: <hash> ..." as scripts label it
+            commits.append(line.split(": ", 1)[-1].split()[0][:7] if re.match(r"^[\w-]+: ", line) else line.split()[0][:7])
         elif line.strip().startswith("(uncommitted") and commits:
             commits[-1] += "+"  # built from that commit with changes not yet committed
     machine = f"{gpus}x{model}" if gpus else "cpu"
@@ -182,8 +183,13 @@ def commit_dirs(run_dir):
     path = os.path.join(run_dir, "script.sh")
     if not os.path.exists(path):
         return []
-    m = re.search(r"cat ((?:\S*commit\.txt\s*)+)", read(path))
-    return [os.path.dirname(p) for p in m.group(1).split()] if m else []
+    text = read(path)
+    m = re.search(r"cat ((?:\S*commit\.txt\s*)+)", text)
+    found = [os.path.dirname(p) for p in m.group(1).split()] if m else []
+    # common.sh's start_run writes dist/commit.txt into machine.txt before the script's own lines.
+    if re.search(r"^start_run\b", text, re.M) and "dist" not in found:
+        found.insert(0, "dist")
+    return found
 
 
 def settings_of(path):
