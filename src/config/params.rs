@@ -144,7 +144,8 @@ pub const UNREAD_MAX_BYTES: Param = Param {
           used; its stripes take an SO_RCVBUF of at least twice this. At 4 ranks, 262144 growing \
           to 4194304 kept sendrecv at its speed without a window (a fixed 262144: up to 24 % \
           slower) and took bulk all_reduce 7-14 % less time; at 2 ranks it cost sendrecv and \
-          reduce_scatter up to 22 % (docs/BENCHMARKS.md, \"The stripes' window\").",
+          reduce_scatter up to 22 % on one instance and nothing beyond the spread on another \
+          (docs/BENCHMARKS.md, \"A window that grows\").",
 };
 
 /// Socket buffer sizes below this are honoured but warned about (see [`Config::warnings`]).

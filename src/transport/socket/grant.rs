@@ -23,7 +23,8 @@
 //! **Growth** (NCCL_TCPXR_UNREAD_MAX_BYTES): sendrecv's few stripes a peer each carry more than
 //! a collective's, and a fixed window that suits the many starves the few. A window that doubles
 //! while the sender waits on it kept sendrecv at its speed without a window at 4 ranks, and most
-//! of the collectives' gain; 2 ranks still lose (runs 229-230). See [`Grants::after_read`].
+//! of the collectives' gain; at 2 ranks it lost on one instance and not on another (runs
+//! 229-232). See [`Grants::after_read`].
 //!
 //! **Rhythm.** The receiver grants `read + window` once that is at least half a window past its last
 //! grant; the sender reads grants only when its allowance is short of what it is about to send. So
