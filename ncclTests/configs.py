@@ -72,6 +72,39 @@ class ConfigUnavailable(Exception):
     """The configuration cannot run here (e.g. a variable it needs is unset)."""
 
 
+def add_variants(names, specs):
+    """Registers the variants among `names`: a name BASE+LABEL is configuration BASE with the
+    variables --variant gave LABEL ("LABEL:KEY=VALUE", repeatable, one variable each), so that
+    settings compare side by side in one call (rotated with --repeat, tabled as configs).
+    Returns `names`; raises ValueError naming what is wrong."""
+    labels = {}
+    for spec in specs:
+        label, colon, kv = spec.partition(":")
+        key, eq, value = kv.partition("=")
+        if not colon or not eq or not key or not label or "+" in label:
+            raise ValueError(f"--variant {spec!r}: use LABEL:KEY=VALUE (one variable each; repeat it)")
+        labels.setdefault(label, {})[key] = value
+    for name in names:
+        base, plus, label = name.partition("+")
+        if not plus or name in CONFIGS:
+            continue
+        if base not in CONFIGS or "+" in base:
+            raise ValueError(f"config {name!r}: {base!r} is not a configuration; known: {', '.join(CONFIGS)}")
+        if label not in labels:
+            raise ValueError(f"config {name!r}: no --variant {label}:KEY=VALUE gives {label!r} its settings")
+        CONFIGS[name] = dict(CONFIGS[base], **labels[label])
+        DESCRIPTIONS[name] = DESCRIPTIONS[base] + ", with " + " ".join(f"{k}={v}" for k, v in labels[label].items())
+    unused = sorted(set(labels) - {n.partition("+")[2] for n in names})
+    if unused:
+        raise ValueError(f"--variant {unused[0]} is not used by any config (name one BASE+{unused[0]})")
+    return names
+
+
+def base_of(name):
+    """The configuration a variant (BASE+LABEL) is built on; a plain name is its own."""
+    return name.partition("+")[0]
+
+
 def expected_net(name):
     """Network name NCCL must report for this configuration ("Socket", "tcpxr")."""
     return CONFIGS[name]["NCCL_NET"]
@@ -84,7 +117,7 @@ def expected_gdr(name):
 
 def expected_device_unpack(name):
     """True: NCCL must log that it uses the plugin's device unpack; None: not checked."""
-    return True if name in DEVICE_UNPACK else None
+    return True if base_of(name) in DEVICE_UNPACK else None
 
 
 def expectations(name):

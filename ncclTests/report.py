@@ -2,7 +2,7 @@
 
 Results are kept as  results[op][config][size_bytes] = {"busbw": GB/s, "time_us": us}
 (out-of-place numbers for nccl-tests).  Socket configurations ("socket", "socket-*") are the
-baselines.  Every tcpxr-* config is compared, at each size, with the best baseline of the same
+baselines (and their variants, "socket+LABEL").  Every tcpxr-* config is compared, at each size, with the best baseline of the same
 run at that size: the one with the lowest time, which is also the one with the highest busbw
 (same size and op), but stays exact at small sizes where nccl-tests prints busbw as 0.00.
 Ratio = best Socket time / tcpxr time = tcpxr busbw / best Socket busbw: > 1 means tcpxr is
@@ -44,7 +44,8 @@ def doubling(min_bytes, max_bytes):
 
 def baselines(configs):
     """NCCL Socket configurations among `configs`, in their order."""
-    return [c for c in configs if c == "socket" or c.startswith("socket-")]
+    # A variant (BASE+LABEL) is classed by its base: socket+x is a Socket tuning too.
+    return [c for c in configs if c.partition("+")[0] == "socket" or c.startswith("socket-")]
 
 
 def tcpxr_configs(configs):

@@ -137,7 +137,11 @@ def parse_args(argv=None):
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     add_launch_args(p)
     p.add_argument("--configs", default=",".join(configs.DEFAULT_CONFIGS),
-                   help=f"comma-separated, from {','.join(configs.CONFIGS)} (default: %(default)s)")
+                   help=f"comma-separated, from {','.join(configs.CONFIGS)}, or BASE+LABEL: BASE with "
+                        f"the settings --variant gives LABEL (default: %(default)s)")
+    p.add_argument("--variant", action="append", default=[], metavar="LABEL:KEY=VALUE",
+                   help="one setting of the variant LABEL (repeatable); e.g. --configs tcpxr-host,tcpxr-host+w "
+                        "--variant w:NCCL_TCPXR_UNREAD_BYTES=256K compares tcpxr with and without it in one call")
     p.add_argument("--ops", default="all_reduce,sendrecv", help="nccl-tests ops, <op>_perf (default: %(default)s)")
     p.add_argument("--min", default="8", help="smallest size, K/M/G = binary units (default: %(default)s)")
     p.add_argument("--max", default="1G", help="largest size (default: %(default)s)")
@@ -153,7 +157,7 @@ def parse_args(argv=None):
     a.configs = [c for c in a.configs.split(",") if c]
     a.ops = [o for o in a.ops.split(",") if o]
     try:
-        configs.check_names(a.configs)
+        configs.check_names(configs.add_variants(a.configs, a.variant))
         a.min_bytes, a.max_bytes = report.parse_size(a.min), report.parse_size(a.max)
         report.doubling(a.min_bytes, a.max_bytes)
     except ValueError as e:

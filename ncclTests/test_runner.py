@@ -122,6 +122,28 @@ class Configs(unittest.TestCase):
         self.assertEqual(configs.inherited_nccl_vars(["socket"], "/p", base), {"NCCL_IB_HCA": "mlx5"})
 
 
+    def test_variants_need_a_known_base_a_defined_label_and_one_setting_a_flag(self):
+        added = []
+        self.addCleanup(lambda: [(configs.CONFIGS.pop(n), configs.DESCRIPTIONS.pop(n)) for n in added])
+        names = configs.add_variants(["socket", "tcpxr-gpu+w"], ["w:NCCL_TCPXR_UNREAD_BYTES=256K", "w:X=1"])
+        added.append("tcpxr-gpu+w")
+        self.assertEqual(names, ["socket", "tcpxr-gpu+w"])
+        self.assertEqual(configs.CONFIGS["tcpxr-gpu+w"],
+                         dict(configs.CONFIGS["tcpxr-gpu"], NCCL_TCPXR_UNREAD_BYTES="256K", X="1"))
+        self.assertTrue(configs.DESCRIPTIONS["tcpxr-gpu+w"].endswith(", with NCCL_TCPXR_UNREAD_BYTES=256K X=1"))
+        self.assertTrue(configs.expected_device_unpack("tcpxr-gpu+w"))     # its base's checks
+        self.assertEqual(configs.expected_net("tcpxr-gpu+w"), "tcpxr")
+        for names, specs, why in ((["nope+w"], ["w:A=1"], "'nope' is not a configuration"),
+                                  (["socket+v"], ["w:A=1"], "no --variant v:KEY=VALUE"),
+                                  (["socket+w"], ["w:A"], "use LABEL:KEY=VALUE"),
+                                  (["socket+w"], ["A=1"], "use LABEL:KEY=VALUE"),
+                                  (["socket"], ["w:A=1"], "--variant w is not used")):
+            with self.assertRaises(ValueError) as e:
+                configs.add_variants(names, specs)
+            self.assertIn(why, str(e.exception))
+        with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit):
+            run_nccl_tests.parse_args(["--nccl-tests", "b", "--plugin-dir", "p", "--configs", "socket+x"])
+
 class Command(unittest.TestCase):
     def test_single_process(self):
         a = run_nccl_tests.parse_args(["--nccl-tests", "b", "--plugin-dir", "p", "--max", "64M"])
@@ -184,7 +206,6 @@ class Command(unittest.TestCase):
                         ["--algo", "Ring", "--env", "NCCL_ALGO=Tree"], ["--algo", " "], ["--repeat", "0"]):
                 with self.assertRaises(SystemExit):
                     run_nccl_tests.parse_args(["--nccl-tests", "b", "--plugin-dir", "p"] + bad)
-
 
 class Ranks(unittest.TestCase):
     """--ranks N: the command, the ranks each run must show, and the rows nccl-tests prints."""
@@ -356,6 +377,27 @@ class EndToEnd(unittest.TestCase):
         self.assertIn("the median of 3 passes", md)
         self.assertIn("8 B time (us): socket 22.90", md)   # every pass printed the same rows
         self.assertEqual(json.loads(read(os.path.join(self.out, "run.json")))["repeat"], 3)
+
+    def test_a_variant_runs_beside_its_base_in_the_rotation_with_its_own_settings(self):
+        self.addCleanup(lambda: (configs.CONFIGS.pop("tcpxr-host+w", None), configs.DESCRIPTIONS.pop("tcpxr-host+w", None)))
+        rc, text = self.run_main("ok", "--configs", "socket,tcpxr-host,tcpxr-host+w", "--ops", "all_reduce",
+                                 "--repeat", "2", "--variant", "w:NCCL_TCPXR_UNREAD_BYTES=256K",
+                                 "--variant", "w:NCCL_TCPXR_UNREAD_MAX_BYTES=4M")
+        self.assertEqual(rc, 0, text)
+        got = [(c["env"]["NCCL_NET"], c["env"].get("NCCL_TCPXR_UNREAD_BYTES"), c["env"].get("NCCL_TCPXR_UNREAD_MAX_BYTES"))
+               for c in self.calls_made()]
+        socket_, host, w = ("Socket", None, None), ("tcpxr", None, None), ("tcpxr", "256K", "4M")
+        self.assertEqual(got, [socket_, host, w, host, w, socket_])
+        for k in (1, 2):
+            self.assertTrue(os.path.isfile(os.path.join(self.out, f"r{k}", "all_reduce.tcpxr-host+w.txt")))
+        settings = read(os.path.join(self.out, "r1", "all_reduce.tcpxr-host+w.settings.txt"))
+        self.assertIn("  NCCL_TCPXR_UNREAD_MAX_BYTES=4M", settings)
+        with open(os.path.join(self.out, "summary.csv")) as fh:
+            row = next(csv.DictReader(fh))
+        self.assertIn("tcpxr-host+w/best_socket", row)
+        md = read(os.path.join(self.out, "summary.md"))
+        self.assertIn("tcpxr-host+w: tcpxr, socket inner transport, host buffers (GDR off), with "
+                      "NCCL_TCPXR_UNREAD_BYTES=256K NCCL_TCPXR_UNREAD_MAX_BYTES=4M", md)
 
     def test_median_results_take_the_median_pass_at_each_size_and_skip_failed_runs(self):
         def run(op, config, times, problems=()):
