@@ -169,9 +169,9 @@ def machine_of(run_dir):
             model = m.group(1)
         elif re.fullmatch(r"\d+", line.strip()) and not cores:
             cores = line.strip()
-        elif re.match(r"^(?:[\w-]+: )?[0-9a-f]{7,40} ", line):
+        elif h := re.match(r"^(?:[\w-]+: )?([0-9a-f]{7,40}) ", line):
             # "<hash> <subject>" as commit.txt holds it, or "new: <hash> ..." as scripts label it
-            commits.append(line.split(": ", 1)[-1].split()[0][:7] if re.match(r"^[\w-]+: ", line) else line.split()[0][:7])
+            commits.append(h.group(1)[:7])
         elif line.strip().startswith("(uncommitted") and commits:
             commits[-1] += "+"  # built from that commit with changes not yet committed
     machine = f"{gpus}x{model}" if gpus else "cpu"
