@@ -4,9 +4,12 @@
 //! as NCCL's kernel does. CUDA promises no concurrency between streams, so any GPU work of
 //! tcpxr's that a receive's completion waits for may queue behind that kernel forever.
 //!
-//! With NCCL's device unpack (the v7+ tables; accept hands NCCL the ring) tcpxr issues no GPU
-//! work for a receive: this must pass. The test plays NCCL: it releases its kernel only after
-//! test() said done, then places the bytes from the ring as NCCL's kernel would and consumes.
+//! With NCCL's device unpack (the v7+ tables; accept hands NCCL the ring) tcpxr launches no kernel
+//! for a receive; over the socket it copies large receives into place with the copy engine
+//! (engine/copy_in.rs), which needs no multiprocessor: this must pass, with the copies and with
+//! records alone (`NCCL_TCPXR_GPU_COPY_BYTES=0`). The test plays NCCL: it releases its kernel
+//! only after test() said done, then places the bytes from the ring as NCCL's kernel would and
+//! consumes.
 //! For contrast, the same with tcpxr's own unpack kernel (no device handle: the v5/v6 tables,
 //! the C API) says whether that path deadlocks on this machine; it is reported, not asserted,
 //! since whether a copy or kernel queued on another stream gets past a running one depends on the
@@ -18,7 +21,7 @@
 //! driver then says SKIPPED (TCPXR_REQUIRE_GPU=1 makes it fail).
 mod common;
 
-use common::gpu::{gpu_or_skip, DevBuf};
+use common::gpu::{gpu_or_skip, place_from_ring, DevBuf};
 use common::spin::{cu, Spin};
 use common::*;
 use cudarc::driver::sys;
@@ -26,8 +29,9 @@ use nccl_net_tcpxr::abi::*;
 use std::ffi::c_void;
 use std::time::{Duration, Instant};
 
-/// Set in the child processes: "device-unpack" (socket), "device-unpack-tcpx" (the TCPX emulator
-/// in its GPU layout) or "own-kernel" (socket, tcpxr's unpack kernel).
+/// Set in the child processes: "device-unpack" (socket, receives from 64 KiB copied),
+/// "device-unpack-records" (socket, no copies), "device-unpack-tcpx" (the TCPX emulator in its GPU
+/// layout) or "own-kernel" (socket, tcpxr's unpack kernel).
 const CHILD: &str = "TCPXR_GPU_HAZARD_CHILD";
 
 // Before main: in a child, play its case and exit.
@@ -44,6 +48,10 @@ fn gpu_receives_complete_while_a_kernel_waiting_for_them_holds_the_only_hardware
     let run = |mode: &str| {
         let mut cmd = child_case(CHILD, mode);
         cmd.env("CUDA_DEVICE_MAX_CONNECTIONS", "1");
+        cmd.env(
+            "NCCL_TCPXR_GPU_COPY_BYTES",
+            if mode == "device-unpack" { "65536" } else { "0" },
+        );
         if mode.ends_with("tcpx") {
             // TCPX's layout: the emulator's pool in device memory, filled in a context of its own.
             cmd.env("NCCL_TCPXR_TRANSPORT", "tcpx")
@@ -59,7 +67,7 @@ fn gpu_receives_complete_while_a_kernel_waiting_for_them_holds_the_only_hardware
         eprintln!("--- {mode}, CUDA_DEVICE_MAX_CONNECTIONS=1:\n{text}");
         (out.status.success(), text)
     };
-    for mode in ["device-unpack", "device-unpack-tcpx"] {
+    for mode in ["device-unpack", "device-unpack-records", "device-unpack-tcpx"] {
         let (ok, text) = run(mode);
         assert!(ok && text.contains(&format!("RESULT {mode} held")), "{mode}:\n{text}");
     }
@@ -120,7 +128,10 @@ fn hazard_child(mode: &str) {
         drop(spin);
         assert_eq!(size as usize, n);
         if let Some(h) = &ring {
-            place_from_ring(h, k as u64, dst.0);
+            let records = place_from_ring(h, k as u64, dst.0);
+            // Over the socket with copies on, a receive of at least 64 KiB is already in place.
+            let copied = mode == "device-unpack" && n >= 65536;
+            assert_eq!(records == 0, copied, "message {k} ({n} bytes): {records} records");
             // SAFETY: tcpxr's table; its own comm and request.
             assert_eq!(unsafe { net.0.irecvConsumed.unwrap()(recv, 1, rq) }, OK);
         }
@@ -167,35 +178,4 @@ fn reg_cuda(net: &V12, comm: *mut c_void, p: u64, len: usize) -> *mut c_void {
         OK
     );
     mh
-}
-
-/// What NCCL's kernel does for receive `n`: copy every record of slot n % 16 from the bounce
-/// buffer to `dst` (here with the copy engine, after the test's kernel has finished).
-fn place_from_ring(h: &unpackNetDeviceHandle, n: u64, dst: u64) {
-    let slot = (n % 16) as usize;
-    let meta = h.meta as u64;
-    let mut cnt = 0u64;
-    let cnt_at = meta + (std::mem::offset_of!(netUnpackMeta, cnt) + slot * 8) as u64;
-    // SAFETY: the ring is device-readable memory; synchronous copies of its count and records.
-    cu(
-        unsafe { sys::cuMemcpyDtoH_v2(&mut cnt as *mut u64 as *mut c_void, cnt_at, 8) },
-        "read cnt",
-    );
-    let mut recs = vec![loadMeta::default(); cnt as usize];
-    if cnt > 0 {
-        let at = meta + (slot * NET_UNPACK_MAX_SLICE_PAGES * 16) as u64;
-        // SAFETY: as above, cnt records.
-        cu(
-            unsafe { sys::cuMemcpyDtoH_v2(recs.as_mut_ptr() as *mut c_void, at, recs.len() * 16) },
-            "read records",
-        );
-    }
-    for r in recs {
-        // SAFETY: src inside the bounce memory the comm holds until irecvConsumed, dst inside the
-        // receive buffer (tcpxr checked the records).
-        cu(
-            unsafe { sys::cuMemcpyDtoD_v2(dst + r.dst_off, h.bounce_buf as u64 + r.src_off as u64, r.len as usize) },
-            "place a fragment",
-        );
-    }
 }

@@ -291,6 +291,19 @@ pub const GPU_BUFFERS: Param = Param {
           own unpack kernel, which can deadlock beside a kernel waiting for the same data on a \
           shared hardware queue (CUDA_DEVICE_MAX_CONNECTIONS=1, MPS).",
 };
+pub const GPU_COPY_BYTES: Param = Param {
+    name: "NCCL_TCPXR_GPU_COPY_BYTES",
+    default: "65536",
+    accepted: "0-4194304 (K/M suffixes allowed)",
+    doc: "GPU buffers over socket: receives of at least this size are put in place by the GPU's copy \
+          engine, not NCCL's unpack kernel (0: never). Over socket, with NCCL's device unpack, a \
+          receive into GPU memory lands in pinned host memory; NCCL's kernel reading it across PCIe \
+          places about 2.5 GB/s a channel, while the copy engine copies it into NCCL's buffer before \
+          test reports it done (43 GB/s for 512 KiB copies on an H200). Smaller receives keep the \
+          kernel: a copy's fixed cost, about 8 us, is more than its read of a few pages. A copy needs \
+          no multiprocessor, so it completes beside NCCL's waiting kernel with one hardware queue and \
+          under MPS.",
+};
 pub const TUNER: Param = Param {
     name: "NCCL_TCPXR_TUNER",
     default: "auto",
@@ -369,6 +382,7 @@ pub static PARAMS: &[Param] = &[
     STATS,
     STALL_SECONDS,
     GPU_BUFFERS,
+    GPU_COPY_BYTES,
     TUNER,
     LOOPBACK_DEVICES,
     RAILS,

@@ -9,10 +9,12 @@
 //! * `striper`: chunking, round-robin over stripes, windows.
 //! * `ctrl`, `wire`, `requests`: the control socket, the byte formats, the request handles.
 //! * `memory`: regMr'd ranges, registered with every stripe.
-//! * `ring`, `arena`: NCCL's device unpack, and the socket's bounce memory it reads from.
+//! * `ring`, `arena`, `copy_in`: NCCL's device unpack, the socket's bounce memory it reads from,
+//!   and the copy engine that places large receives from there instead.
 mod answer;
 pub mod arena;
 mod comm;
+mod copy_in;
 mod ctrl;
 pub mod lanes;
 pub mod memory;

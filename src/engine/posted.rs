@@ -56,6 +56,11 @@ impl<M> Posted<M> {
         self.requests.set_owner(owner);
     }
 
+    /// Sequence number of the oldest message not yet retired (the next one posted when none is).
+    pub fn front_seq(&self) -> u64 {
+        self.front_seq
+    }
+
     /// Sequence number the next posted message gets.
     pub fn next_seq(&self) -> u64 {
         self.next_seq

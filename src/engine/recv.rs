@@ -12,8 +12,9 @@
 //!   into GPU memory NCCL never registered; lanes.rs, stage.rs);
 //! * `DeviceUnpack`: NCCL asked for its device unpack at accept (v7+, see ring.rs): bytes bound
 //!   for GPU memory land in bounce memory, their records are published when the receive
-//!   completes, and the bounce memory (and TCPX's slots) are kept until NCCL's `irecvConsumed`;
-//!   the whole of such a receive's life is followed here and in ring.rs.
+//!   completes (or, for a large receive over the socket, the copy engine places them first and
+//!   none are: copy_in.rs), and the bounce memory (and TCPX's slots) are kept until NCCL's
+//!   `irecvConsumed`; the whole of such a receive's life is followed here and in ring.rs.
 //!
 //! Each message knows where its bytes land ([`Land`]): in place, or in the comm's bounce memory
 //! (device unpack into GPU memory over the socket).
@@ -57,6 +58,22 @@ impl RecvMode {
         }
     }
 
+    /// Whether receive `seq`, all of whose bytes are in, still waits for its copy into GPU memory
+    /// (copy_in.rs); queues the copy if the progress pass has not (it queues them oldest first,
+    /// and an older receive may still be arriving).
+    fn copying(&mut self, seq: u64, m: &mut Msg) -> Result<bool> {
+        let RecvMode::DeviceUnpack(ring) = self else {
+            return Ok(false);
+        };
+        match m.land {
+            Land::Bounce(Some(b)) if b.place != Place::Records => {
+                m.start_copy(seq, ring)?;
+                Ok(!ring.copied(seq)?)
+            }
+            _ => Ok(false),
+        }
+    }
+
     /// Whether the inline payload with placement `ticket` (tcpxr's own unpack) is in place.
     fn placed(&mut self, ticket: Option<u64>) -> Result<bool> {
         match (self, ticket) {
@@ -82,6 +99,19 @@ struct Bounced {
     host: usize,
     /// Its offset from the records' base (what NCCL's kernel reads).
     at: usize,
+    /// How the bytes get from there into the posted GPU buffer.
+    place: Place,
+}
+
+/// How a receive in bounce memory is placed into the GPU buffer NCCL posted.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// By NCCL's kernel, from the records published when the receive is reported done.
+    Records,
+    /// By the copy engine (copy_in.rs), queued once every byte has arrived: not yet queued.
+    CopyDue,
+    /// The copy is queued; the receive is reported done once it has completed.
+    Copying,
 }
 
 pub struct Msg {
@@ -129,6 +159,23 @@ impl Msg {
         ctrl_done && (self.inline || self.cut.issued == size) && self.cut.pending == 0
     }
 
+    /// Queues the copy engine's copy of this receive from bounce memory into the posted GPU
+    /// buffer, if it is one to copy and not yet queued; every byte must have arrived.
+    fn start_copy(&mut self, seq: u64, ring: &mut DeviceRing) -> Result<()> {
+        if let Land::Bounce(Some(b)) = self.land {
+            if b.place == Place::CopyDue {
+                // SAFETY: the posted GPU buffer, kept by NCCL until the receive is reported done,
+                // which waits for the copy.
+                unsafe { ring.start_copy(seq, b.host, self.ptr as u64, self.size.unwrap_or(0))? };
+                self.land = Land::Bounce(Some(Bounced {
+                    place: Place::Copying,
+                    ..b
+                }));
+            }
+        }
+        Ok(())
+    }
+
     /// The address the bytes are received at: the posted buffer, or the bounce memory taken.
     fn dst(&self) -> Result<usize> {
         match self.land {
@@ -148,6 +195,8 @@ pub struct RecvState {
     ctrl_seq: u64,
     /// First message whose chunks are not all posted to the stripes.
     issue_seq: u64,
+    /// First message not yet looked at for a copy into GPU memory (device unpack; copy_in.rs).
+    copy_seq: u64,
     header: [u8; MSG_HEADER_BYTES],
     header_got: usize,
 }
@@ -168,6 +217,7 @@ impl RecvComm {
             inline_limit: t.inline_accept,
             ctrl_seq: 0,
             issue_seq: 0,
+            copy_seq: 0,
             header: [0; MSG_HEADER_BYTES],
             header_got: 0,
         })
@@ -192,8 +242,9 @@ impl RecvComm {
 
     /// Switches this comm to NCCL's device unpack (NCCL asked for it at accept, before any
     /// receive) and returns the device address of the handle NCCL's kernel reads. `gpu` is the
-    /// GPU receives go to (None without CUDA: host destinations only).
-    pub fn enable_device_unpack(&self, gpu: Option<&Arc<Gpu>>) -> Result<*mut c_void> {
+    /// GPU receives go to (None without CUDA: host destinations only); over the socket, receives
+    /// into it of at least `copy_bytes` (0: none) are placed by the copy engine.
+    pub fn enable_device_unpack(&self, gpu: Option<&Arc<Gpu>>, copy_bytes: usize) -> Result<*mut c_void> {
         let mut guard = self.lock();
         let st = &mut *guard;
         if st.b.posted.next_seq() > 0 || !matches!(st.mode, RecvMode::Host) {
@@ -209,7 +260,7 @@ impl RecvComm {
                 ))
             }
         };
-        let ring = DeviceRing::new(gpu, bounce)?;
+        let ring = DeviceRing::new(gpu, bounce, copy_bytes)?;
         st.b.striper.lanes_mut().for_each(|l| l.keep_records());
         let handle = ring.device_handle();
         st.mode = RecvMode::DeviceUnpack(ring);
@@ -310,7 +361,7 @@ impl RecvComm {
         let seq = st.b.posted.seq_of(slot)?;
         let ctrl_done = seq < st.ctrl_seq;
         let msg = st.b.posted.get_mut(seq);
-        if !msg.done(ctrl_done) || !st.mode.placed(msg.inline_ticket)? {
+        if !msg.done(ctrl_done) || !st.mode.placed(msg.inline_ticket)? || st.mode.copying(seq, msg)? {
             progress?;
             return Ok(None);
         }
@@ -323,9 +374,11 @@ impl RecvComm {
             RecvMode::Host | RecvMode::OwnUnpack(_) => st.b.posted.complete(seq),
             RecvMode::DeviceUnpack(ring) => {
                 // NCCL's kernel reads the records once test says done, and the pages until
-                // irecvConsumed.
+                // irecvConsumed; a copied receive (in place by now) publishes none.
                 if let Land::Bounce(Some(b)) = land {
-                    ring.add_contiguous(seq, b.at, size)?;
+                    if b.place == Place::Records {
+                        ring.add_contiguous(seq, b.at, size)?;
+                    }
                 }
                 ring.publish(seq);
                 st.b.posted.hold(seq);
@@ -423,13 +476,15 @@ impl Side for RecvState {
             }
             self.issue_seq += 1;
         }
-        Ok(())
+        self.start_copies()
     }
 
-    /// Lets every unpack launch finish before the bounce memory it reads is freed.
+    /// Lets every unpack launch or copy finish before the bounce memory it reads is freed.
     fn closing(&mut self) {
-        if let RecvMode::OwnUnpack(stage) = &mut self.mode {
-            stage.quiesce();
+        match &mut self.mode {
+            RecvMode::OwnUnpack(stage) => stage.quiesce(),
+            RecvMode::DeviceUnpack(ring) => ring.quiesce(),
+            RecvMode::Host => {}
         }
     }
 }
@@ -441,6 +496,27 @@ impl RecvState {
         let event = parent.and_then(|p| profile::start(p, self.b.ctrl.fd(), Op::Recv, capacity));
         let seq = self.b.posted.next_seq() - 1;
         self.b.posted.get_mut(seq).event = event;
+    }
+
+    /// Queues the copy engine's copy of every receive, oldest first, whose bytes have all arrived
+    /// in bounce memory and are to be copied (device unpack over the socket; copy_in.rs), so that
+    /// a copy runs while NCCL still tests older receives.
+    fn start_copies(&mut self) -> Result<()> {
+        let RecvMode::DeviceUnpack(ring) = &mut self.mode else {
+            return Ok(());
+        };
+        // Receives before the oldest unretired one are gone; none of them awaits a copy.
+        let mut seq = self.copy_seq.max(self.b.posted.front_seq());
+        while seq < self.ctrl_seq {
+            let m = self.b.posted.get_mut(seq);
+            if !m.done(true) {
+                break;
+            }
+            m.start_copy(seq, ring)?;
+            seq += 1;
+        }
+        self.copy_seq = seq;
+        Ok(())
     }
 
     /// Makes the unpack stage of receives into `g`'s memory, with every stripe's bounce slots, on
@@ -534,6 +610,10 @@ impl RecvState {
                 m.land = Land::Bounce(Some(Bounced {
                     host: host as usize,
                     at,
+                    place: match ring.copies(size) {
+                        true => Place::CopyDue,
+                        false => Place::Records,
+                    },
                 }));
             }
             if m.inline && size > 0 {

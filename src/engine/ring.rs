@@ -1,8 +1,10 @@
 //! NCCL's device unpack for one receive comm (v7+ tables, `NCCL_NET_DEVICE_UNPACK` version 7):
 //! the comm lands received bytes in bounce memory and describes them with `loadMeta` records in a
 //! ring NCCL's own kernel reads; that kernel copies the bytes into place before it reduces. tcpxr
-//! issues no GPU work for such a receive, so nothing of tcpxr's can queue behind NCCL's kernel,
-//! which waits for exactly this data (a deadlock with one hardware work queue or under MPS).
+//! launches no kernel for such a receive, so nothing of tcpxr's that needs a multiprocessor can
+//! queue behind NCCL's kernel, which waits for exactly this data (a deadlock with one hardware
+//! work queue or under MPS); its only GPU work, the copy engine's copies of large receives over
+//! the socket (copy_in.rs), completes beside such a kernel.
 //!
 //! What NCCL expects (src/device/network/unpack/, prims_simple.h, transport/net.cc):
 //! * at accept, a device pointer to `unpackNetDeviceHandle {meta, bounce_buf, head}`; NCCL's
@@ -22,8 +24,9 @@
 //!   message ([`Bounce::External`]);
 //! * socket: a receive into GPU memory is received into [`BouncePool`], this comm's section of the
 //!   process's bounce arena (arena.rs: pinned host memory mapped into the GPUs), and described as
-//!   4 KiB fragments ([`Bounce::Own`]). Receives into host memory land in place and publish no
-//!   records.
+//!   4 KiB fragments ([`Bounce::Own`]), or, from `NCCL_TCPXR_GPU_COPY_BYTES`, copied into place by
+//!   the copy engine before `test` reports it done and published with no records (copy_in.rs).
+//!   Receives into host memory land in place and publish no records.
 //!
 //! NCCL's kernel applies one bounce base per thread block to the records of every peer the block
 //! receives from (a tree step or a grouped point-to-point step has several), taking it from
@@ -32,6 +35,7 @@
 //! later comms' pools must not lie below ([`BaseClaim`]); a comm that cannot count from it is
 //! refused at accept, never left to place pages from the wrong memory.
 use super::arena::{Section, SECTION_BYTES};
+use super::copy_in::CopyIn;
 use crate::abi::{
     loadMeta, netUnpackMeta, unpackNetDeviceHandle, NCCL_NET_DEVICE_UNPACK_MAX_QUEUE_DEPTH as DEPTH,
     NET_UNPACK_MAX_SLICE_PAGES as MAX_RECORDS, NET_UNPACK_MAX_SLICE_SIZE, SLICE_PAGE_SIZE,
@@ -250,16 +254,25 @@ pub struct DeviceRing {
     bounce_host: bool,
     /// Over TCPX: this ring's hold on its GPU's base.
     _claim: Option<BaseClaim>,
+    /// Receives into GPU memory placed by the copy engine instead of records (copy_in.rs); only
+    /// with this comm's own bounce memory on a GPU.
+    copy_in: Option<CopyIn>,
 }
 
 /// Where the metadata ring starts in `mem` (the handle takes the first bytes).
 const META_OFFSET: usize = 256;
 
 impl DeviceRing {
-    /// A ring for receives into `gpu`'s memory (None: host memory only, no CUDA here).
-    pub fn new(gpu: Option<&Arc<Gpu>>, bounce: Bounce) -> Result<DeviceRing> {
+    /// A ring for receives into `gpu`'s memory (None: host memory only, no CUDA here). Over the
+    /// socket, receives into GPU memory of at least `copy_bytes` (0: none) are placed by the
+    /// copy engine (copy_in.rs).
+    pub fn new(gpu: Option<&Arc<Gpu>>, bounce: Bounce, copy_bytes: usize) -> Result<DeviceRing> {
         let bounce_host = std::env::var_os(TEST_BOUNCE_HOST).is_some_and(|v| v == "1");
-        DeviceRing::with(gpu, bounce, bounce_host)
+        let mut ring = DeviceRing::with(gpu, bounce, bounce_host)?;
+        if let (Some(g), Some(_)) = (gpu, &ring.pool) {
+            ring.copy_in = CopyIn::new(g.clone(), copy_bytes);
+        }
+        Ok(ring)
     }
 
     fn with(gpu: Option<&Arc<Gpu>>, bounce: Bounce, bounce_host: bool) -> Result<DeviceRing> {
@@ -293,6 +306,7 @@ impl DeviceRing {
             pool,
             bounce_host,
             _claim: claim,
+            copy_in: None,
         })
     }
 
@@ -412,6 +426,40 @@ impl DeviceRing {
         Ok(())
     }
 
+    /// Whether a `len`-byte receive landing in this comm's bounce memory is placed by the copy
+    /// engine rather than described by records.
+    pub fn copies(&self, len: usize) -> bool {
+        self.copy_in.as_ref().is_some_and(|c| c.wants(len))
+    }
+
+    /// Queues the copy of receive `seq`'s `len` bytes from the bounce memory at host address
+    /// `from` (taken by [`DeviceRing::take_bounce`]) to the GPU buffer NCCL posted at `to`.
+    ///
+    /// # Safety
+    /// `to .. to + len` must be the posted GPU buffer, untouched by others until the receive is
+    /// reported done.
+    pub unsafe fn start_copy(&mut self, seq: u64, from: usize, to: u64, len: usize) -> Result<()> {
+        let c = self
+            .copy_in
+            .as_mut()
+            .ok_or_else(|| Error::internal("a copy into GPU memory on a ring that makes none"))?;
+        // SAFETY: `from` is bounce memory (pinned, mapped) held by receive `seq` until NCCL
+        // consumes it, after test reported it done, after the copy completed; `to` the caller's.
+        unsafe { c.start(seq, from as *const u8, to, len) }
+    }
+
+    /// Whether receive `seq`'s copy has completed (false before it is started).
+    pub fn copied(&self, seq: u64) -> Result<bool> {
+        self.copy_in.as_ref().map_or(Ok(false), |c| c.done(seq))
+    }
+
+    /// Lets every copy finish before the comm's bounce memory and NCCL's buffers go.
+    pub fn quiesce(&self) {
+        if let Some(c) = &self.copy_in {
+            c.quiesce();
+        }
+    }
+
     fn room(&self, slot: usize, more: usize) -> Result<()> {
         if self.fill[slot] + more > MAX_RECORDS {
             return Err(Error::invalid_usage(format!(
@@ -509,7 +557,7 @@ mod tests {
     #[test]
     fn chunk_records_move_by_the_chunk_offset_and_publish_in_slot_n_mod_16() {
         let _one = serial();
-        let mut ring = DeviceRing::new(None, Bounce::External(0x1000)).unwrap();
+        let mut ring = DeviceRing::new(None, Bounce::External(0x1000), 0).unwrap();
         let records = [
             loadMeta {
                 src_off: 8192,
@@ -547,7 +595,7 @@ mod tests {
     #[test]
     fn bad_records_never_reach_the_ring() {
         let _one = serial();
-        let mut ring = DeviceRing::new(None, Bounce::External(0x1000)).unwrap();
+        let mut ring = DeviceRing::new(None, Bounce::External(0x1000), 0).unwrap();
         let rec = |src_off, len, dst_off| loadMeta { src_off, len, dst_off };
         let cases: [(&[loadMeta], u64); 4] = [
             (&[rec(0, 64, 0)], 0x1000),             // 64 bytes for a 128-byte chunk
@@ -569,7 +617,7 @@ mod tests {
     #[test]
     fn contiguous_receives_become_4k_fragments() {
         let _one = serial();
-        let mut ring = DeviceRing::new(None, Bounce::External(0)).unwrap();
+        let mut ring = DeviceRing::new(None, Bounce::External(0), 0).unwrap();
         ring.add_contiguous(3, 8192, 10000).unwrap();
         ring.publish(3);
         let got: Vec<_> = ring

@@ -182,7 +182,7 @@ pub unsafe fn accept(
     if let Some(h) = dev_handle {
         // NCCL's service thread has the receiving GPU's context current.
         let gpu = crate::gpu::current()?;
-        h.handle = comm.enable_device_unpack(gpu.as_ref())?;
+        h.handle = comm.enable_device_unpack(gpu.as_ref(), p.config.gpu_copy_bytes)?;
         h.size = std::mem::size_of::<unpackNetDeviceHandle>();
         h.needsProxyProgress = 1;
         log::debug!(

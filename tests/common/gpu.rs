@@ -2,7 +2,9 @@
 //! [`gpu_or_skip`], which skips visibly, naming the CUDA reason, where CUDA cannot be used, and
 //! fails instead with `TCPXR_REQUIRE_GPU=1` (every run on a GPU machine sets it, so a broken driver
 //! can never make the GPU tests pass in 0.00 s); and device buffers through the driver API.
+use super::spin::cu;
 use cudarc::driver::sys;
+use nccl_net_tcpxr::abi::{loadMeta, netUnpackMeta, unpackNetDeviceHandle, NET_UNPACK_MAX_SLICE_PAGES};
 use nccl_net_tcpxr::gpu::{self, Gpu};
 use std::ffi::{c_void, CStr};
 
@@ -144,4 +146,37 @@ impl Drop for DevBuf {
         // SAFETY: allocated by cuMemAlloc, freed once.
         unsafe { sys::cuMemFree_v2(self.0) };
     }
+}
+
+/// What NCCL's kernel does for receive `n`: copy every record of slot n % 16 from the bounce
+/// buffer to `dst` (here with the copy engine, after the test's kernel has finished); returns how
+/// many records there were.
+pub fn place_from_ring(h: &unpackNetDeviceHandle, n: u64, dst: u64) -> u64 {
+    let slot = (n % 16) as usize;
+    let meta = h.meta as u64;
+    let mut cnt = 0u64;
+    let cnt_at = meta + (std::mem::offset_of!(netUnpackMeta, cnt) + slot * 8) as u64;
+    // SAFETY: the ring is device-readable memory; synchronous copies of its count and records.
+    cu(
+        unsafe { sys::cuMemcpyDtoH_v2(&mut cnt as *mut u64 as *mut c_void, cnt_at, 8) },
+        "read cnt",
+    );
+    let mut recs = vec![loadMeta::default(); cnt as usize];
+    if cnt > 0 {
+        let at = meta + (slot * NET_UNPACK_MAX_SLICE_PAGES * 16) as u64;
+        // SAFETY: as above, cnt records.
+        cu(
+            unsafe { sys::cuMemcpyDtoH_v2(recs.as_mut_ptr() as *mut c_void, at, recs.len() * 16) },
+            "read records",
+        );
+    }
+    for r in recs {
+        // SAFETY: src inside the bounce memory the comm holds until irecvConsumed, dst inside the
+        // receive buffer (tcpxr checked the records).
+        cu(
+            unsafe { sys::cuMemcpyDtoD_v2(dst + r.dst_off, h.bounce_buf as u64 + r.src_off as u64, r.len as usize) },
+            "place a fragment",
+        );
+    }
+    cnt
 }

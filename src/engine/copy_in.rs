@@ -1,0 +1,88 @@
+//! Receives into GPU memory placed by the GPU's copy engine, under NCCL's device unpack over the
+//! socket (`NCCL_TCPXR_GPU_COPY_BYTES`).
+//!
+//! Over the socket a receive into GPU memory lands in pinned host memory (arena.rs), and with
+//! only records published NCCL's unpack kernel reads it across PCIe with the warps of the
+//! receiving channel: about 2.5 GB/s a channel, which bounds GPU buffers' sendrecv
+//! (docs/BENCHMARKS.md, "GPU buffers"). A receive of at least the threshold is instead copied
+//! into the buffer NCCL posted by one `cuMemcpyHtoDAsync` on tcpxr's stream (43 GB/s for 512 KiB
+//! copies on an H200) and published with no records, so NCCL's kernel has nothing to place; `test`
+//! reports it done only once the copy's event has completed, so the bytes are in place before
+//! NCCL's proxy tells its kernel. Smaller receives keep their records: a copy takes about 8 us
+//! from issue to a completed event, more than the kernel's read of a few pages.
+//!
+//! A copy needs no multiprocessor: it completed beside a kernel that waits for the host, with one
+//! hardware queue (`CUDA_DEVICE_MAX_CONNECTIONS=1`) and under MPS, where a kernel of tcpxr's on
+//! another stream waited behind it (run 234; tests/gpu_hazard.rs checks it through the plugin).
+use super::ring::RING_SLOTS;
+use crate::error::Result;
+use crate::gpu::{self, Event, Gpu};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The copies of one device-unpack receive comm, one event per ring slot (a receive holds its
+/// slot until NCCL consumes it, so a slot's event is recorded again only after that).
+pub struct CopyIn {
+    gpu: Arc<Gpu>,
+    /// Receives of at least this many bytes are copied (never 0).
+    min_bytes: usize,
+    /// Per ring slot: its event and the receive it was last recorded for. Made at the first copy,
+    /// so a comm that copies nothing creates no events.
+    slots: Vec<(Event, Option<u64>)>,
+}
+
+impl CopyIn {
+    /// Copies for receives into `gpu` of at least `min_bytes`; None when `min_bytes` is 0 (off).
+    pub fn new(gpu: Arc<Gpu>, min_bytes: usize) -> Option<CopyIn> {
+        (min_bytes > 0).then(|| CopyIn {
+            gpu,
+            min_bytes,
+            slots: Vec::new(),
+        })
+    }
+
+    /// Whether a receive of `len` bytes is copied rather than described by records.
+    pub fn wants(&self, len: usize) -> bool {
+        len >= self.min_bytes
+    }
+
+    /// Queues the copy of receive `seq`'s `len` bytes from pinned host memory at `src` to device
+    /// address `dst`, and records its slot's event behind it.
+    ///
+    /// # Safety
+    /// `src .. src + len` must be pinned host memory and `dst .. dst + len` device memory, both
+    /// kept (and `src` unchanged) until [`CopyIn::done`] says the copy completed.
+    pub unsafe fn start(&mut self, seq: u64, src: *const u8, dst: u64, len: usize) -> Result<()> {
+        if self.slots.is_empty() {
+            self.slots = (0..RING_SLOTS)
+                .map(|_| Event::new(&self.gpu).map(|e| (e, None)))
+                .collect::<Result<_>>()?;
+        }
+        let slot = &mut self.slots[(seq % RING_SLOTS as u64) as usize];
+        // SAFETY: the caller keeps both ranges until the event recorded next says the copy is done.
+        unsafe { gpu::copy_htod_async(&self.gpu, dst, src, len)? };
+        slot.0.record(&self.gpu)?;
+        slot.1 = Some(seq);
+        Ok(())
+    }
+
+    /// Whether receive `seq`'s copy has completed; false while it runs or before it is started.
+    pub fn done(&self, seq: u64) -> Result<bool> {
+        match self.slots.get((seq % RING_SLOTS as u64) as usize) {
+            Some((event, Some(s))) if *s == seq => event.done(),
+            _ => Ok(false),
+        }
+    }
+
+    /// Waits (at most a few seconds) for every copy queued, so that none writes into a buffer or
+    /// reads bounce memory after its comm is gone; for closing only.
+    pub fn quiesce(&self) {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        for (event, seq) in &self.slots {
+            if seq.is_some() && !event.done_by(deadline).unwrap_or(true) {
+                log::warn!("closing a receive comm: a copy into GPU memory did not complete within 5 s");
+                return;
+            }
+        }
+    }
+}
