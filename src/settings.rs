@@ -454,12 +454,50 @@ pub fn inline_idle(config: &Config, movers: &Movers) -> InlineIdle {
     InlineIdle { general, p2p }
 }
 
-/// NCCL_TCPXR_IDLE_CHUNK_BYTES in effect, for the connections NCCL's hints name point-to-point and
-/// for the others.
+/// A setting in effect for the connections NCCL's hints name point-to-point and for the others
+/// (NCCL_TCPXR_IDLE_CHUNK_BYTES, NCCL_TCPXR_GPU_COPY_BYTES).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct IdleChunk {
+pub struct Split {
     pub general: Value<usize>,
     pub p2p: Value<usize>,
+}
+
+/// NCCL_TCPXR_GPU_COPY_BYTES: the user's value on every connection; else copies from 64 KiB on
+/// point-to-point connections and none on the others. NCCL runs point-to-point transfers on 2
+/// channels a peer, and its unpack kernel reading host memory places about 2.5 GB/s a channel:
+/// GPU buffers' sendrecv of 8-512 MiB moved 0.28-0.48 of host buffers' busbw with records alone,
+/// 0.76-1.05 with copies (run 237, 4x H200, 2 and 4 ranks). A collective's 8 channels unpack as
+/// fast as host buffers move (all_reduce 0.84-1.07 of them with records), and copies made it
+/// slower (0.70-0.79), so a collective's connections keep the kernel.
+pub fn gpu_copy(config: &Config) -> Split {
+    if let Some(v) = config.gpu_copy_bytes {
+        let set = Value {
+            value: v,
+            source: Source::Env,
+        };
+        return Split {
+            general: set.clone(),
+            p2p: set,
+        };
+    }
+    Split {
+        general: Value {
+            value: 0,
+            source: Source::Auto(
+                "a collective's connection: its 8 channels' unpack kernels keep up with the wire (all_reduce slower \
+                 with copies, run 237)"
+                    .into(),
+            ),
+        },
+        p2p: Value {
+            value: 64 << 10,
+            source: Source::Auto(
+                "a point-to-point connection: 2 channels a peer, whose unpack kernels read host memory at about \
+                 2.5 GB/s a channel (sendrecv 2.5-3.4x faster with copies, run 237)"
+                    .into(),
+            ),
+        },
+    }
 }
 
 /// NCCL_TCPXR_IDLE_CHUNK_BYTES for `movers`: the user's value on every connection; else the pool
@@ -467,13 +505,13 @@ pub struct IdleChunk {
 /// channels' messages in flight at once, which the stripes already move in parallel: all_gather and
 /// reduce_scatter of 2-4 MiB at 2 ranks took 5-15 % longer cut finer, run 191), and 0 everywhere over
 /// tcpx (TCPX's 16 in-flight slots and its page pool were measured at the comm's chunk size only).
-pub fn idle_chunk(config: &Config, movers: &Movers, over_tcpx: bool) -> IdleChunk {
+pub fn idle_chunk(config: &Config, movers: &Movers, over_tcpx: bool) -> Split {
     if let Some(v) = config.idle_chunk_bytes {
         let set = Value {
             value: v,
             source: Source::Env,
         };
-        return IdleChunk {
+        return Split {
             general: set.clone(),
             p2p: set,
         };
@@ -484,12 +522,12 @@ pub fn idle_chunk(config: &Config, movers: &Movers, over_tcpx: bool) -> IdleChun
     };
     if over_tcpx {
         let why = "over tcpx: the comm's chunk size for every message";
-        return IdleChunk {
+        return Split {
             general: off(why),
             p2p: off(why),
         };
     }
-    IdleChunk {
+    Split {
         general: off(
             "a collective's connection keeps the comm's chunks: its ring has several channels' messages in flight, \
              which the stripes already move in parallel (all_gather and reduce_scatter of 2-4 MiB 5-15 % slower cut \

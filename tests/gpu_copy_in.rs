@@ -1,6 +1,7 @@
 //! Receives into GPU memory under NCCL's device unpack over the socket, where the copy engine
-//! puts every receive of at least `NCCL_TCPXR_GPU_COPY_BYTES` (64 KiB, the default) in place
-//! before test() reports it done, and only smaller ones publish records (engine/copy_in.rs). The
+//! puts every receive of at least `NCCL_TCPXR_GPU_COPY_BYTES` (set to 64 KiB, auto's value on
+//! point-to-point connections: this pair has no NCCL hints) in place before test() reports it
+//! done, and only smaller ones publish records (engine/copy_in.rs). The
 //! test plays NCCL: a full ring of 16 receives posted at once, sizes on both sides of the
 //! threshold and smaller than posted, tested newest first (so a receive's copy may be due while an
 //! older one still arrives), then the records there are placed as NCCL's kernel would, every byte
@@ -23,6 +24,9 @@ fn large_gpu_receives_are_copied_into_place_and_small_ones_keep_records_or_skipp
     let Some(_gpu) = gpu_or_skip("large_gpu_receives_are_copied_into_place_and_small_ones_...") else {
         return;
     };
+    // SAFETY: the only test of this binary, before the library is initialised: no other thread
+    // reads the environment.
+    unsafe { std::env::set_var("NCCL_TCPXR_GPU_COPY_BYTES", "65536") };
     let net = v12();
     let (send, recv, dev) = unpack_pair(&net, true);
     let mut raw = [0u8; std::mem::size_of::<unpackNetDeviceHandle>()];

@@ -137,9 +137,10 @@ pub struct Config {
     pub stall_seconds: u64,
     /// Offer NCCL_PTR_CUDA (when a CUDA driver is present); auto: over tcpx.
     pub gpu_buffers: Switch,
-    /// Receives into GPU memory of at least this many bytes placed by the copy engine under
-    /// device unpack over socket (engine/copy_in.rs); 0: none.
-    pub gpu_copy_bytes: usize,
+    /// NCCL_TCPXR_GPU_COPY_BYTES: receives into GPU memory of at least this many bytes placed by
+    /// the copy engine under device unpack over socket (engine/copy_in.rs); 0: none; None: auto
+    /// ([`crate::settings::gpu_copy`]).
+    pub gpu_copy_bytes: Option<usize>,
     /// The tuner exported beside the net tables acts (tuner.rs); auto: over socket.
     pub tuner: Switch,
     /// Devices the IPv4 loopback interface stands for (socket transport).
@@ -389,7 +390,7 @@ impl Config {
             rma: r.uint(&RMA, range(0, 1))? == 1,
             stall_seconds: r.uint(&STALL_SECONDS, range(0, 86400))?,
             gpu_buffers,
-            gpu_copy_bytes: r.usize(&GPU_COPY_BYTES, byte_range(0, 4 << 20))?,
+            gpu_copy_bytes: r.auto_usize(&GPU_COPY_BYTES, byte_range(0, 4 << 20))?,
             tuner,
             loopback_devices: r.usize(&LOOPBACK_DEVICES, range(1, 8))?,
             rails: match r.value(&RAILS) {
@@ -490,7 +491,7 @@ impl Config {
             (STATS.name, u8::from(*stats).to_string()),
             (STALL_SECONDS.name, stall_seconds.to_string()),
             (GPU_BUFFERS.name, gpu_buffers.as_str().to_string()),
-            (GPU_COPY_BYTES.name, gpu_copy_bytes.to_string()),
+            (GPU_COPY_BYTES.name, or_auto(gpu_copy_bytes)),
             (TUNER.name, tuner.as_str().to_string()),
             (LOOPBACK_DEVICES.name, loopback_devices.to_string()),
             (
@@ -611,7 +612,7 @@ mod tests {
                 rma: false,
                 stall_seconds: 60,
                 gpu_buffers: Switch::Auto,
-                gpu_copy_bytes: 65536,
+                gpu_copy_bytes: None,
                 tuner: Switch::Auto,
                 loopback_devices: 1,
                 rails: Vec::new(),
@@ -750,11 +751,12 @@ mod tests {
     #[test]
     fn gpu_copy_bytes_bounds() {
         let n = "NCCL_TCPXR_GPU_COPY_BYTES";
-        assert_eq!(one(n, "0").unwrap().gpu_copy_bytes, 0);
-        assert_eq!(one(n, "256K").unwrap().gpu_copy_bytes, 256 << 10);
-        assert_eq!(one(n, "4M").unwrap().gpu_copy_bytes, 4 << 20);
-        for bad in ["4194305", "8M", "-1", "auto"] {
-            rejected(n, bad, "0-4194304");
+        assert_eq!(one(n, "auto").unwrap().gpu_copy_bytes, None);
+        assert_eq!(one(n, "0").unwrap().gpu_copy_bytes, Some(0));
+        assert_eq!(one(n, "256K").unwrap().gpu_copy_bytes, Some(256 << 10));
+        assert_eq!(one(n, "4M").unwrap().gpu_copy_bytes, Some(4 << 20));
+        for bad in ["4194305", "8M", "-1", "on"] {
+            rejected(n, bad, "auto or 0-4194304");
         }
     }
 

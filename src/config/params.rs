@@ -293,16 +293,19 @@ pub const GPU_BUFFERS: Param = Param {
 };
 pub const GPU_COPY_BYTES: Param = Param {
     name: "NCCL_TCPXR_GPU_COPY_BYTES",
-    default: "65536",
-    accepted: "0-4194304 (K/M suffixes allowed)",
+    default: "auto",
+    accepted: "auto or 0-4194304 (K/M suffixes allowed)",
     doc: "GPU buffers over socket: receives of at least this size are put in place by the GPU's copy \
           engine, not NCCL's unpack kernel (0: never). Over socket, with NCCL's device unpack, a \
           receive into GPU memory lands in pinned host memory; NCCL's kernel reading it across PCIe \
           places about 2.5 GB/s a channel, while the copy engine copies it into NCCL's buffer before \
-          test reports it done (43 GB/s for 512 KiB copies on an H200). Smaller receives keep the \
-          kernel: a copy's fixed cost, about 8 us, is more than its read of a few pages. A copy needs \
-          no multiprocessor, so it completes beside NCCL's waiting kernel with one hardware queue and \
-          under MPS.",
+          test reports it done. A copy's fixed cost, about 8 us, is more than the kernel's read of a \
+          few pages, and it needs no multiprocessor, so it completes beside NCCL's waiting kernel \
+          with one hardware queue and under MPS. A value set applies to every connection. auto: \
+          65536 on connections NCCL names point-to-point (see NCCL_TCPXR_INLINE_IDLE_P2P_BYTES), \
+          whose 2 channels a peer the kernel holds to about 5 GB/s, else 0: a collective's 8 \
+          channels unpack as fast as host buffers move, and copies made its all_reduce slower \
+          (docs/BENCHMARKS.md, \"GPU buffers\").",
 };
 pub const TUNER: Param = Param {
     name: "NCCL_TCPXR_TUNER",

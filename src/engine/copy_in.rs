@@ -5,8 +5,9 @@
 //! only records published NCCL's unpack kernel reads it across PCIe with the warps of the
 //! receiving channel: about 2.5 GB/s a channel, which bounds GPU buffers' sendrecv
 //! (docs/BENCHMARKS.md, "GPU buffers"). A receive of at least the threshold is instead copied
-//! into the buffer NCCL posted by one `cuMemcpyHtoDAsync` on tcpxr's stream (43 GB/s for 512 KiB
-//! copies on an H200) and published with no records, so NCCL's kernel has nothing to place; `test`
+//! into the buffer NCCL posted by one `cuMemcpyHtoDAsync` on the comm's own stream (43 GB/s for
+//! 512 KiB copies on an H200; a stream of its own, so that its copies do not wait in line behind
+//! every other channel's) and published with no records, so NCCL's kernel has nothing to place; `test`
 //! reports it done only once the copy's event has completed, so the bytes are in place before
 //! NCCL's proxy tells its kernel. Smaller receives keep their records: a copy takes about 8 us
 //! from issue to a completed event, more than the kernel's read of a few pages.
@@ -16,7 +17,7 @@
 //! another stream waited behind it (run 234; tests/gpu_hazard.rs checks it through the plugin).
 use super::ring::RING_SLOTS;
 use crate::error::Result;
-use crate::gpu::{self, Event, Gpu};
+use crate::gpu::{Event, Gpu, Stream};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -24,11 +25,51 @@ use std::time::{Duration, Instant};
 /// slot until NCCL consumes it, so a slot's event is recorded again only after that).
 pub struct CopyIn {
     gpu: Arc<Gpu>,
+    /// The comm's copy stream, made with the events at the first copy.
+    stream: Option<Stream>,
     /// Receives of at least this many bytes are copied (never 0).
     min_bytes: usize,
-    /// Per ring slot: its event and the receive it was last recorded for. Made at the first copy,
-    /// so a comm that copies nothing creates no events.
-    slots: Vec<(Event, Option<u64>)>,
+    /// Per ring slot: its event and the copy last recorded on it. Made at the first copy, so a
+    /// comm that copies nothing creates no events.
+    slots: Vec<(Event, Option<Copy>)>,
+    /// What NCCL_TCPXR_STATS reports at close.
+    pub counts: CopyCounts,
+}
+
+/// One queued copy: its receive, when it was queued, and whether it has been seen complete.
+#[derive(Clone, Copy)]
+struct Copy {
+    seq: u64,
+    queued: Instant,
+    seen: bool,
+}
+
+/// A comm's copies for NCCL_TCPXR_STATS: how many, their bytes, the time NCCL's thread spent
+/// queuing them (the driver calls), and the time from queued to first seen complete.
+#[derive(Clone, Copy, Default, Debug)]
+pub struct CopyCounts {
+    pub copies: u64,
+    pub bytes: u64,
+    pub queue_ns: u64,
+    pub done_ns: u64,
+    pub done_max_ns: u64,
+}
+
+impl CopyCounts {
+    /// The stats line's words, or None when nothing was copied.
+    pub fn describe(&self) -> Option<String> {
+        let n = self.copies.max(1) as f64;
+        (self.copies > 0).then(|| {
+            format!(
+                "{} copies into GPU memory, {:.1} MB, queuing avg {:.1} us, queued to seen done avg {:.1} us max {:.1} us",
+                self.copies,
+                self.bytes as f64 / 1e6,
+                self.queue_ns as f64 / n / 1e3,
+                self.done_ns as f64 / n / 1e3,
+                self.done_max_ns as f64 / 1e3
+            )
+        })
+    }
 }
 
 impl CopyIn {
@@ -36,8 +77,10 @@ impl CopyIn {
     pub fn new(gpu: Arc<Gpu>, min_bytes: usize) -> Option<CopyIn> {
         (min_bytes > 0).then(|| CopyIn {
             gpu,
+            stream: None,
             min_bytes,
             slots: Vec::new(),
+            counts: CopyCounts::default(),
         })
     }
 
@@ -53,33 +96,55 @@ impl CopyIn {
     /// `src .. src + len` must be pinned host memory and `dst .. dst + len` device memory, both
     /// kept (and `src` unchanged) until [`CopyIn::done`] says the copy completed.
     pub unsafe fn start(&mut self, seq: u64, src: *const u8, dst: u64, len: usize) -> Result<()> {
-        if self.slots.is_empty() {
-            self.slots = (0..RING_SLOTS)
-                .map(|_| Event::new(&self.gpu).map(|e| (e, None)))
-                .collect::<Result<_>>()?;
-        }
+        let stream = match &mut self.stream {
+            Some(s) => s,
+            None => {
+                self.slots = (0..RING_SLOTS)
+                    .map(|_| Event::new(&self.gpu).map(|e| (e, None)))
+                    .collect::<Result<_>>()?;
+                self.stream.insert(Stream::new(&self.gpu)?)
+            }
+        };
+        let queued = Instant::now();
         let slot = &mut self.slots[(seq % RING_SLOTS as u64) as usize];
         // SAFETY: the caller keeps both ranges until the event recorded next says the copy is done.
-        unsafe { gpu::copy_htod_async(&self.gpu, dst, src, len)? };
-        slot.0.record(&self.gpu)?;
-        slot.1 = Some(seq);
+        unsafe { stream.copy_htod(&self.gpu, dst, src, len)? };
+        slot.0.record_on(&self.gpu, stream)?;
+        slot.1 = Some(Copy {
+            seq,
+            queued,
+            seen: false,
+        });
+        let c = &mut self.counts;
+        c.copies += 1;
+        c.bytes += len as u64;
+        c.queue_ns += queued.elapsed().as_nanos() as u64;
         Ok(())
     }
 
     /// Whether receive `seq`'s copy has completed; false while it runs or before it is started.
-    pub fn done(&self, seq: u64) -> Result<bool> {
-        match self.slots.get((seq % RING_SLOTS as u64) as usize) {
-            Some((event, Some(s))) if *s == seq => event.done(),
-            _ => Ok(false),
+    pub fn done(&mut self, seq: u64) -> Result<bool> {
+        let Some((event, Some(copy))) = self.slots.get_mut((seq % RING_SLOTS as u64) as usize) else {
+            return Ok(false);
+        };
+        if copy.seq != seq || !event.done()? {
+            return Ok(false);
         }
+        if !copy.seen {
+            copy.seen = true;
+            let ns = copy.queued.elapsed().as_nanos() as u64;
+            self.counts.done_ns += ns;
+            self.counts.done_max_ns = self.counts.done_max_ns.max(ns);
+        }
+        Ok(true)
     }
 
     /// Waits (at most a few seconds) for every copy queued, so that none writes into a buffer or
     /// reads bounce memory after its comm is gone; for closing only.
     pub fn quiesce(&self) {
         let deadline = Instant::now() + Duration::from_secs(5);
-        for (event, seq) in &self.slots {
-            if seq.is_some() && !event.done_by(deadline).unwrap_or(true) {
+        for (event, copy) in &self.slots {
+            if copy.is_some() && !event.done_by(deadline).unwrap_or(true) {
                 log::warn!("closing a receive comm: a copy into GPU memory did not complete within 5 s");
                 return;
             }

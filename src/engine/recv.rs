@@ -483,7 +483,12 @@ impl Side for RecvState {
     fn closing(&mut self) {
         match &mut self.mode {
             RecvMode::OwnUnpack(stage) => stage.quiesce(),
-            RecvMode::DeviceUnpack(ring) => ring.quiesce(),
+            RecvMode::DeviceUnpack(ring) => {
+                ring.quiesce();
+                if let (Some(_), Some(copies)) = (&self.b.stats, ring.copy_counts()) {
+                    log::info!("stats receive copies: {copies}");
+                }
+            }
             RecvMode::Host => {}
         }
     }

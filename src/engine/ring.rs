@@ -256,7 +256,7 @@ pub struct DeviceRing {
     _claim: Option<BaseClaim>,
     /// Receives into GPU memory placed by the copy engine instead of records (copy_in.rs); only
     /// with this comm's own bounce memory on a GPU.
-    copy_in: Option<CopyIn>,
+    copy_in: Option<Box<CopyIn>>,
 }
 
 /// Where the metadata ring starts in `mem` (the handle takes the first bytes).
@@ -270,7 +270,7 @@ impl DeviceRing {
         let bounce_host = std::env::var_os(TEST_BOUNCE_HOST).is_some_and(|v| v == "1");
         let mut ring = DeviceRing::with(gpu, bounce, bounce_host)?;
         if let (Some(g), Some(_)) = (gpu, &ring.pool) {
-            ring.copy_in = CopyIn::new(g.clone(), copy_bytes);
+            ring.copy_in = CopyIn::new(g.clone(), copy_bytes).map(Box::new);
         }
         Ok(ring)
     }
@@ -449,8 +449,13 @@ impl DeviceRing {
     }
 
     /// Whether receive `seq`'s copy has completed (false before it is started).
-    pub fn copied(&self, seq: u64) -> Result<bool> {
-        self.copy_in.as_ref().map_or(Ok(false), |c| c.done(seq))
+    pub fn copied(&mut self, seq: u64) -> Result<bool> {
+        self.copy_in.as_mut().map_or(Ok(false), |c| c.done(seq))
+    }
+
+    /// The stats line's words about this comm's copies, if it made any.
+    pub fn copy_counts(&self) -> Option<String> {
+        self.copy_in.as_ref().and_then(|c| c.counts.describe())
     }
 
     /// Lets every copy finish before the comm's bounce memory and NCCL's buffers go.

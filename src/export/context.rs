@@ -98,6 +98,43 @@ impl Context {
     }
 }
 
+/// The context each v11+ listen comm was made with, by listen comm: NCCL sets a connection's
+/// hints on its communicator's context just before it accepts it, and accept, unlike listen, is
+/// not given the context. Entries go at closeListen.
+static LISTEN_CONTEXTS: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
+
+/// Records that `listen` was made for the communicator of `ctx` (NULL: none).
+pub fn remember_listen(listen: *mut c_void, ctx: *mut c_void) {
+    if !ctx.is_null() {
+        let mut all = LISTEN_CONTEXTS.lock().unwrap_or_else(|p| p.into_inner());
+        all.retain(|&(l, _)| l != listen as usize);
+        all.push((listen as usize, ctx as usize));
+    }
+}
+
+/// Forgets `listen`'s context (closeListen).
+pub fn forget_listen(listen: *mut c_void) {
+    let mut all = LISTEN_CONTEXTS.lock().unwrap_or_else(|p| p.into_inner());
+    all.retain(|&(l, _)| l != listen as usize);
+}
+
+/// Whether NCCL's latest hints on the context `listen` was made with name point-to-point
+/// operations only: at accept, what the connection being accepted is for. False for a listen
+/// of the v7-v10 tables, or whose context is no longer live.
+pub fn listen_p2p_hinted(listen: *mut c_void) -> bool {
+    let all = LISTEN_CONTEXTS.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(&(_, ctx)) = all.iter().find(|&&(l, _)| l == listen as usize) else {
+        return false;
+    };
+    let ctx = ctx as *mut c_void;
+    if !crate::plugin::is_live(ctx, crate::plugin::Handed::Context) {
+        return false;
+    }
+    // SAFETY: a live context (the registry says so; finalize takes it out before freeing it,
+    // and NCCL does not finalize a communicator while it accepts its connections).
+    matches!(unsafe { Context::of(ctx, "accept") }, Ok(Some(c)) if c.p2p_hinted())
+}
+
 /// NCCL's `ncclNetAttr_t`: how many peers and flows per peer a communicator's connections carry,
 /// and the operation, algorithm and protocol they carry now (bit masks; -1: undefined).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -196,6 +233,39 @@ mod tests {
         for op in [u32::MAX, 0, 1 << 4, 1, 0x7c0 | (1 << 2)] {
             assert!(!with_op(op).p2p_only(), "{op:#x}");
         }
+    }
+
+    #[test]
+    fn accept_reads_the_hints_of_the_context_its_listen_was_made_with() {
+        let attr = |op: u32| ncclNetAttr_v11_t {
+            sendCommAttr: side((1, 1), (1, 1)),
+            recvCommAttr: side((1, 1), (1, 1)),
+            op,
+            algo: u32::MAX,
+            proto: u32::MAX,
+        };
+        let ctx = Context::create(7, None);
+        // Any address serves as the listen comm: only its value is kept.
+        let listen = 0x1000 as *mut c_void;
+        remember_listen(listen, ctx);
+        assert!(!listen_p2p_hinted(listen), "no hints yet");
+        // SAFETY: the live context just made.
+        let c = unsafe { Context::of(ctx, "test") }.unwrap().unwrap();
+        c.hint(&attr(1 << 6));
+        assert!(listen_p2p_hinted(listen), "a send's hint");
+        c.hint(&attr(1 << 4));
+        assert!(!listen_p2p_hinted(listen), "an all_reduce's hint");
+        c.hint(&attr(1 << 6));
+        assert!(!listen_p2p_hinted(0x2000 as *mut c_void), "another listen");
+        forget_listen(listen);
+        assert!(!listen_p2p_hinted(listen), "forgotten at closeListen");
+        remember_listen(listen, ctx);
+        remember_listen(0x3000 as *mut c_void, std::ptr::null_mut());
+        assert!(!listen_p2p_hinted(0x3000 as *mut c_void), "a listen without a context");
+        // SAFETY: the live context, freed once.
+        unsafe { Context::free(ctx) }.unwrap();
+        assert!(!listen_p2p_hinted(listen), "a finalized context is not read");
+        forget_listen(listen);
     }
 
     #[test]

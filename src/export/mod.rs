@@ -115,8 +115,11 @@ ffi_fn! {
 }
 
 ffi_fn! {
-    "listen" fn listen_v11(_ctx: *mut c_void, dev: c_int, handle: *mut c_void, listenComm: *mut *mut c_void) {
-        listen_common(dev, handle, listenComm)
+    "listen" fn listen_v11(ctx: *mut c_void, dev: c_int, handle: *mut c_void, listenComm: *mut *mut c_void) {
+        listen_common(dev, handle, listenComm)?;
+        // SAFETY: listen_common wrote the new listen comm (checked non-NULL there).
+        context::remember_listen(unsafe { *listenComm }, ctx);
+        Ok(())
     }
 }
 
@@ -206,9 +209,11 @@ fn accept_common(
     // SAFETY: a non-NULL `wanted` is NCCL's handle struct (type and version filled in), aligned,
     // and read and written by nobody else until accept returns.
     let wanted = unsafe { wanted.as_mut() };
+    // NCCL's hints for the connection (v11+) are on the context the listen was made with.
+    let p2p = context::listen_p2p_hinted(listen);
     // SAFETY: `listen` is what NCCL got from listen (plugin::accept checks its tag before use),
     // and NCCL does not close it during accept.
-    let comm = unsafe { plugin::accept(listen, max, wanted) }?;
+    let comm = unsafe { plugin::accept(listen, max, wanted, p2p) }?;
     // SAFETY: as above.
     unsafe { *recv = comm };
     Ok(())
@@ -504,6 +509,7 @@ ffi_fn! {
 
 ffi_fn! {
     "closeListen" fn closeListen(listenComm: *mut c_void) {
+        context::forget_listen(listenComm);
         // SAFETY: NCCL closes a comm it got from listen once, after its last accept on it
         // (plugin::close_listen checks the tag before freeing it).
         unsafe { plugin::close_listen(listenComm) }

@@ -1,7 +1,7 @@
 //! The work tcpxr queues on a GPU: copies, the signal add and the signal write on the GPU's
 //! persistent non-blocking stream, and one read on the legacy default stream for registration.
 //! Each call only queues; completion is an [`Event`] recorded behind it.
-use super::{check, Event, Gpu};
+use super::{check, free_in, Event, Gpu};
 use crate::error::Result;
 use cudarc::driver::sys;
 use std::ffi::c_void;
@@ -110,4 +110,60 @@ pub unsafe fn write_u64_async(gpu: &Gpu, addr: u64, value: u64) -> Result<()> {
         unsafe { sys::cuStreamWriteValue64_v2(gpu.stream, addr, value, 0) },
         "cuStreamWriteValue64_v2",
     )
+}
+
+/// A stream of its own beside the GPU's persistent one (non-blocking, highest priority), for work
+/// that should not wait in line behind other comms' work: a receive comm's copies into GPU memory
+/// (engine/copy_in.rs), which would otherwise queue behind every other channel's on one stream.
+pub struct Stream {
+    pub(super) raw: sys::CUstream,
+    /// The primary context it was made in, entered to destroy it.
+    ctx: sys::CUcontext,
+}
+
+// SAFETY: a stream handle may be used from any thread with its context current; `ctx` is a
+// retained primary context, valid on any thread.
+unsafe impl Send for Stream {}
+
+impl Stream {
+    pub fn new(gpu: &Gpu) -> Result<Stream> {
+        let _current = gpu.enter()?;
+        let (mut least, mut greatest) = (0, 0);
+        let mut raw: sys::CUstream = std::ptr::null_mut();
+        // SAFETY: valid out-pointers; the GPU's context is current (`_current`).
+        unsafe {
+            check(
+                sys::cuCtxGetStreamPriorityRange(&mut least, &mut greatest),
+                "cuCtxGetStreamPriorityRange",
+            )?;
+            check(
+                sys::cuStreamCreateWithPriority(&mut raw, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32, greatest),
+                "cuStreamCreateWithPriority",
+            )?;
+        }
+        Ok(Stream { raw, ctx: gpu.ctx })
+    }
+
+    /// Queues a host-to-device copy on this stream (the copy engine does it).
+    ///
+    /// # Safety
+    /// As [`copy_htod_async`]; `gpu` must be the GPU the stream was made on.
+    pub unsafe fn copy_htod(&self, gpu: &Gpu, dst: u64, src: *const u8, len: usize) -> Result<()> {
+        let _current = gpu.enter()?;
+        // SAFETY: the caller keeps both ranges valid until the copy is known complete; the stream
+        // is live and its context current (`_current`).
+        let r = unsafe { sys::cuMemcpyHtoDAsync_v2(dst, src as *const c_void, len, self.raw) };
+        check(r, "cuMemcpyHtoDAsync")
+    }
+}
+
+impl Drop for Stream {
+    /// Destroys the stream in its own context; the driver lets work queued on it finish first.
+    fn drop(&mut self) {
+        let raw = self.raw;
+        // SAFETY: the stream is live and destroyed once.
+        free_in(self.ctx, "a CUDA stream (cuStreamDestroy)", || unsafe {
+            sys::cuStreamDestroy_v2(raw)
+        });
+    }
 }

@@ -152,7 +152,8 @@ pub fn connect(
 }
 
 /// Returns NULL while the peer has not connected yet. `dev_handle`: NCCL's request for the
-/// receive comm's device handle (v7+), filled in once the comm is made.
+/// receive comm's device handle (v7+), filled in once the comm is made. `p2p`: NCCL's hints, set
+/// just before it accepts (v11+), say the connection is for point-to-point operations only.
 ///
 /// # Safety
 /// `listen` may be any pointer (it is looked up in the registry before it is read); a live
@@ -161,6 +162,7 @@ pub unsafe fn accept(
     listen: *mut c_void,
     max_requests: usize,
     dev_handle: Option<&mut ncclNetDeviceHandle_v7_t>,
+    p2p: bool,
 ) -> Result<*mut c_void> {
     let p = get()?;
     check_live(listen, Handed::Listen, "accept")?;
@@ -182,12 +184,15 @@ pub unsafe fn accept(
     if let Some(h) = dev_handle {
         // NCCL's service thread has the receiving GPU's context current.
         let gpu = crate::gpu::current()?;
-        h.handle = comm.enable_device_unpack(gpu.as_ref(), p.config.gpu_copy_bytes)?;
+        let rules = p.message_rules();
+        let copy_bytes = if p2p { rules.gpu_copy_p2p } else { rules.gpu_copy };
+        h.handle = comm.enable_device_unpack(gpu.as_ref(), copy_bytes)?;
         h.size = std::mem::size_of::<unpackNetDeviceHandle>();
         h.needsProxyProgress = 1;
         log::debug!(
-            "receive comm with NCCL's device unpack, GPU {:?}",
-            gpu.map(|g| g.ordinal)
+            "receive comm with NCCL's device unpack, GPU {:?}, {}point-to-point, copies from {copy_bytes} bytes (0: none)",
+            gpu.map(|g| g.ordinal),
+            if p2p { "" } else { "not " }
         );
     }
     Ok(hand_out(Box::into_raw(comm) as *mut c_void, Handed::Recv))

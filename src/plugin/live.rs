@@ -52,6 +52,11 @@ pub(super) fn check_live(ptr: *mut c_void, kind: Handed, call: &str) -> Result<(
     }
 }
 
+/// Whether `ptr` is a live object of kind `kind` (nothing at `ptr` is read).
+pub fn is_live(ptr: *mut c_void, kind: Handed) -> bool {
+    live().get(&(ptr as usize)) == Some(&kind)
+}
+
 /// Takes `ptr` out of the registry for its close: Ok once, for a live object of kind `kind`;
 /// an error (and nothing read at `ptr`) for a second close, another kind, or a foreign pointer.
 pub fn take_back(ptr: *mut c_void, kind: Handed, call: &str) -> Result<()> {

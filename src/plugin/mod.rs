@@ -22,7 +22,7 @@ mod memory;
 
 pub use connect::{accept, connect, listen};
 pub use data::{close_listen, close_recv, close_send, iflush, irecv, irecv_consumed, isend, test};
-pub use live::{hand_out, take_back, Handed};
+pub use live::{hand_out, is_live, take_back, Handed};
 pub use memory::{dereg_mr, get_device_mr, reg_mr, MemHandle};
 
 use crate::abi::{ncclDebugLogger_t, NCCL_PTR_CUDA, NCCL_PTR_HOST};
@@ -79,6 +79,10 @@ pub struct MessageRules {
     /// hints name point-to-point.
     pub idle_chunk: usize,
     pub idle_chunk_p2p: usize,
+    /// NCCL_TCPXR_GPU_COPY_BYTES in effect ([`settings::gpu_copy`]), and on connections NCCL's
+    /// hints name point-to-point.
+    pub gpu_copy: usize,
+    pub gpu_copy_p2p: usize,
 }
 
 impl Plugin {
@@ -96,6 +100,7 @@ impl Plugin {
                 idle.p2p.value,
             );
             let idle_chunk = settings::idle_chunk(self.config, &movers, self.transport.kind() == TransportKind::Tcpx);
+            let gpu_copy = settings::gpu_copy(self.config);
             let mut lines = self.transport.pool_settings();
             lines.extend([
                 settings::Line::new("NCCL_TCPXR_INLINE_IDLE_BYTES", idle.general.value, idle.general.source),
@@ -112,6 +117,21 @@ impl Plugin {
                     idle_chunk.general.source,
                 ),
             ]);
+            // Only where receives land in the socket's bounce memory for NCCL's unpack.
+            if self.device_unpack && self.transport.kind() == TransportKind::Socket {
+                lines.extend([
+                    settings::Line::new(
+                        "NCCL_TCPXR_GPU_COPY_BYTES (point-to-point)",
+                        gpu_copy.p2p.value,
+                        gpu_copy.p2p.source.clone(),
+                    ),
+                    settings::Line::new(
+                        "NCCL_TCPXR_GPU_COPY_BYTES (other connections)",
+                        gpu_copy.general.value,
+                        gpu_copy.general.source.clone(),
+                    ),
+                ]);
+            }
             log::info!(
                 target: "tcpxr::init",
                 "{}",
@@ -123,6 +143,8 @@ impl Plugin {
                 accept: accept.value,
                 idle_chunk: idle_chunk.general.value,
                 idle_chunk_p2p: idle_chunk.p2p.value,
+                gpu_copy: gpu_copy.general.value,
+                gpu_copy_p2p: gpu_copy.p2p.value,
             }
         })
     }
