@@ -61,8 +61,9 @@ DESCRIPTIONS = {
 }
 
 # GPU buffers through NCCL's device unpack (NCCL_NET_DEVICE_UNPACK v7): NCCL's own kernel copies
-# received data out of the plugin's bounce buffers, so no GPU work of the plugin stands between
-# NCCL's kernel and its data (issue 13). The log must show NCCL using it.
+# received data out of the plugin's bounce buffers (or, over socket on point-to-point connections,
+# the copy engine has put it in place), so no kernel of the plugin stands between NCCL's kernel and
+# its data (issue 13). The log must show NCCL using it.
 DEVICE_UNPACK = ("tcpxr-gpu", "tcpxr-tcpx")
 
 DEFAULT_CONFIGS = ["socket", "socket-1x1", "socket-2x2", "socket-4x4", "tcpxr-host", "tcpxr-gpu"]

@@ -192,15 +192,22 @@ pub(crate) fn gpu_buffers(
     if transport == TransportKind::Socket {
         // Over the socket, received pages wait in pinned host memory and NCCL's unpack reads them
         // across PCIe with the warps of one channel: each channel places about 2.5 GB/s whatever
-        // its chunk size, so sendrecv wants more channels per peer than NCCL's 2 (runs 159, 160).
-        // tcpxr cannot give that value itself: NCCL 2.28+ read NCCL_NCHANNELS_PER_NET_PEER into
-        // the communicator's config before any net plugin loads (set at tcpxr's init it changed
-        // nothing in run 160), so the user is told.
-        if env("NCCL_NCHANNELS_PER_NET_PEER").is_none() {
+        // its chunk size, so sendrecv wants more channels per peer than NCCL's 2 (runs 159, 160),
+        // unless tcpxr's copies place them (NCCL_TCPXR_GPU_COPY_BYTES: auto copies on the
+        // connections NCCL's hints, v11+ tables, name point-to-point; run 238). tcpxr cannot give
+        // that value itself: NCCL 2.28+ read NCCL_NCHANNELS_PER_NET_PEER into the communicator's
+        // config before any net plugin loads (set at tcpxr's init it changed nothing in run 160),
+        // so the user is told where no copies come.
+        let copies = match config.gpu_copy_bytes {
+            Some(bytes) => bytes > 0,
+            None => table >= 11,
+        };
+        if !copies && env("NCCL_NCHANNELS_PER_NET_PEER").is_none() {
             choice.advice = Some(
-                "GPU buffers over the socket: NCCL's device unpack places about 2.5 GB/s of received pages per channel, \
-                 and NCCL gives a peer 2 channels; NCCL_NCHANNELS_PER_NET_PEER=8 made sendrecv of 512 MiB 2.5x faster \
-                 on two H200s (docs/CONFIG.md). NCCL reads it before tcpxr loads, so set it yourself"
+                "GPU buffers over the socket without tcpxr's copies (NCCL_TCPXR_GPU_COPY_BYTES): NCCL's device unpack \
+                 places about 2.5 GB/s of received pages per channel, and NCCL gives a peer 2 channels; \
+                 NCCL_NCHANNELS_PER_NET_PEER=8 made sendrecv of 512 MiB 2.5x faster on two H200s (docs/CONFIG.md). \
+                 NCCL reads it before tcpxr loads, so set it yourself"
                     .into(),
             );
         }
@@ -295,6 +302,29 @@ mod tests {
         assert!(socket.offered && socket.device_unpack);
         assert_eq!(names(&socket.set_env), [("NCCL_NET_GDR_READ", "0")]);
         assert!(socket.advice.unwrap().contains("NCCL_NCHANNELS_PER_NET_PEER=8"));
+        // From the v11 table NCCL's hints let auto copy on point-to-point connections: no advice;
+        // with copies off there is again.
+        let v12 = |c: &Config| {
+            choose(
+                c,
+                TransportKind::Socket,
+                12,
+                &[("NCCL_PROTO", "simple"), ("NCCL_PAT_ENABLE", "0")],
+            )
+            .unwrap()
+        };
+        assert!(
+            v12(&on).advice.is_none(),
+            "auto copies where NCCL's 2 channels a peer limit"
+        );
+        let no_copies = Config {
+            gpu_copy_bytes: Some(0),
+            ..on.clone()
+        };
+        assert!(v12(&no_copies)
+            .advice
+            .unwrap()
+            .contains("NCCL_NCHANNELS_PER_NET_PEER=8"));
         let channels = choose(&on, TransportKind::Socket, 9, &[("NCCL_NCHANNELS_PER_NET_PEER", "4")]).unwrap();
         assert!(channels.advice.is_none(), "the user's own value stands");
         assert!(tcpx.advice.is_none());

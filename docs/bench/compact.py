@@ -53,9 +53,10 @@ TEST_COLUMNS = [
 RESULT_COLUMNS = [
     "run", "part", "op", "config", "size", "time_us", "busbw", "ip_time_us", "ip_busbw", "wrong",
 ]
-# Runs that kept no machine.txt, with the commit docs/BENCHMARKS.md named for them (at 63c4898).
+# Runs that kept no machine.txt at their top, with the commit docs/BENCHMARKS.md named for them
+# (at 63c4898; run 234 keeps one per part).
 KNOWN_COMMITS = {"4": "fb50117", "10": "cfea574", "12": "aa9c6cd", "33a": "cbec443", "33b": "cbec443",
-                 "33c": "cbec443"}
+                 "33c": "cbec443", "234": "f243038"}
 # One nccl-tests result row: size count type redop root, then out-of-place and in-place
 # time algbw busbw #wrong (older builds print no root column).
 ROW = re.compile(
@@ -169,9 +170,10 @@ def machine_of(run_dir):
             model = m.group(1)
         elif re.fullmatch(r"\d+", line.strip()) and not cores:
             cores = line.strip()
-        elif h := re.match(r"^(?:[\w-]+: )?([0-9a-f]{7,40}) ", line):
-            # "<hash> <subject>" as commit.txt holds it, or "new: <hash> ..." as scripts label it
-            commits.append(h.group(1)[:7])
+        elif h := re.match(r"^(?:[\w-]+: )?([0-9a-f]{7,40})(?:\s|$|(\+))", line):
+            # "<hash> <subject>" as commit.txt holds it, or "new: <hash> ..." as scripts label it;
+            # "<hash>+<what>": that commit with changes on top, which the run's script describes
+            commits.append(h.group(1)[:7] + (h.group(2) or ""))
         elif line.strip().startswith("(uncommitted") and commits:
             commits[-1] += "+"  # built from that commit with changes not yet committed
     machine = f"{gpus}x{model}" if gpus else "cpu"

@@ -13,8 +13,12 @@
 //! from issue to a completed event, more than the kernel's read of a few pages.
 //!
 //! A copy needs no multiprocessor: it completed beside a kernel that waits for the host, with one
-//! hardware queue (`CUDA_DEVICE_MAX_CONNECTIONS=1`) and under MPS, where a kernel of tcpxr's on
-//! another stream waited behind it (run 234; tests/gpu_hazard.rs checks it through the plugin).
+//! hardware queue (`CUDA_DEVICE_MAX_CONNECTIONS=1`) and under MPS, where a kernel on another
+//! stream waited behind it (run 239; tests/gpu_hazard.rs checks it through the plugin).
+//!
+//! Copies pay where NCCL's channels are few (a point-to-point peer has 2): there the kernel's
+//! reads of host memory bound the transfer; a collective's 8 channels unpack as fast as the wire
+//! moves, and copies made all_reduce slower (settings.rs `gpu_copy`, run 237).
 use super::ring::RING_SLOTS;
 use crate::error::Result;
 use crate::gpu::{Event, Gpu, Stream};
