@@ -8,15 +8,9 @@
 //! into the buffer NCCL posted by one `cuMemcpyHtoDAsync` on the comm's own stream (43 GB/s for
 //! 512 KiB copies on an H200; a stream of its own, so that its copies do not wait in line behind
 //! every other channel's) and published with no records, so NCCL's kernel has nothing to place; `test`
-//! reports it done only once the copy has completed, so the bytes are in place before NCCL's
-//! proxy tells its kernel. Smaller receives keep their records: a copy takes about 8 us from issue
-//! to completion, more than the kernel's read of a few pages.
-//!
-//! Completion costs NCCL's thread no driver call: a comm queues its copies in receive order on
-//! its own stream, each followed by a write of its receive's number + 1 into a word of pinned
-//! host memory (`cuStreamWriteValue64`, fenced after the copy), so one load of that word says
-//! which copies are done. NCCL's thread queues every copy and tests the head receive in a loop;
-//! it was counted at 4-7 us a copy with an event recorded and queried instead (run 238).
+//! reports it done only once the copy's event has completed, so the bytes are in place before
+//! NCCL's proxy tells its kernel. Smaller receives keep their records: a copy takes about 8 us
+//! from issue to a completed event, more than the kernel's read of a few pages.
 //!
 //! A copy needs no multiprocessor: it completed beside a kernel that waits for the host, with one
 //! hardware queue (`CUDA_DEVICE_MAX_CONNECTIONS=1`) and under MPS, where a kernel on another
@@ -25,27 +19,33 @@
 //! Copies pay where NCCL's channels are few (a point-to-point peer has 2): there the kernel's
 //! reads of host memory bound the transfer; a collective's 8 channels unpack as fast as the wire
 //! moves, and copies made all_reduce slower (settings.rs `gpu_copy`, run 237).
-use crate::error::{Error, Result};
-use crate::gpu::{Gpu, Mapped, Stream};
-use std::sync::atomic::{AtomicU64, Ordering};
+use super::ring::RING_SLOTS;
+use crate::error::Result;
+use crate::gpu::{Event, Gpu, Stream};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The copies of one device-unpack receive comm, queued in receive order on its own stream.
+/// The copies of one device-unpack receive comm, one event per ring slot (a receive holds its
+/// slot until NCCL consumes it, so a slot's event is recorded again only after that).
 pub struct CopyIn {
     gpu: Arc<Gpu>,
-    /// The comm's copy stream and its completion word (receive number + 1 of the newest copy
-    /// done), made at the first copy, so a comm that copies nothing makes neither.
-    stream: Option<(Stream, Mapped)>,
+    /// The comm's copy stream, made with the events at the first copy.
+    stream: Option<Stream>,
     /// Receives of at least this many bytes are copied (never 0).
     min_bytes: usize,
-    /// The newest receive queued (copies are queued in receive order), if any.
-    last: Option<u64>,
-    /// Per receive queued and not yet seen complete, oldest first: its number and when it was
-    /// queued (for the counters).
-    pending: std::collections::VecDeque<(u64, Instant)>,
+    /// Per ring slot: its event and the copy last recorded on it. Made at the first copy, so a
+    /// comm that copies nothing creates no events.
+    slots: Vec<(Event, Option<Copy>)>,
     /// What NCCL_TCPXR_STATS reports at close.
     pub counts: CopyCounts,
+}
+
+/// One queued copy: its receive, when it was queued, and whether it has been seen complete.
+#[derive(Clone, Copy)]
+struct Copy {
+    seq: u64,
+    queued: Instant,
+    seen: bool,
 }
 
 /// A comm's copies for NCCL_TCPXR_STATS: how many, their bytes, the time NCCL's thread spent
@@ -77,23 +77,13 @@ impl CopyCounts {
 }
 
 impl CopyIn {
-    /// Copies for receives into `gpu` of at least `min_bytes`; None when `min_bytes` is 0 (off),
-    /// or when the GPU cannot write a word from a stream (every GPU CUDA 12+ drives on Linux can).
+    /// Copies for receives into `gpu` of at least `min_bytes`; None when `min_bytes` is 0 (off).
     pub fn new(gpu: Arc<Gpu>, min_bytes: usize) -> Option<CopyIn> {
-        if min_bytes > 0 && !gpu.writes_u64_on_stream() {
-            log::warn!(
-                "GPU {}: no 64-bit stream memory operations; NCCL's unpack kernel places every receive \
-                 (NCCL_TCPXR_GPU_COPY_BYTES has no effect)",
-                gpu.ordinal
-            );
-            return None;
-        }
         (min_bytes > 0).then(|| CopyIn {
             gpu,
             stream: None,
             min_bytes,
-            last: None,
-            pending: std::collections::VecDeque::new(),
+            slots: Vec::new(),
             counts: CopyCounts::default(),
         })
     }
@@ -104,32 +94,31 @@ impl CopyIn {
     }
 
     /// Queues the copy of receive `seq`'s `len` bytes from pinned host memory at `src` to device
-    /// address `dst`, then the write that says it is done. Receives are queued in order: `seq`
-    /// must be newer than every receive queued before.
+    /// address `dst`, and records its slot's event behind it.
     ///
     /// # Safety
     /// `src .. src + len` must be pinned host memory and `dst .. dst + len` device memory, both
     /// kept (and `src` unchanged) until [`CopyIn::done`] says the copy completed.
     pub unsafe fn start(&mut self, seq: u64, src: *const u8, dst: u64, len: usize) -> Result<()> {
-        if self.last.is_some_and(|l| l >= seq) {
-            return Err(Error::internal(format!(
-                "a copy into GPU memory for receive {seq} queued after receive {:?}'s",
-                self.last
-            )));
-        }
-        let (stream, word) = match &mut self.stream {
+        let stream = match &mut self.stream {
             Some(s) => s,
             None => {
-                let word = Mapped::new(&self.gpu, 8)?;
-                self.stream.insert((Stream::new(&self.gpu)?, word))
+                self.slots = (0..RING_SLOTS)
+                    .map(|_| Event::new(&self.gpu).map(|e| (e, None)))
+                    .collect::<Result<_>>()?;
+                self.stream.insert(Stream::new(&self.gpu)?)
             }
         };
         let queued = Instant::now();
-        // SAFETY: the caller keeps both ranges until the word says the copy is done; the word is
-        // 8 bytes of mapped memory this comm owns until its drop, after `quiesce`.
-        unsafe { stream.copy_htod_then_write(&self.gpu, dst, src, len, word.dev, seq + 1)? };
-        self.last = Some(seq);
-        self.pending.push_back((seq, queued));
+        let slot = &mut self.slots[(seq % RING_SLOTS as u64) as usize];
+        // SAFETY: the caller keeps both ranges until the event recorded next says the copy is done.
+        unsafe { stream.copy_htod(&self.gpu, dst, src, len)? };
+        slot.0.record_on(&self.gpu, stream)?;
+        slot.1 = Some(Copy {
+            seq,
+            queued,
+            seen: false,
+        });
         let c = &mut self.counts;
         c.copies += 1;
         c.bytes += len as u64;
@@ -137,46 +126,32 @@ impl CopyIn {
         Ok(())
     }
 
-    /// The completion word: receive number + 1 of the newest copy done (0: none yet).
-    fn copied(&self) -> u64 {
-        match &self.stream {
-            // SAFETY: 8 aligned bytes of mapped memory this comm owns, written only by the GPU
-            // (a 64-bit store); the acquire load orders NCCL's later reads after it.
-            Some((_, word)) => unsafe { AtomicU64::from_ptr(word.host as *mut u64) }.load(Ordering::Acquire),
-            None => 0,
-        }
-    }
-
-    /// Whether receive `seq`'s copy has completed; false while it runs or before it is queued.
+    /// Whether receive `seq`'s copy has completed; false while it runs or before it is started.
     pub fn done(&mut self, seq: u64) -> Result<bool> {
-        if self.last.is_none_or(|l| l < seq) {
+        let Some((event, Some(copy))) = self.slots.get_mut((seq % RING_SLOTS as u64) as usize) else {
+            return Ok(false);
+        };
+        if copy.seq != seq || !event.done()? {
             return Ok(false);
         }
-        let copied = self.copied();
-        // Copies complete in queue order: every receive below the word's value is done.
-        while let Some(&(s, queued)) = self.pending.front() {
-            if s >= copied {
-                break;
-            }
-            let ns = queued.elapsed().as_nanos() as u64;
+        if !copy.seen {
+            copy.seen = true;
+            let ns = copy.queued.elapsed().as_nanos() as u64;
             self.counts.done_ns += ns;
             self.counts.done_max_ns = self.counts.done_max_ns.max(ns);
-            self.pending.pop_front();
         }
-        Ok(seq < copied)
+        Ok(true)
     }
 
     /// Waits (at most a few seconds) for every copy queued, so that none writes into a buffer or
     /// reads bounce memory after its comm is gone; for closing only.
     pub fn quiesce(&self) {
-        let Some(last) = self.last else { return };
         let deadline = Instant::now() + Duration::from_secs(5);
-        while self.copied() <= last {
-            if Instant::now() >= deadline {
+        for (event, copy) in &self.slots {
+            if copy.is_some() && !event.done_by(deadline).unwrap_or(true) {
                 log::warn!("closing a receive comm: a copy into GPU memory did not complete within 5 s");
                 return;
             }
-            std::thread::sleep(Duration::from_micros(100));
         }
     }
 }

@@ -59,15 +59,17 @@ impl RecvMode {
     }
 
     /// Whether receive `seq`, all of whose bytes are in, still waits for its copy into GPU memory
-    /// (copy_in.rs). The progress pass queues copies in receive order, so one whose older
-    /// receives are still arriving waits for them.
-    fn copying(&mut self, seq: u64, m: &Msg) -> Result<bool> {
+    /// (copy_in.rs); queues the copy if the progress pass has not (it queues them oldest first,
+    /// and an older receive may still be arriving).
+    fn copying(&mut self, seq: u64, m: &mut Msg) -> Result<bool> {
         let RecvMode::DeviceUnpack(ring) = self else {
             return Ok(false);
         };
         match m.land {
-            Land::Bounce(Some(b)) if b.place == Place::CopyDue => Ok(true),
-            Land::Bounce(Some(b)) if b.place == Place::Copying => Ok(!ring.copied(seq)?),
+            Land::Bounce(Some(b)) if b.place != Place::Records => {
+                m.start_copy(seq, ring)?;
+                Ok(!ring.copied(seq)?)
+            }
             _ => Ok(false),
         }
     }
@@ -158,8 +160,7 @@ impl Msg {
     }
 
     /// Queues the copy engine's copy of this receive from bounce memory into the posted GPU
-    /// buffer, if it is one to copy and not yet queued; every byte must have arrived, and every
-    /// older receive's copy must have been queued (copies complete in queue order).
+    /// buffer, if it is one to copy and not yet queued; every byte must have arrived.
     fn start_copy(&mut self, seq: u64, ring: &mut DeviceRing) -> Result<()> {
         if let Land::Bounce(Some(b)) = self.land {
             if b.place == Place::CopyDue {

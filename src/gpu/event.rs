@@ -34,6 +34,13 @@ impl Event {
         check(unsafe { sys::cuEventRecord(self.raw, gpu.stream) }, "cuEventRecord")
     }
 
+    /// Records the event behind the work queued so far on `stream` (made on `gpu`).
+    pub fn record_on(&self, gpu: &Gpu, stream: &super::Stream) -> Result<()> {
+        let _current = gpu.enter()?;
+        // SAFETY: live event and stream.
+        check(unsafe { sys::cuEventRecord(self.raw, stream.raw) }, "cuEventRecord")
+    }
+
     /// Whether the recorded work has finished; never blocks.
     pub fn done(&self) -> Result<bool> {
         // SAFETY: live event.

@@ -144,36 +144,16 @@ impl Stream {
         Ok(Stream { raw, ctx: gpu.ctx })
     }
 
-    /// Queues a host-to-device copy on this stream (the copy engine does it), then a write of
-    /// `value` to the 64-bit word at device address `word` (the GPU's front end does it, fenced
-    /// after the copy: [`write_u64_async`]), in one entry of the GPU's context.
+    /// Queues a host-to-device copy on this stream (the copy engine does it).
     ///
     /// # Safety
-    /// As [`copy_htod_async`]; `word` must be 8-aligned memory the device can write (device
-    /// memory, or mapped pinned memory by its device address) that stays allocated until the
-    /// write has happened; `gpu` must be the GPU the stream was made on.
-    pub unsafe fn copy_htod_then_write(
-        &self,
-        gpu: &Gpu,
-        dst: u64,
-        src: *const u8,
-        len: usize,
-        word: u64,
-        value: u64,
-    ) -> Result<()> {
+    /// As [`copy_htod_async`]; `gpu` must be the GPU the stream was made on.
+    pub unsafe fn copy_htod(&self, gpu: &Gpu, dst: u64, src: *const u8, len: usize) -> Result<()> {
         let _current = gpu.enter()?;
-        // SAFETY: the caller keeps both ranges and the word valid until the write is seen; the
-        // stream is live and its context current (`_current`).
-        unsafe {
-            check(
-                sys::cuMemcpyHtoDAsync_v2(dst, src as *const c_void, len, self.raw),
-                "cuMemcpyHtoDAsync",
-            )?;
-            check(
-                sys::cuStreamWriteValue64_v2(self.raw, word, value, 0),
-                "cuStreamWriteValue64_v2",
-            )
-        }
+        // SAFETY: the caller keeps both ranges valid until the copy is known complete; the stream
+        // is live and its context current (`_current`).
+        let r = unsafe { sys::cuMemcpyHtoDAsync_v2(dst, src as *const c_void, len, self.raw) };
+        check(r, "cuMemcpyHtoDAsync")
     }
 }
 
