@@ -188,8 +188,16 @@ def commit_dirs(run_dir):
     text = read(path)
     m = re.search(r"cat ((?:\S*commit\.txt\s*)+)", text)
     found = [os.path.dirname(p) for p in m.group(1).split()] if m else []
-    # common.sh's start_run writes dist/commit.txt into machine.txt before the script's own lines.
-    if re.search(r"^start_run\b", text, re.M) and "dist" not in found:
+    # Several plugin folders, each printed by a `cat` of its own ("new: $(cat a/commit.txt)";
+    # "old: $(cat b/commit.txt)"), in the script's order.
+    each = [os.path.dirname(p) for p in re.findall(r"\$\(cat (\S*commit\.txt)\)", text)]
+    if len(each) > len(found):
+        found = each
+    # common.sh's start_run writes dist/commit.txt into machine.txt before the script's own lines
+    # (where the run carried one: cat's complaint says it did not).
+    machine = os.path.join(run_dir, "machine.txt")
+    missing = os.path.exists(machine) and "cat: dist/commit.txt: No such file" in read(machine)
+    if re.search(r"^start_run\b", text, re.M) and "dist" not in found and not missing:
         found.insert(0, "dist")
     return found
 
