@@ -5,14 +5,12 @@
 //! only records published NCCL's unpack kernel reads it across PCIe with the warps of the
 //! receiving channel: about 2.5 GB/s a channel, which bounds GPU buffers' sendrecv
 //! (docs/BENCHMARKS.md, "GPU buffers"). A receive of at least the threshold is instead copied
-//! into the buffer NCCL posted, a `cuMemcpyHtoDAsync` on the comm's own stream for each chunk as
-//! it lands (so the copies overlap the chunks still arriving; 43 GB/s for 512 KiB copies on an
-//! H200; a stream of its own, so that they do not wait in line behind every other channel's), and
-//! published with no records, so NCCL's kernel has nothing to place; once its last byte is in its
-//! ring slot's event is recorded behind them, and `test` reports it done only once that event has
-//! completed, so the bytes are in place before NCCL's proxy tells its kernel. Smaller receives
-//! keep their records: a copy takes about 8 us from issue to a completed event, more than the
-//! kernel's read of a few pages.
+//! into the buffer NCCL posted by one `cuMemcpyHtoDAsync` on the comm's own stream (43 GB/s for
+//! 512 KiB copies on an H200; a stream of its own, so that its copies do not wait in line behind
+//! every other channel's) and published with no records, so NCCL's kernel has nothing to place; `test`
+//! reports it done only once the copy's event has completed, so the bytes are in place before
+//! NCCL's proxy tells its kernel. Smaller receives keep their records: a copy takes about 8 us
+//! from issue to a completed event, more than the kernel's read of a few pages.
 //!
 //! A copy needs no multiprocessor: it completed beside a kernel that waits for the host, with one
 //! hardware queue (`CUDA_DEVICE_MAX_CONNECTIONS=1`) and under MPS, where a kernel on another
@@ -42,8 +40,7 @@ pub struct CopyIn {
     pub counts: CopyCounts,
 }
 
-/// One receive's sealed copies: its number, when the last was queued, and whether they have been
-/// seen complete.
+/// One queued copy: its receive, when it was queued, and whether it has been seen complete.
 #[derive(Clone, Copy)]
 struct Copy {
     seq: u64,
@@ -52,8 +49,7 @@ struct Copy {
 }
 
 /// A comm's copies for NCCL_TCPXR_STATS: how many, their bytes, the time NCCL's thread spent
-/// queuing them (the driver calls), and the time from a receive's last byte (its seal) to its
-/// copies first seen complete.
+/// queuing them (the driver calls), and the time from queued to first seen complete.
 #[derive(Clone, Copy, Default, Debug)]
 pub struct CopyCounts {
     pub copies: u64,
@@ -61,8 +57,6 @@ pub struct CopyCounts {
     pub queue_ns: u64,
     pub done_ns: u64,
     pub done_max_ns: u64,
-    /// Receives whose copies were seen complete (the `done_ns` average's count).
-    pub receives: u64,
 }
 
 impl CopyCounts {
@@ -71,11 +65,11 @@ impl CopyCounts {
         let n = self.copies.max(1) as f64;
         (self.copies > 0).then(|| {
             format!(
-                "{} copies into GPU memory, {:.1} MB, queuing avg {:.1} us, last byte to seen done avg {:.1} us max {:.1} us",
+                "{} copies into GPU memory, {:.1} MB, queuing avg {:.1} us, queued to seen done avg {:.1} us max {:.1} us",
                 self.copies,
                 self.bytes as f64 / 1e6,
                 self.queue_ns as f64 / n / 1e3,
-                self.done_ns as f64 / self.receives.max(1) as f64 / 1e3,
+                self.done_ns as f64 / n / 1e3,
                 self.done_max_ns as f64 / 1e3
             )
         })
@@ -99,49 +93,36 @@ impl CopyIn {
         len >= self.min_bytes
     }
 
-    /// The comm's stream, made with the slots' events at the first copy.
-    fn stream(&mut self) -> Result<&Stream> {
-        if self.stream.is_none() {
-            self.slots = (0..RING_SLOTS)
-                .map(|_| Event::new(&self.gpu).map(|e| (e, None)))
-                .collect::<Result<_>>()?;
-            self.stream = Some(Stream::new(&self.gpu)?);
-        }
-        Ok(self.stream.as_ref().expect("made just above"))
-    }
-
-    /// Queues the copy of `len` bytes of a receive (a chunk as it lands, or an inline payload)
-    /// from pinned host memory at `src` to device address `dst`; [`CopyIn::seal`] marks the
-    /// receive's end.
+    /// Queues the copy of receive `seq`'s `len` bytes from pinned host memory at `src` to device
+    /// address `dst`, and records its slot's event behind it.
     ///
     /// # Safety
     /// `src .. src + len` must be pinned host memory and `dst .. dst + len` device memory, both
-    /// kept (and `src` unchanged) until [`CopyIn::done`] says the receive's copies completed.
-    pub unsafe fn copy(&mut self, src: *const u8, dst: u64, len: usize) -> Result<()> {
+    /// kept (and `src` unchanged) until [`CopyIn::done`] says the copy completed.
+    pub unsafe fn start(&mut self, seq: u64, src: *const u8, dst: u64, len: usize) -> Result<()> {
+        let stream = match &mut self.stream {
+            Some(s) => s,
+            None => {
+                self.slots = (0..RING_SLOTS)
+                    .map(|_| Event::new(&self.gpu).map(|e| (e, None)))
+                    .collect::<Result<_>>()?;
+                self.stream.insert(Stream::new(&self.gpu)?)
+            }
+        };
         let queued = Instant::now();
-        let gpu = self.gpu.clone();
-        // SAFETY: the caller keeps both ranges until the receive's event says its copies are done.
-        unsafe { self.stream()?.copy_htod(&gpu, dst, src, len)? };
+        let slot = &mut self.slots[(seq % RING_SLOTS as u64) as usize];
+        // SAFETY: the caller keeps both ranges until the event recorded next says the copy is done.
+        unsafe { stream.copy_htod(&self.gpu, dst, src, len)? };
+        slot.0.record_on(&self.gpu, stream)?;
+        slot.1 = Some(Copy {
+            seq,
+            queued,
+            seen: false,
+        });
         let c = &mut self.counts;
         c.copies += 1;
         c.bytes += len as u64;
         c.queue_ns += queued.elapsed().as_nanos() as u64;
-        Ok(())
-    }
-
-    /// Records receive `seq`'s slot event behind every copy queued so far, its own included
-    /// (the stream runs them in order): once every byte of the receive has been queued.
-    pub fn seal(&mut self, seq: u64) -> Result<()> {
-        self.stream()?;
-        let (Some(stream), slot) = (&self.stream, &mut self.slots[(seq % RING_SLOTS as u64) as usize]) else {
-            unreachable!("made by stream()")
-        };
-        slot.0.record_on(&self.gpu, stream)?;
-        slot.1 = Some(Copy {
-            seq,
-            queued: Instant::now(),
-            seen: false,
-        });
         Ok(())
     }
 
@@ -157,7 +138,6 @@ impl CopyIn {
             copy.seen = true;
             let ns = copy.queued.elapsed().as_nanos() as u64;
             self.counts.done_ns += ns;
-            self.counts.receives += 1;
             self.counts.done_max_ns = self.counts.done_max_ns.max(ns);
         }
         Ok(true)

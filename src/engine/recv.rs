@@ -67,7 +67,7 @@ impl RecvMode {
         };
         match m.land {
             Land::Bounce(Some(b)) if b.place != Place::Records => {
-                m.seal_copies(seq, ring)?;
+                m.start_copy(seq, ring)?;
                 Ok(!ring.copied(seq)?)
             }
             _ => Ok(false),
@@ -108,11 +108,9 @@ struct Bounced {
 enum Place {
     /// By NCCL's kernel, from the records published when the receive is reported done.
     Records,
-    /// By the copy engine (copy_in.rs): each chunk is queued for copying as it lands (an inline
-    /// payload once it is in); its end not yet marked.
+    /// By the copy engine (copy_in.rs), queued once every byte has arrived: not yet queued.
     CopyDue,
-    /// Every byte is queued and the end marked; the receive is reported done once the copies
-    /// have completed.
+    /// The copy is queued; the receive is reported done once it has completed.
     Copying,
 }
 
@@ -161,30 +159,14 @@ impl Msg {
         ctrl_done && (self.inline || self.cut.issued == size) && self.cut.pending == 0
     }
 
-    /// Queues the copy of one chunk of this receive, which has just landed in bounce memory
-    /// `offset` bytes into the receive, if the receive is one the copy engine places.
-    fn copy_chunk(&self, offset: usize, len: usize, ring: &mut DeviceRing) -> Result<()> {
-        match self.land {
-            Land::Bounce(Some(b)) if b.place == Place::CopyDue => {
-                // SAFETY: inside the posted GPU buffer (the chunk is inside the receive's size,
-                // at most what was posted), kept by NCCL until the receive is reported done,
-                // which waits for the copies.
-                unsafe { ring.copy(b.host + offset, (self.ptr + offset) as u64, len) }
-            }
-            _ => Ok(()),
-        }
-    }
-
-    /// Marks the end of this receive's copies, once every byte has arrived, if it is one the copy
-    /// engine places and the end is not yet marked: an inline payload is queued whole first (a
-    /// striped receive's chunks were queued as they landed).
-    fn seal_copies(&mut self, seq: u64, ring: &mut DeviceRing) -> Result<()> {
+    /// Queues the copy engine's copy of this receive from bounce memory into the posted GPU
+    /// buffer, if it is one to copy and not yet queued; every byte must have arrived.
+    fn start_copy(&mut self, seq: u64, ring: &mut DeviceRing) -> Result<()> {
         if let Land::Bounce(Some(b)) = self.land {
             if b.place == Place::CopyDue {
-                if self.inline {
-                    self.copy_chunk(0, self.size.unwrap_or(0), ring)?;
-                }
-                ring.seal_copies(seq)?;
+                // SAFETY: the posted GPU buffer, kept by NCCL until the receive is reported done,
+                // which waits for the copy.
+                unsafe { ring.start_copy(seq, b.host, self.ptr as u64, self.size.unwrap_or(0))? };
                 self.land = Land::Bounce(Some(Bounced {
                     place: Place::Copying,
                     ..b
@@ -213,8 +195,7 @@ pub struct RecvState {
     ctrl_seq: u64,
     /// First message whose chunks are not all posted to the stripes.
     issue_seq: u64,
-    /// First message whose copies into GPU memory may still need their end marked (device
-    /// unpack; copy_in.rs).
+    /// First message not yet looked at for a copy into GPU memory (device unpack; copy_in.rs).
     copy_seq: u64,
     header: [u8; MSG_HEADER_BYTES],
     header_got: usize,
@@ -466,21 +447,15 @@ impl Side for RecvState {
                 stage.launch()?;
             }
             RecvMode::DeviceUnpack(ring) => striper.poll(&mut None, |c| {
-                let m = posted.get_mut(c.seq);
-                m.cut.pending -= 1;
+                posted.get_mut(c.seq).cut.pending -= 1;
                 // A chunk that landed in the inner transport's pool (TCPX): its records join its
                 // receive's slot, and the pages they point at stay until NCCL consumes the receive.
-                // One that landed in the socket's bounce memory is copied now if its receive is
-                // one the copy engine places, so the copy overlaps the chunks still arriving.
                 match c.landed {
                     Some(landed) => {
                         ring.add_chunk(c.seq, c.offset, c.len, &landed)?;
                         Ok(Then::Hold)
                     }
-                    None => {
-                        m.copy_chunk(c.offset, c.len, ring)?;
-                        Ok(Then::Release)
-                    }
+                    None => Ok(Then::Release),
                 }
             })?,
         }
@@ -501,7 +476,7 @@ impl Side for RecvState {
             }
             self.issue_seq += 1;
         }
-        self.seal_arrived()
+        self.start_copies()
     }
 
     /// Lets every unpack launch or copy finish before the bounce memory it reads is freed.
@@ -528,10 +503,10 @@ impl RecvState {
         self.b.posted.get_mut(seq).event = event;
     }
 
-    /// Marks the end of the copies of every receive, oldest first, whose bytes have all arrived
-    /// in bounce memory and are placed by the copy engine (device unpack over the socket;
-    /// copy_in.rs), so that its completion is known while NCCL still tests older receives.
-    fn seal_arrived(&mut self) -> Result<()> {
+    /// Queues the copy engine's copy of every receive, oldest first, whose bytes have all arrived
+    /// in bounce memory and are to be copied (device unpack over the socket; copy_in.rs), so that
+    /// a copy runs while NCCL still tests older receives.
+    fn start_copies(&mut self) -> Result<()> {
         let RecvMode::DeviceUnpack(ring) = &mut self.mode else {
             return Ok(());
         };
@@ -542,7 +517,7 @@ impl RecvState {
             if !m.done(true) {
                 break;
             }
-            m.seal_copies(seq, ring)?;
+            m.start_copy(seq, ring)?;
             seq += 1;
         }
         self.copy_seq = seq;

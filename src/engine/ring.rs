@@ -434,31 +434,23 @@ impl DeviceRing {
         self.copy_in.as_ref().is_some_and(|c| c.wants(len))
     }
 
-    fn copy_in(&mut self) -> Result<&mut CopyIn> {
-        self.copy_in
-            .as_deref_mut()
-            .ok_or_else(|| Error::internal("a copy into GPU memory on a ring that makes none"))
-    }
-
-    /// Queues the copy of `len` bytes of a receive from the bounce memory at host address `from`
-    /// (inside what [`DeviceRing::take_bounce`] gave it) to `to`, inside the GPU buffer NCCL
-    /// posted; [`DeviceRing::seal_copies`] marks the receive's end.
+    /// Queues the copy of receive `seq`'s `len` bytes from the bounce memory at host address
+    /// `from` (taken by [`DeviceRing::take_bounce`]) to the GPU buffer NCCL posted at `to`.
     ///
     /// # Safety
-    /// `to .. to + len` must lie in the posted GPU buffer, untouched by others until the receive
-    /// is reported done.
-    pub unsafe fn copy(&mut self, from: usize, to: u64, len: usize) -> Result<()> {
-        // SAFETY: `from` is bounce memory (pinned, mapped) held by its receive until NCCL
-        // consumes it, after test reported it done, after its copies completed; `to` the caller's.
-        unsafe { self.copy_in()?.copy(from as *const u8, to, len) }
+    /// `to .. to + len` must be the posted GPU buffer, untouched by others until the receive is
+    /// reported done.
+    pub unsafe fn start_copy(&mut self, seq: u64, from: usize, to: u64, len: usize) -> Result<()> {
+        let c = self
+            .copy_in
+            .as_mut()
+            .ok_or_else(|| Error::internal("a copy into GPU memory on a ring that makes none"))?;
+        // SAFETY: `from` is bounce memory (pinned, mapped) held by receive `seq` until NCCL
+        // consumes it, after test reported it done, after the copy completed; `to` the caller's.
+        unsafe { c.start(seq, from as *const u8, to, len) }
     }
 
-    /// Every byte of receive `seq` has been queued for copying: its completion is recorded.
-    pub fn seal_copies(&mut self, seq: u64) -> Result<()> {
-        self.copy_in()?.seal(seq)
-    }
-
-    /// Whether receive `seq`'s copies have completed (false before it is sealed).
+    /// Whether receive `seq`'s copy has completed (false before it is started).
     pub fn copied(&mut self, seq: u64) -> Result<bool> {
         self.copy_in.as_mut().map_or(Ok(false), |c| c.done(seq))
     }
