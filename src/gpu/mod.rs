@@ -6,7 +6,8 @@
 //!   and tcpxr's kernels compiled once with NVRTC; whether the process is an MPS client;
 //! * memory.rs: pinned host memory the GPU maps (`Mapped`, `HostRegistration`);
 //! * event.rs: `Event`, recorded behind stream work and queried, never waited on a data path;
-//! * stream.rs: the copies, signal add and signal write tcpxr queues;
+//! * stream.rs: the copies, signal add and signal write tcpxr queues, and `Stream`, a stream of
+//!   a receive comm's own for its copies into GPU memory;
 //! * unpack.rs: `Unpacker`, batches of fragment records placed by one kernel launch, each batch
 //!   gated by a CUDA event from a fixed pool; nothing is created, allocated or synchronised per
 //!   chunk;
