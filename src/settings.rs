@@ -462,23 +462,31 @@ pub struct Split {
     pub p2p: Value<usize>,
 }
 
+impl Split {
+    /// The user's value, on every connection.
+    fn set(value: usize) -> Split {
+        let set = Value {
+            value,
+            source: Source::Env,
+        };
+        Split {
+            general: set.clone(),
+            p2p: set,
+        }
+    }
+}
+
 /// NCCL_TCPXR_GPU_COPY_BYTES: the user's value on every connection; else copies from 64 KiB on
 /// point-to-point connections and none on the others. NCCL runs point-to-point transfers on 2
 /// channels a peer, and its unpack kernel reading host memory places about 2.5 GB/s a channel:
-/// GPU buffers' sendrecv of 8-512 MiB moved 0.28-0.48 of host buffers' busbw with records alone,
-/// 0.76-1.05 with copies (run 237, 4x H200, 2 and 4 ranks). A collective's 8 channels unpack as
-/// fast as host buffers move (all_reduce 0.84-1.07 of them with records), and copies made it
-/// slower (0.70-0.79), so a collective's connections keep the kernel.
+/// GPU buffers' sendrecv of 8-512 MiB took 2.08-3.56x host buffers' time with records alone,
+/// 0.96-1.35x with copies (run 237, 4x H200, 2 and 4 ranks, medians of two). A collective's 8
+/// channels unpack about as fast as host buffers move (all_reduce 0.94-1.27x their time with
+/// records), and copies made it slower (1.27-1.45x), so a collective's connections keep the
+/// kernel.
 pub fn gpu_copy(config: &Config) -> Split {
     if let Some(v) = config.gpu_copy_bytes {
-        let set = Value {
-            value: v,
-            source: Source::Env,
-        };
-        return Split {
-            general: set.clone(),
-            p2p: set,
-        };
+        return Split::set(v);
     }
     Split {
         general: Value {
@@ -493,7 +501,7 @@ pub fn gpu_copy(config: &Config) -> Split {
             value: 64 << 10,
             source: Source::Auto(
                 "a point-to-point connection: 2 channels a peer, whose unpack kernels read host memory at about \
-                 2.5 GB/s a channel (sendrecv 2.5-3.4x faster with copies, run 237)"
+                 2.5 GB/s a channel (sendrecv 2-3x faster with copies, run 237)"
                     .into(),
             ),
         },
@@ -507,14 +515,7 @@ pub fn gpu_copy(config: &Config) -> Split {
 /// tcpx (TCPX's 16 in-flight slots and its page pool were measured at the comm's chunk size only).
 pub fn idle_chunk(config: &Config, movers: &Movers, over_tcpx: bool) -> Split {
     if let Some(v) = config.idle_chunk_bytes {
-        let set = Value {
-            value: v,
-            source: Source::Env,
-        };
-        return Split {
-            general: set.clone(),
-            p2p: set,
-        };
+        return Split::set(v);
     }
     let off = |why: &str| Value {
         value: 0,
@@ -633,6 +634,24 @@ mod tests {
             source: Source::Env,
         };
         assert_eq!((set.p2p, set.general), (env.clone(), env));
+    }
+
+    #[test]
+    fn gpu_copies_are_on_for_p2p_connections_and_off_elsewhere_unless_set() {
+        let auto = gpu_copy(&Config::default());
+        assert_eq!((auto.p2p.value, auto.general.value), (64 << 10, 0));
+        assert!(matches!(auto.general.source, Source::Auto(ref why) if why.contains("collective")));
+        for v in [0, 1 << 20] {
+            let set = gpu_copy(&Config {
+                gpu_copy_bytes: Some(v),
+                ..Config::default()
+            });
+            let env = Value {
+                value: v,
+                source: Source::Env,
+            };
+            assert_eq!((set.p2p, set.general), (env.clone(), env));
+        }
     }
 
     #[test]
