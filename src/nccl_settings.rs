@@ -198,10 +198,9 @@ pub(crate) fn gpu_buffers(
         // that value itself: NCCL 2.28+ read NCCL_NCHANNELS_PER_NET_PEER into the communicator's
         // config before any net plugin loads (set at tcpxr's init it changed nothing in run 160),
         // so the user is told where no copies come.
-        let copies = match config.gpu_copy_bytes {
-            Some(bytes) => bytes > 0,
-            None => table >= 11,
-        };
+        // Point-to-point connections are known only from NCCL's hints (v11+ tables).
+        let rule = crate::settings::gpu_copy(config);
+        let copies = rule.general.value > 0 || (table >= 11 && rule.p2p.value > 0);
         if !copies && env("NCCL_NCHANNELS_PER_NET_PEER").is_none() {
             choice.advice = Some(
                 "GPU buffers over the socket without tcpxr's copies (NCCL_TCPXR_GPU_COPY_BYTES): NCCL's device unpack \
