@@ -17,6 +17,11 @@
 //! the channels. [`describe`] renders the table for the log line at each communicator's init
 //! (and is the text for the docs).
 //!
+//! Over host buffers on the socket transport, the channels of every collective are further capped
+//! by the process's I/O pool ([`POOL_CHANNELS`]): a pool of few threads moves bulk faster over
+//! fewer connections. The pool is fixed at the first listen or connect, so the cap applies from
+//! the collectives enqueued after it (the first ones of a communicator keep NCCL's count).
+//!
 //! NCCL 2.22 and later (tuner v3-v6) show the tuner their cost table, and [`Tuner::choose`]
 //! decides on it; NCCL 2.19-2.21 (v1, v2) show none and take one named choice instead, which
 //! [`Tuner::pick`] makes from the same rows.
@@ -28,6 +33,7 @@ use crate::config::{self, Switch};
 use crate::error::Result;
 use crate::transport::TransportKind;
 use std::ops::Range;
+use std::sync::OnceLock;
 
 /// The collectives a rule covers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,6 +154,38 @@ pub const RULES: [Rule; 6] = [
     },
 ];
 
+/// A cap on every collective's channels for a process whose I/O pool has `threads` threads.
+#[derive(Clone, Debug)]
+pub struct PoolChannels {
+    pub threads: Range<usize>,
+    pub channels: i32,
+    /// Why, in one line.
+    pub why: &'static str,
+}
+
+/// The caps by pool size, first match; a pool of more threads (or none) is not capped, and NCCL
+/// keeps the 8 channels tcpxr has it build for bulk. Each channel is two connections a rank
+/// (a ring's send and receive) of `NCCL_TCPXR_STRIPES` sockets each, all moved by the pool.
+pub const POOL_CHANNELS: [PoolChannels; 2] = [
+    PoolChannels {
+        threads: 2..4,
+        channels: 2,
+        why: "measured: four ranks on one 16-core H200 under MPS, 2 I/O threads each: all_reduce of 128-256 MiB \
+              1.30-1.73x faster on 2 channels than on 8, 1-64 MiB 1.00-1.09x",
+    },
+    PoolChannels {
+        threads: 4..8,
+        channels: 4,
+        why: "measured: two ranks on one 16-core H200 under MPS, 6 I/O threads each: all_reduce of 16-512 MiB \
+              1.03-1.16x faster on 4 channels than on 8, and 0.73-0.90x on 2",
+    },
+];
+
+/// The cap for a pool of `threads` threads, if any.
+pub fn pool_channels(threads: usize) -> Option<&'static PoolChannels> {
+    POOL_CHANNELS.iter().find(|r| r.threads.contains(&threads))
+}
+
 /// `n` bytes as the docs write them: "512 KiB", "2 MiB", "0".
 fn human(n: usize) -> String {
     match n {
@@ -198,10 +236,20 @@ pub const RULES_END: &str = "<!-- tuner:end -->";
 
 /// The rules for docs/CONFIG.md: one list item per row, in table order, with its reason.
 pub fn markdown_rules() -> String {
-    RULES
-        .iter()
-        .map(|r| format!("- {} ({}).\n", r.summary(), r.why))
-        .collect()
+    let rules = RULES.iter().map(|r| format!("- {} ({}).\n", r.summary(), r.why));
+    let pools = POOL_CHANNELS.iter().map(|p| format!("- {} ({}).\n", pool_summary(p), p.why));
+    rules.chain(pools).collect()
+}
+
+/// A pool cap in one line: "every collective, host buffers over the socket transport, in a
+/// process whose I/O pool has 2-3 threads: at most 2 channels".
+fn pool_summary(p: &PoolChannels) -> String {
+    format!(
+        "every collective, host buffers over the socket transport, in a process whose I/O pool has {}-{} threads: at most {} channels",
+        p.threads.start,
+        p.threads.end - 1,
+        p.channels
+    )
 }
 
 /// The rules as the log line and the docs say them: one summary per row, in table order, joined
@@ -254,6 +302,8 @@ pub struct Tuner {
     /// Whether [`Tuner::pick`] may name an algorithm and protocol (not when the user set NCCL_ALGO
     /// or NCCL_PROTO, which NCCL does not check a named choice against).
     pub may_name: bool,
+    /// The pool's cap on channels ([`POOL_CHANNELS`]; None inside: no cap), once known.
+    pub pool_cap: OnceLock<Option<i32>>,
 }
 
 /// What a tuner that sees no cost table (v1, v2) tells NCCL: an algorithm and protocol (both or
@@ -280,6 +330,9 @@ pub struct Facts {
     /// The user set NCCL_ALGO or NCCL_PROTO (tcpxr's own NCCL_PROTO=Simple for GPU buffers is not
     /// the user's).
     pub user_algo_proto: bool,
+    /// The I/O pool's threads for the channel cap, as `plugin::pool_threads_for_tuner` says it:
+    /// Some(None) where no cap applies, None while not known yet.
+    pub pool_threads: Option<Option<usize>>,
 }
 
 impl Tuner {
@@ -294,12 +347,38 @@ impl Tuner {
             Some(_) if f.n_nodes < 2 => Some("a single node uses no network".to_string()),
             Some(_) => None,
         };
+        let pool_cap = OnceLock::new();
+        if let Some(threads) = f.pool_threads {
+            let _ = pool_cap.set(threads.and_then(pool_channels).map(|p| p.channels));
+        }
         Tuner {
             n_ranks: f.n_ranks.max(1),
             idle_because,
             set_channels: !f.user_channels,
             may_name: !f.user_algo_proto,
+            pool_cap,
         }
+    }
+
+    /// The pool's cap on channels: known at init, or learnt from the plugin once its pool is
+    /// fixed (logged then); None while unknown or where none applies.
+    fn pool_cap(&self) -> Option<i32> {
+        if let Some(cap) = self.pool_cap.get() {
+            return *cap;
+        }
+        let threads = crate::plugin::pool_threads_for_tuner()?;
+        let rule = threads.and_then(pool_channels);
+        if self.pool_cap.set(rule.map(|p| p.channels)).is_ok() {
+            if let (Some(t), Some(p)) = (threads, rule) {
+                log::info!(
+                    target: "tcpxr::tuner",
+                    "tuner: the I/O pool has {t} threads: collectives on at most {} channels ({})",
+                    p.channels,
+                    p.why
+                );
+            }
+        }
+        rule.map(|p| p.channels)
     }
 
     /// From tcpxr's configuration and process state, for NCCL's init of a communicator.
@@ -319,6 +398,7 @@ impl Tuner {
             n_nodes,
             user_channels: crate::nccl_settings::CHANNEL_BOUNDS.iter().any(users),
             user_algo_proto: ["NCCL_ALGO", "NCCL_PROTO"].iter().any(users),
+            pool_threads: crate::plugin::pool_threads_for_tuner(),
         }))
     }
 
@@ -332,25 +412,31 @@ impl Tuner {
         if ring_simple >= costs.len() {
             return None;
         }
+        let cap = self.pool_cap();
+        // `n` channels, or fewer by the pool's cap, where NCCL's choice keeps at least that many.
+        let at_most = |n: Option<i32>, costs: &[f32]| {
+            let n = match (n, cap) {
+                (Some(n), Some(c)) => n.min(c),
+                (n, c) => n.or(c)?,
+            };
+            let nccls = cheapest(costs)?;
+            let (algo, proto) = (nccls / n_proto, nccls % n_proto);
+            let keeps = bytes_per_channel(algo, proto, self.n_ranks).is_some_and(|per| n_bytes >= n as usize * per);
+            (self.set_channels && keeps).then_some(n)
+        };
         for rule in RULES.iter().filter(|r| r.covers(func, n_bytes, self.n_ranks)) {
             match rule.decision {
                 Decision::RingSimple(channels) => {
                     prefer_ring_simple(costs, n_proto);
                     if let Some(n) = channels {
                         let few = self.set_channels && cheapest(costs) == Some(ring_simple);
-                        return few.then_some(n);
+                        return few.then_some(cap.map_or(n, |c| n.min(c)));
                     }
                 }
-                Decision::OwnChannels => {
-                    let nccls = cheapest(costs)?;
-                    let (algo, proto) = (nccls / n_proto, nccls % n_proto);
-                    let keeps_own = bytes_per_channel(algo, proto, self.n_ranks)
-                        .is_some_and(|per_channel| n_bytes >= NCCL_OWN_CHANNELS as usize * per_channel);
-                    return (self.set_channels && keeps_own).then_some(NCCL_OWN_CHANNELS);
-                }
+                Decision::OwnChannels => return at_most(Some(NCCL_OWN_CHANNELS), costs),
             }
         }
-        None
+        at_most(None, costs)
     }
 }
 
@@ -373,6 +459,25 @@ impl Tuner {
         if self.idle_because.is_some() {
             return pick;
         }
+        let cap = self.pool_cap();
+        // `n` channels, or fewer by the pool's cap, where NCCL keeps at least that many: under
+        // the named ring's Simple by Simple's threshold; otherwise whichever protocol of the ring
+        // NCCL picks (the largest of their thresholds).
+        let at_most = |n: Option<i32>, pick: &Pick| {
+            let n = match (n, cap) {
+                (Some(n), Some(c)) => n.min(c),
+                (n, c) => n.or(c)?,
+            };
+            let per_channel = match pick.algo_proto {
+                Some((algo, proto)) => bytes_per_channel(algo, proto, self.n_ranks),
+                None => [NCCL_PROTO_LL, NCCL_PROTO_LL128, NCCL_PROTO_SIMPLE]
+                    .into_iter()
+                    .filter_map(|p| bytes_per_channel(NCCL_ALGO_RING, p, self.n_ranks))
+                    .max(),
+            };
+            let keeps = per_channel.is_some_and(|per| n_bytes >= n as usize * per);
+            (self.set_channels && keeps).then_some(n)
+        };
         for rule in RULES.iter().filter(|r| r.covers(func, n_bytes, self.n_ranks)) {
             match rule.decision {
                 Decision::RingSimple(channels) => {
@@ -380,25 +485,18 @@ impl Tuner {
                         pick.algo_proto = Some((NCCL_ALGO_RING, NCCL_PROTO_SIMPLE));
                     }
                     if let Some(n) = channels {
+                        let n = cap.map_or(n, |c| n.min(c));
                         pick.channels = (self.set_channels && self.may_name).then_some(n);
                         return pick;
                     }
                 }
                 Decision::OwnChannels => {
-                    let per_channel = match pick.algo_proto {
-                        Some((algo, proto)) => bytes_per_channel(algo, proto, self.n_ranks),
-                        None => [NCCL_PROTO_LL, NCCL_PROTO_LL128, NCCL_PROTO_SIMPLE]
-                            .into_iter()
-                            .filter_map(|p| bytes_per_channel(NCCL_ALGO_RING, p, self.n_ranks))
-                            .max(),
-                    };
-                    let keeps_own =
-                        per_channel.is_some_and(|per_channel| n_bytes >= NCCL_OWN_CHANNELS as usize * per_channel);
-                    pick.channels = (self.set_channels && keeps_own).then_some(NCCL_OWN_CHANNELS);
+                    pick.channels = at_most(Some(NCCL_OWN_CHANNELS), &pick);
                     return pick;
                 }
             }
         }
+        pick.channels = at_most(None, &pick);
         pick
     }
 }
@@ -449,7 +547,7 @@ mod tests {
             block == fresh,
             "docs/CONFIG.md's tuner rules differ from tuner::RULES; replace its block with:\n{RULES_BEGIN}\n{fresh}{RULES_END}\n"
         );
-        assert_eq!(fresh.lines().count(), RULES.len());
+        assert_eq!(fresh.lines().count(), RULES.len() + POOL_CHANNELS.len());
     }
 
     const N_ALGO: usize = 7;
@@ -464,6 +562,7 @@ mod tests {
             n_nodes: 2,
             user_channels: false,
             user_algo_proto: false,
+            pool_threads: Some(None),
         }
     }
 
@@ -618,6 +717,53 @@ mod tests {
         let mut costs = table(40.0, 60.0);
         assert_eq!(eight.choose(all_gather, (128 << 10) - 8, &mut costs, N_PROTO), None);
         assert_eq!(eight.choose(all_gather, 128 << 10, &mut costs, N_PROTO), Some(4));
+    }
+
+    #[test]
+    fn a_pool_of_few_threads_caps_every_collectives_channels() {
+        assert_eq!(pool_channels(0).map(|p| p.channels), None, "NCCL's thread alone: unmeasured, no cap");
+        assert_eq!(pool_channels(1).map(|p| p.channels), None);
+        assert_eq!(pool_channels(2).map(|p| p.channels), Some(2));
+        assert_eq!(pool_channels(3).map(|p| p.channels), Some(2));
+        assert_eq!(pool_channels(4).map(|p| p.channels), Some(4));
+        assert_eq!(pool_channels(7).map(|p| p.channels), Some(4));
+        assert_eq!(pool_channels(8).map(|p| p.channels), None, "a roomy pool keeps NCCL's 8 for bulk");
+        let with = |threads: Option<usize>| Tuner::new(&Facts { pool_threads: Some(threads), ..facts() });
+        let simple_ring = |bytes: usize, t: &Tuner| {
+            let mut costs = vec![-1.0; N_ALGO * N_PROTO];
+            costs[NCCL_ALGO_RING * N_PROTO + NCCL_PROTO_SIMPLE] = 10.0;
+            t.choose(ncclFuncAllReduce, bytes, &mut costs, N_PROTO)
+        };
+        // (pool threads, channels for: bulk all_reduce, below bulk, the band's 2-channel row).
+        for (threads, bulk, below, band) in [
+            (None, None, Some(4), Some(2)),
+            (Some(10), None, Some(4), Some(2)),
+            (Some(6), Some(4), Some(4), Some(2)),
+            (Some(2), Some(2), Some(2), Some(2)),
+        ] {
+            let t = with(threads);
+            assert_eq!(simple_ring(1 << 30, &t), bulk, "bulk, {threads:?} threads");
+            assert_eq!(simple_ring(8 << 20, &t), below, "below bulk, {threads:?} threads");
+            let mut costs = table(40.0, 60.0);
+            assert_eq!(t.choose(ncclFuncAllReduce, 1 << 20, &mut costs, N_PROTO), band, "band, {threads:?}");
+        }
+        // A cap never raises NCCL's own smaller count: an 8 B all_reduce in LL keeps it.
+        let two = with(Some(2));
+        let mut costs = vec![-1.0; N_ALGO * N_PROTO];
+        costs[NCCL_ALGO_RING * N_PROTO + NCCL_PROTO_LL] = 10.0;
+        assert_eq!(two.choose(ncclFuncAllReduce, 8, &mut costs, N_PROTO), None);
+        // The band's one-channel row stays at 1.
+        let mut costs = table(40.0, 60.0);
+        assert_eq!(two.choose(ncclFuncAllReduce, 64 << 10, &mut costs, N_PROTO), Some(1));
+        // The user's channel bounds stand above the cap.
+        let bounded = Tuner::new(&Facts { user_channels: true, pool_threads: Some(Some(2)), ..facts() });
+        assert_eq!(simple_ring(1 << 30, &bounded), None);
+        // Tables without costs (v1, v2): the same caps.
+        assert_eq!(two.pick(ncclFuncAllReduce, 1 << 30).channels, Some(2));
+        assert_eq!(with(Some(6)).pick(ncclFuncAllReduce, 1 << 30).channels, Some(4));
+        assert_eq!(with(Some(10)).pick(ncclFuncAllReduce, 1 << 30).channels, None);
+        assert_eq!(two.pick(ncclFuncAllGather, 8 << 20).channels, Some(2));
+        assert_eq!(two.pick(ncclFuncAllReduce, 8).channels, None);
     }
 
     #[test]

@@ -458,6 +458,18 @@ pub fn assigned() -> bool {
     ASSIGNED.load(Ordering::Acquire)
 }
 
+/// What the tuner's channel cap (tuner::pool_channels) is decided from: Some(Some(threads)) for
+/// host buffers over the socket transport once its I/O pool is fixed (at the first listen or
+/// connect); Some(None) where the cap does not apply (TCPX, or GPU buffers, whose unpack NCCL
+/// spreads over its channels); None while it is not known yet.
+pub fn pool_threads_for_tuner() -> Option<Option<usize>> {
+    let p = get().ok()?;
+    if p.transport.kind() != TransportKind::Socket || p.device_unpack {
+        return Some(None);
+    }
+    p.transport.pool_threads().map(Some)
+}
+
 pub fn device_count() -> Result<usize> {
     Ok(get()?.devices.count())
 }

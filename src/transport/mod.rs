@@ -131,6 +131,11 @@ pub trait Transport: Send + Sync {
     /// Who moves the stripes (crate::settings's pool rules decide from it). The socket transport
     /// fixes its pool at the first call, which is made at the first listen or connect.
     fn movers(&self) -> crate::settings::Movers;
+    /// The I/O pool's threads once [`Transport::movers`] has fixed them; None before, and for a
+    /// transport without a pool of its own (TCPX).
+    fn pool_threads(&self) -> Option<usize> {
+        None
+    }
     /// The settings the transport resolved with the pool rules, for plugin's log (none: TCPX).
     fn pool_settings(&self) -> Vec<crate::settings::Line> {
         Vec::new()

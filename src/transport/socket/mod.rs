@@ -272,6 +272,10 @@ impl Transport for SocketTransport {
         self.plan().movers.clone()
     }
 
+    fn pool_threads(&self) -> Option<usize> {
+        self.plan.get().map(|p| p.movers.threads)
+    }
+
     fn pool_settings(&self) -> Vec<Line> {
         self.plan().lines.clone()
     }
