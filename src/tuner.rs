@@ -170,7 +170,7 @@ pub const POOL_CHANNELS: [PoolChannels; 1] = [PoolChannels {
     threads: 2..4,
     channels: 2,
     why: "measured: four ranks on one 16-core H200 under MPS, 2 I/O threads each: all_reduce of 128-256 MiB \
-          1.28-1.73x faster on 2 channels than on 8 and all_gather 1.16-1.52x, 1-64 MiB level or faster; two ranks \
+          1.27-1.73x faster on 2 channels than on 8 and all_gather 1.16-1.52x, 1-64 MiB level or faster; two ranks \
           there (6 threads) on 4 channels were within the spread of 8 (0.85-1.16x), so larger pools keep 8",
 }];
 
