@@ -18,7 +18,7 @@
 //! (and is the text for the docs).
 //!
 //! Over host buffers on the socket transport, the channels of every collective are further capped
-//! by the process's I/O pool ([`POOL_CHANNELS`]): a pool of 2-3 threads moves bulk faster over 2
+//! by the process's I/O pool ([`POOL_CHANNELS`]): a pool of 2 threads moves bulk faster over 2
 //! channels' connections than over 8. The pool is fixed at the first listen or connect, so the cap applies from
 //! the collectives enqueued after it (the first ones of a communicator keep NCCL's count).
 //!
@@ -167,11 +167,12 @@ pub struct PoolChannels {
 /// keeps the 8 channels tcpxr has it build for bulk. Each channel is two connections a rank
 /// (a ring's send and receive) of `NCCL_TCPXR_STRIPES` sockets each, all moved by the pool.
 pub const POOL_CHANNELS: [PoolChannels; 1] = [PoolChannels {
-    threads: 2..4,
+    threads: 2..3,
     channels: 2,
     why: "measured: four ranks on one 16-core H200 under MPS, 2 I/O threads each: all_reduce of 128-256 MiB \
           1.27-1.73x faster on 2 channels than on 8 and all_gather 1.16-1.52x, 1-64 MiB level or faster; two ranks \
-          there (6 threads) on 4 channels were within the spread of 8 (0.85-1.16x), so larger pools keep 8",
+          there (6 threads) on 4 channels were within the spread of 8 (0.85-1.16x), so larger pools keep 8; 3 threads \
+          unmeasured",
 }];
 
 /// The cap for a pool of `threads` threads, if any.
@@ -237,12 +238,14 @@ pub fn markdown_rules() -> String {
 }
 
 /// A pool cap in one line: "every collective, host buffers over the socket transport, in a
-/// process whose I/O pool has 2-3 threads: at most 2 channels".
+/// process whose I/O pool has 2 threads: at most 2 channels".
 fn pool_summary(p: &PoolChannels) -> String {
+    let threads = match (p.threads.start, p.threads.end - 1) {
+        (a, b) if a == b => format!("{a}"),
+        (a, b) => format!("{a}-{b}"),
+    };
     format!(
-        "every collective, host buffers over the socket transport, in a process whose I/O pool has {}-{} threads: at most {} channels",
-        p.threads.start,
-        p.threads.end - 1,
+        "every collective, host buffers over the socket transport, in a process whose I/O pool has {threads} threads: at most {} channels",
         p.channels
     )
 }
@@ -723,7 +726,7 @@ mod tests {
         );
         assert_eq!(pool_channels(1).map(|p| p.channels), None);
         assert_eq!(pool_channels(2).map(|p| p.channels), Some(2));
-        assert_eq!(pool_channels(3).map(|p| p.channels), Some(2));
+        assert_eq!(pool_channels(3).map(|p| p.channels), None, "unmeasured");
         assert_eq!(
             pool_channels(4).map(|p| p.channels),
             None,
