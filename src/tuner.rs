@@ -19,8 +19,9 @@
 //!
 //! Over host buffers on the socket transport, the channels of every collective are further capped
 //! by the process's I/O pool ([`POOL_CHANNELS`]): a pool of 2 threads moves bulk faster over 2
-//! channels' connections than over 8. The pool is fixed at the first listen or connect, so the cap applies from
-//! the collectives enqueued after it (the first ones of a communicator keep NCCL's count).
+//! channels' connections than over 8. The pool is fixed at the first listen or connect, so the
+//! cap applies from the collectives enqueued after it (the first ones of a communicator keep
+//! NCCL's count).
 //!
 //! NCCL 2.22 and later (tuner v3-v6) show the tuner their cost table, and [`Tuner::choose`]
 //! decides on it; NCCL 2.19-2.21 (v1, v2) show none and take one named choice instead, which
@@ -452,6 +453,8 @@ impl Tuner {
     ///   under the named ring's Simple by Simple's threshold; otherwise whichever protocol of the
     ///   ring NCCL picks (the largest of their thresholds, since v2 does not see NCCL's choice). NCCL
     ///   applies the count to the algorithm it picks, the tree included, which v3+ leave alone.
+    /// - Every count, and bulk's (which no row covers), is capped by the pool's
+    ///   ([`POOL_CHANNELS`]) where NCCL keeps that many, as [`choose`](Self::choose) does.
     pub fn pick(&self, func: ncclFunc_t, n_bytes: usize) -> Pick {
         let mut pick = Pick::default();
         if self.idle_because.is_some() {
