@@ -5,6 +5,7 @@
 
 pub mod gpu;
 pub mod spin;
+pub mod tuner;
 
 use nccl_net_tcpxr::abi::*;
 use std::ffi::{c_int, c_void, CStr};
