@@ -460,11 +460,12 @@ pub fn assigned() -> bool {
 
 /// What the tuner's channel cap (tuner::pool_channels) is decided from: Some(Some(threads)) for
 /// host buffers over the socket transport once its I/O pool is fixed (at the first listen or
-/// connect); Some(None) where the cap does not apply (TCPX, or GPU buffers, whose unpack NCCL
-/// spreads over its channels); None while it is not known yet.
+/// connect); Some(None) where the cap does not apply (TCPX, or GPU buffers offered: their
+/// receives are placed per channel, by NCCL's unpack or tcpxr's, and were not measured capped);
+/// None while it is not known yet.
 pub fn pool_threads_for_tuner() -> Option<Option<usize>> {
     let p = get().ok()?;
-    if p.transport.kind() != TransportKind::Socket || p.device_unpack {
+    if p.transport.kind() != TransportKind::Socket || p.gpu_offered {
         return Some(None);
     }
     p.transport.pool_threads().map(Some)
