@@ -414,10 +414,7 @@ impl Tuner {
         let cap = self.pool_cap();
         // `n` channels, or fewer by the pool's cap, where NCCL's choice keeps at least that many.
         let at_most = |n: Option<i32>, costs: &[f32]| {
-            let n = match (n, cap) {
-                (Some(n), Some(c)) => n.min(c),
-                (n, c) => n.or(c)?,
-            };
+            let n = capped(n, cap)?;
             let nccls = cheapest(costs)?;
             let (algo, proto) = (nccls / n_proto, nccls % n_proto);
             let keeps = bytes_per_channel(algo, proto, self.n_ranks).is_some_and(|per| n_bytes >= n as usize * per);
@@ -465,10 +462,7 @@ impl Tuner {
         // the named ring's Simple by Simple's threshold; otherwise whichever protocol of the ring
         // NCCL picks (the largest of their thresholds).
         let at_most = |n: Option<i32>, pick: &Pick| {
-            let n = match (n, cap) {
-                (Some(n), Some(c)) => n.min(c),
-                (n, c) => n.or(c)?,
-            };
+            let n = capped(n, cap)?;
             let per_channel = match pick.algo_proto {
                 Some((algo, proto)) => bytes_per_channel(algo, proto, self.n_ranks),
                 None => [NCCL_PROTO_LL, NCCL_PROTO_LL128, NCCL_PROTO_SIMPLE]
@@ -486,8 +480,9 @@ impl Tuner {
                         pick.algo_proto = Some((NCCL_ALGO_RING, NCCL_PROTO_SIMPLE));
                     }
                     if let Some(n) = channels {
-                        let n = cap.map_or(n, |c| n.min(c));
-                        pick.channels = (self.set_channels && self.may_name).then_some(n);
+                        pick.channels = (self.set_channels && self.may_name)
+                            .then_some(n)
+                            .and_then(|n| capped(Some(n), cap));
                         return pick;
                     }
                 }
@@ -499,6 +494,15 @@ impl Tuner {
         }
         pick.channels = at_most(None, &pick);
         pick
+    }
+}
+
+/// A row's channel count `n` (None: the row sets none) lowered to the pool's `cap`, or the cap
+/// alone; None: neither sets a count.
+fn capped(n: Option<i32>, cap: Option<i32>) -> Option<i32> {
+    match (n, cap) {
+        (Some(n), Some(c)) => Some(n.min(c)),
+        (n, c) => n.or(c),
     }
 }
 
