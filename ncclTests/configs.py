@@ -29,8 +29,10 @@ SINGLE_HOST_ENV = {
 }
 
 _SOCKET = {"NCCL_NET": "Socket", "NCCL_NET_PLUGIN": "none"}
-# NCCL_TCPXR_STATS=1: each connection logs its counters when it closes (nothing on the data
-# path); the runner summarises them beside each tcpxr figure.
+# NCCL_TCPXR_STATS=1: each connection logs its counters when it closes; the runner summarises
+# them beside each tcpxr figure. They time every socket call and hand-off (two clock reads and an
+# atomic add each), which cost nothing measurable: 4 ranks one per GPU, all_gather and all_reduce
+# of 16-512 MiB within the spread with and without (run 255, docs/BENCHMARKS.md).
 _TCPXR = {"NCCL_NET": "tcpxr", "NCCL_NET_PLUGIN": PLUGIN, "NCCL_TCPXR_STATS": "1"}
 
 CONFIGS = {

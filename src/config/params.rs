@@ -265,7 +265,9 @@ pub const STATS: Param = Param {
           windows the staging copies' time and waits for a staging buffer. And the socket \
           transport's I/O pool's when it stops: how its workers' turns reached them (from the \
           hand-off queue, found spinning, or after a wake-up), its hand-offs, and its threads' \
-          time spinning.",
+          time spinning. The timing reads the clock twice per socket call and hand-off: at 4 \
+          ranks one per GPU, bulk all_gather and all_reduce ran within the spread with and \
+          without it (docs/BENCHMARKS.md, run 255).",
 };
 pub const STALL_SECONDS: Param = Param {
     name: "NCCL_TCPXR_STALL_SECONDS",
