@@ -52,7 +52,7 @@ pub struct Plugin {
     pub chunk_bytes: usize,
     pub send_window: usize,
     pub recv_window: usize,
-    /// The settings the first connection fixes ([`Plugin::inline`]).
+    /// The settings the first connection fixes ([`Plugin::message_rules`]).
     message_rules: OnceLock<MessageRules>,
     /// GPU buffers are offered (NCCL_PTR_CUDA).
     pub gpu_offered: bool,
@@ -476,7 +476,7 @@ pub fn device_count() -> Result<usize> {
 }
 
 /// A comm's settings. `p2p`: NCCL's hints say the connection carries point-to-point operations
-/// (a send comm's inline limit and chunk size while idle; see [`connect`]).
+/// (a send comm's inline limit and chunk size while idle; see [`connect()`]).
 pub(super) fn tuning(p: &Plugin, max_requests: usize, p2p: bool) -> Tuning {
     let config = p.config;
     let rules = p.message_rules();
