@@ -101,7 +101,7 @@ fn nccl_level_and_flags(level: Level, target: &str) -> (c_int, c_ulong) {
 }
 
 /// The most of a message one call to NCCL's logger carries: its buffer is 1024 bytes, less
-/// NCCL's prefix ("host:pid:tid [dev] NCCL INFO ", longer with a long host name) and "NET/tcpxr ".
+/// NCCL's prefix (`"host:pid:tid [dev] NCCL INFO "`, longer with a long host name) and "NET/tcpxr ".
 const NCCL_PIECE_BYTES: usize = 800;
 
 /// The message as NCCL's logger calls take it: one C string per line, each "NET/tcpxr " + the

@@ -124,7 +124,7 @@ pub struct Config {
     pub io_spin_us: Option<u64>,
     /// NCCL_TCPXR_IO_SPIN_THREADS; None: auto ([`crate::settings::io_spinners`]).
     pub io_spin_threads: Option<usize>,
-    /// 0 = read /sys/class/net/<if>/speed.
+    /// 0 = read `/sys/class/net/<if>/speed`.
     pub speed_mbps: u32,
     pub handshake_timeout_ms: u64,
     pub peer_timeout_ms: u64,

@@ -148,7 +148,7 @@ pub const UNREAD_MAX_BYTES: Param = Param {
           (docs/BENCHMARKS.md, \"A window that grows\").",
 };
 
-/// Socket buffer sizes below this are honoured but warned about (see [`Config::warnings`]).
+/// Socket buffer sizes below this are honoured but warned about (see [`Config::warnings`](super::Config::warnings)).
 pub const PLAUSIBLE_SOCKET_BUFFER: usize = 64 << 10;
 pub const IO_THREADS: Param = Param {
     name: "NCCL_TCPXR_IO_THREADS",

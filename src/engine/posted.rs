@@ -26,7 +26,7 @@ struct Entry<M> {
 
 pub struct Posted<M> {
     entries: VecDeque<Entry<M>>,
-    /// Sequence number of entries[0] and of the next message to be posted.
+    /// Sequence number of `entries[0]` and of the next message to be posted.
     front_seq: u64,
     next_seq: u64,
     /// The message each request slot names, by sequence number.

@@ -9,7 +9,7 @@
 //! * `acceptor`: a listener that reads fixed-size hellos without blocking, so that strangers
 //!   cannot hold up a real peer;
 //! * `ifaces`: interfaces (getifaddrs), NCCL_SOCKET_IFNAME-style selection, sysfs facts;
-//! * [`nonce`]: a fresh random 64-bit value, for the handle's nonce, stripe tokens and connect
+//! * [`nonce`](mod@nonce): a fresh random 64-bit value, for the handle's nonce, stripe tokens and connect
 //!   tickets.
 pub mod acceptor;
 pub mod addr;

@@ -114,7 +114,7 @@ pub unsafe fn test(request: *mut c_void, done: &mut c_int, sizes: Option<&mut c_
 /// # Safety
 /// `comm` must be NULL or a pointer NCCL passes back as a comm (see [`comm_ref`]), not closed
 /// during the call, unless `request` is a request of `comm` that has been closed; `request` as
-/// for [`test`].
+/// for [`test()`].
 pub unsafe fn irecv_consumed(comm: *mut c_void, request: *mut c_void) -> Result<()> {
     // SAFETY: the caller's promise on `request`; lookup checks the magic before anything else.
     let req = match unsafe { Request::lookup(request) } {

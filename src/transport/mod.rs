@@ -6,7 +6,7 @@
 //! its request slots are full (`Ok(false)`: retry later). Receives may hold their slot after
 //! completion until `consumed` (TCPX's bounce pages); the socket transport releases at once.
 //!
-//! Memory a comm registers is registered on every stripe ([`InnerSend::register`]); each post
+//! Memory a comm registers is registered on every stripe ([`InnerStripe::register`]); each post
 //! carries the stripe's handle for it, or [`InnerMr::NONE`] for memory NCCL never registered (the
 //! transport then registers it for that post alone if it needs to). A transport states its limits
 //! ([`Limits`]) and the plugin caps chunk size and windows to them.

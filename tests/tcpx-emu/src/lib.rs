@@ -657,7 +657,7 @@ extern "C" fn get_device_mr(_comm: *mut c_void, _mhandle: *mut c_void, _dptr: *m
 }
 
 /// # Safety
-/// `comm` as for [`close_comm`] (not closed); `request` as for [`test`] (the v7 contract).
+/// `comm` as for [`close_comm`] (not closed); `request` as for [`test()`] (the v7 contract).
 unsafe extern "C" fn irecv_consumed(comm: *mut c_void, n: c_int, request: *mut c_void) -> c_int {
     guard("irecvConsumed", || {
         if n != 1 {

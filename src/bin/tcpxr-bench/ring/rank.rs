@@ -224,7 +224,7 @@ fn move_all(
     start.elapsed().as_secs_f64()
 }
 
-/// tcpxr's I/O threads in this process (named "tcpxr-io<i>").
+/// tcpxr's I/O threads in this process (named `tcpxr-io<i>`).
 fn io_threads() -> usize {
     std::fs::read_dir("/proc/self/task")
         .into_iter()
