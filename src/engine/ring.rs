@@ -362,7 +362,9 @@ impl DeviceRing {
     }
 
     /// Describes `len` bytes received contiguously at bounce offset `at` for receive `seq`, as 4
-    /// KiB fragments (TCPX's page size; NCCL's kernel splits its work by record).
+    /// KiB fragments (TCPX's page size). Not larger: NCCL's kernel deals records among the
+    /// channel's warps and each warp copies its records one 512-byte row per PCIe round trip, so
+    /// fewer, larger records would leave warps idle (docs/BENCHMARKS.md, GPU buffers).
     pub fn add_contiguous(&mut self, seq: u64, at: usize, len: usize) -> Result<()> {
         let n = len.div_ceil(SLICE_PAGE_SIZE);
         let slot = (seq % DEPTH as u64) as usize;
