@@ -1,8 +1,9 @@
 //! Every `NCCL_TCPXR_*` setting in one typed table: read once, validated, logged.
 //!
 //! [`PARAMS`] is the single source of truth for names, defaults and accepted ranges: the parser
-//! falls back to a row's `default` when the variable is unset, every error message quotes the row's
-//! `accepted` text, [`global`] logs one line per row, and [`markdown_table`] renders it into the
+//! falls back to a row's `default` when the variable is unset, checks a number against the row's
+//! `range` (a test holds it to the row's words), every error message quotes the row's `accepted`
+//! text, [`global`] logs one line per row, and [`markdown_table`] renders it into the
 //! tables of README.md and docs/CONFIG.md (the tests below fail when either document differs).
 //!
 //! Conventions for values: surrounding whitespace is ignored and an empty value means unset.
@@ -188,39 +189,6 @@ fn parse_rails(spec: &str) -> Option<Vec<Rail>> {
         .collect()
 }
 
-/// The accepted set of an integer setting.
-#[derive(Clone, Copy)]
-struct Range {
-    lo: u64,
-    hi: u64,
-    /// 0 is accepted besides `lo..=hi` (it means "automatic").
-    zero: bool,
-    /// The value must be a multiple of this.
-    multiple: u64,
-    /// K/M/G suffixes are accepted.
-    bytes: bool,
-}
-
-const fn range(lo: u64, hi: u64) -> Range {
-    Range {
-        lo,
-        hi,
-        zero: false,
-        multiple: 1,
-        bytes: false,
-    }
-}
-
-const fn byte_range(lo: u64, hi: u64) -> Range {
-    Range {
-        lo,
-        hi,
-        zero: false,
-        multiple: 1,
-        bytes: true,
-    }
-}
-
 /// Reads values through a lookup function; unset or empty falls back to the row's default.
 struct Reader<G> {
     get: G,
@@ -235,7 +203,11 @@ impl<G: Fn(&str) -> Option<String>> Reader<G> {
         set.or_else(|| Some(p.default.to_owned()).filter(|d| !d.is_empty()))
     }
 
-    fn uint(&self, p: &Param, r: Range) -> Result<u64> {
+    /// The value as a number in the row's range.
+    fn uint(&self, p: &Param) -> Result<u64> {
+        let r = p
+            .range
+            .ok_or_else(|| Error::internal(format!("{}: read as a number, but its row has no range", p.name)))?;
         let v = self.value(p).unwrap_or_default();
         let n = parse_uint(&v, r.bytes).ok_or_else(|| invalid(p, &v))?;
         let in_range = (r.zero && n == 0) || (r.lo..=r.hi).contains(&n);
@@ -246,8 +218,8 @@ impl<G: Fn(&str) -> Option<String>> Reader<G> {
         }
     }
 
-    fn usize(&self, p: &Param, r: Range) -> Result<usize> {
-        let n = self.uint(p, r)?;
+    fn usize(&self, p: &Param) -> Result<usize> {
+        let n = self.uint(p)?;
         usize::try_from(n).map_err(|_| invalid(p, &n.to_string()))
     }
 
@@ -257,18 +229,18 @@ impl<G: Fn(&str) -> Option<String>> Reader<G> {
     }
 
     /// None for "auto", else the value in `r`.
-    fn auto_uint(&self, p: &Param, r: Range) -> Result<Option<u64>> {
+    fn auto_uint(&self, p: &Param) -> Result<Option<u64>> {
         if self.is_auto(p) {
             return Ok(None);
         }
-        self.uint(p, r).map(Some)
+        self.uint(p).map(Some)
     }
 
-    fn auto_usize(&self, p: &Param, r: Range) -> Result<Option<usize>> {
+    fn auto_usize(&self, p: &Param) -> Result<Option<usize>> {
         if self.is_auto(p) {
             return Ok(None);
         }
-        self.usize(p, r).map(Some)
+        self.usize(p).map(Some)
     }
 }
 
@@ -325,74 +297,47 @@ impl Config {
         };
         let gpu_buffers = switch(&GPU_BUFFERS)?;
         let tuner = switch(&TUNER)?;
-        let bufsize = Range {
-            zero: true,
-            ..byte_range(4096, 1 << 30)
-        };
-        let io_threads = r.auto_usize(&IO_THREADS, range(0, 1024))?;
-        let window = Range {
-            zero: true,
-            ..byte_range(16 << 10, 1 << 30)
-        };
-        let unread_bytes = r.uint(&UNREAD_BYTES, window)?;
-        let unread_max_bytes = r.uint(&UNREAD_MAX_BYTES, window)?;
+        let io_threads = r.auto_usize(&IO_THREADS)?;
+        let unread_bytes = r.uint(&UNREAD_BYTES)?;
+        let unread_max_bytes = r.uint(&UNREAD_MAX_BYTES)?;
         if unread_max_bytes != 0 && (unread_bytes == 0 || unread_max_bytes < unread_bytes) {
             return Err(invalid(
                 &UNREAD_MAX_BYTES,
                 &r.value(&UNREAD_MAX_BYTES).unwrap_or_default(),
             ));
         }
-        let speed = r.uint(
-            &SPEED_MBPS,
-            Range {
-                zero: true,
-                ..range(1, 10_000_000)
-            },
-        )?;
+        let speed = r.uint(&SPEED_MBPS)?;
         Ok(Config {
-            stripes: r.usize(&STRIPES, range(1, 16))?,
-            chunk_bytes: r.usize(
-                &CHUNK_BYTES,
-                Range {
-                    multiple: 4096,
-                    ..byte_range(4096, 16 << 20)
-                },
-            )?,
+            stripes: r.usize(&STRIPES)?,
+            chunk_bytes: r.usize(&CHUNK_BYTES)?,
             ifname,
-            send_window: r.usize(&SEND_WINDOW, range(1, 64))?,
-            recv_window: r.usize(&RECV_WINDOW, range(1, 64))?,
-            inline_bytes: r.usize(&INLINE_BYTES, byte_range(0, MAX_INLINE_BYTES as u64))?,
-            inline_idle_bytes: r.auto_usize(&INLINE_IDLE_BYTES, byte_range(0, MAX_INLINE_BYTES as u64))?,
-            inline_idle_p2p_bytes: r.auto_usize(&INLINE_IDLE_P2P_BYTES, byte_range(0, MAX_INLINE_BYTES as u64))?,
-            idle_chunk_bytes: r.auto_usize(
-                &IDLE_CHUNK_BYTES,
-                Range {
-                    zero: true,
-                    multiple: 4096,
-                    ..byte_range(4096, 16 << 20)
-                },
-            )?,
-            sndbuf: r.usize(&SOCKET_SNDBUF, bufsize)?,
-            rcvbuf: r.usize(&SOCKET_RCVBUF, bufsize)?,
+            send_window: r.usize(&SEND_WINDOW)?,
+            recv_window: r.usize(&RECV_WINDOW)?,
+            inline_bytes: r.usize(&INLINE_BYTES)?,
+            inline_idle_bytes: r.auto_usize(&INLINE_IDLE_BYTES)?,
+            inline_idle_p2p_bytes: r.auto_usize(&INLINE_IDLE_P2P_BYTES)?,
+            idle_chunk_bytes: r.auto_usize(&IDLE_CHUNK_BYTES)?,
+            sndbuf: r.usize(&SOCKET_SNDBUF)?,
+            rcvbuf: r.usize(&SOCKET_RCVBUF)?,
             unread_bytes,
             unread_max_bytes,
             io_threads,
-            handoff_bytes: r.auto_usize(&HANDOFF_BYTES, byte_range(0, 1 << 30))?,
-            io_spin_us: r.auto_uint(&IO_SPIN_US, range(0, 100_000))?,
-            io_spin_threads: r.auto_usize(&IO_SPIN_THREADS, range(1, 64))?,
+            handoff_bytes: r.auto_usize(&HANDOFF_BYTES)?,
+            io_spin_us: r.auto_uint(&IO_SPIN_US)?,
+            io_spin_threads: r.auto_usize(&IO_SPIN_THREADS)?,
             // The range check above keeps it far below u32::MAX.
             speed_mbps: speed as u32,
-            handshake_timeout_ms: r.uint(&HANDSHAKE_TIMEOUT_MS, range(100, 600_000))?,
-            peer_timeout_ms: r.uint(&PEER_TIMEOUT_MS, range(500, 600_000))?,
+            handshake_timeout_ms: r.uint(&HANDSHAKE_TIMEOUT_MS)?,
+            peer_timeout_ms: r.uint(&PEER_TIMEOUT_MS)?,
             transport,
             tcpx_lib: r.value(&TCPX_LIB),
-            stats: r.uint(&STATS, range(0, 1))? == 1,
-            rma: r.uint(&RMA, range(0, 1))? == 1,
-            stall_seconds: r.uint(&STALL_SECONDS, range(0, 86400))?,
+            stats: r.uint(&STATS)? == 1,
+            rma: r.uint(&RMA)? == 1,
+            stall_seconds: r.uint(&STALL_SECONDS)?,
             gpu_buffers,
-            gpu_copy_bytes: r.auto_usize(&GPU_COPY_BYTES, byte_range(0, 4 << 20))?,
+            gpu_copy_bytes: r.auto_usize(&GPU_COPY_BYTES)?,
             tuner,
-            loopback_devices: r.usize(&LOOPBACK_DEVICES, range(1, 8))?,
+            loopback_devices: r.usize(&LOOPBACK_DEVICES)?,
             rails: match r.value(&RAILS) {
                 None => Vec::new(),
                 Some(v) => parse_rails(&v).ok_or_else(|| invalid(&RAILS, &v))?,
@@ -623,6 +568,71 @@ mod tests {
         assert_eq!(with(&blank).unwrap(), c);
         let empty: Vec<(&str, &str)> = PARAMS.iter().map(|p| (p.name, "")).collect();
         assert_eq!(with(&empty).unwrap(), c);
+    }
+
+    /// Every number-taking row's `accepted` text says what its range accepts (the bounds, 0 where it
+    /// is accepted besides them, the multiple, the suffixes), so the words in an error message and
+    /// the documents never drift from the parser's check.
+    #[test]
+    fn each_rows_accepted_text_matches_its_range() {
+        let numeric: Vec<&Param> = PARAMS.iter().filter(|p| p.range.is_some()).collect();
+        assert!(numeric.len() >= 20, "{} number-taking rows", numeric.len());
+        for p in numeric {
+            let (r, t) = (p.range.unwrap(), p.accepted);
+            let bounds = if r.hi == r.lo + 1 {
+                format!("{} or {}", r.lo, r.hi)
+            } else {
+                format!("{}-{}", r.lo, r.hi)
+            };
+            assert!(t.contains(&bounds), "{}: {t:?} does not say {bounds}", p.name);
+            if r.zero {
+                assert!(
+                    t.starts_with("0 ") || t.contains(", 0 or "),
+                    "{}: {t:?} does not say 0",
+                    p.name
+                );
+            }
+            if r.multiple > 1 {
+                assert!(
+                    t.contains(&format!("a multiple of {}", r.multiple)),
+                    "{}: {t:?}",
+                    p.name
+                );
+            }
+            assert_eq!(r.bytes, t.contains("suffixes allowed"), "{}: {t:?}", p.name);
+        }
+    }
+
+    /// Every number-taking row accepts its bounds (and 0 where its range says so) and refuses just
+    /// outside them, with the row's accepted text.
+    #[test]
+    fn each_row_takes_its_bounds_and_refuses_beyond_them() {
+        for p in PARAMS.iter().filter(|p| p.range.is_some()) {
+            let r = p.range.unwrap();
+            // UNREAD_MAX_BYTES may not be below UNREAD_BYTES: give it the smallest window beside it.
+            let beside: &[(&str, &str)] = if p.name == UNREAD_MAX_BYTES.name {
+                &[(UNREAD_BYTES.name, "16384")]
+            } else {
+                &[]
+            };
+            let take = |v: u64| {
+                let mut vars = beside.to_vec();
+                let v = v.to_string();
+                vars.push((p.name, &v));
+                with(&vars).map(|_| ()).map_err(|e| e.msg)
+            };
+            assert_eq!(take(r.lo), Ok(()), "{} at its lower bound", p.name);
+            assert_eq!(take(r.hi), Ok(()), "{} at its upper bound", p.name);
+            if r.zero {
+                assert_eq!(take(0), Ok(()), "{}=0", p.name);
+            }
+            let err = take(r.hi + 1).expect_err(p.name);
+            assert!(err.contains(p.accepted), "{err}");
+            if r.lo > 0 && !(r.zero && r.lo == 1) {
+                let err = take(r.lo - 1).expect_err(p.name);
+                assert!(err.contains(p.accepted), "{err}");
+            }
+        }
     }
 
     #[test]

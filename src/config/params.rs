@@ -1,5 +1,6 @@
-//! The settings table's rows: every `NCCL_TCPXR_*` variable's name, default, accepted values and
-//! meaning ([`PARAMS`]), the one source the parser, the log and the documents read.
+//! The settings table's rows: every `NCCL_TCPXR_*` variable's name, default, accepted values (in
+//! words, and as the range the parser checks for a number) and meaning ([`PARAMS`]), the one
+//! source the parser, the log and the documents read.
 
 /// One row of the settings table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -10,14 +11,61 @@ pub struct Param {
     pub default: &'static str,
     /// Human text of what is accepted, quoted in error messages.
     pub accepted: &'static str,
+    /// The numbers the parser accepts, for a row that takes a number (its `accepted` text says
+    /// the same in words; a test holds the two together); None for names, paths and words.
+    pub range: Option<Range>,
     /// What the setting does.
     pub doc: &'static str,
 }
+
+/// The accepted set of an integer setting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Range {
+    pub lo: u64,
+    pub hi: u64,
+    /// 0 is accepted besides `lo..=hi` (it means "automatic" or "off").
+    pub zero: bool,
+    /// The value must be a multiple of this.
+    pub multiple: u64,
+    /// K/M/G suffixes are accepted.
+    pub bytes: bool,
+}
+
+/// `lo..=hi`, plain numbers.
+pub const fn range(lo: u64, hi: u64) -> Range {
+    Range {
+        lo,
+        hi,
+        zero: false,
+        multiple: 1,
+        bytes: false,
+    }
+}
+
+/// `lo..=hi` bytes, with K/M/G suffixes.
+pub const fn byte_range(lo: u64, hi: u64) -> Range {
+    Range {
+        bytes: true,
+        ..range(lo, hi)
+    }
+}
+
+/// Socket buffer sizes: 0 (the kernel's autotuning) or 4 KiB-1 GiB.
+const SOCKET_BUFFER: Range = Range {
+    zero: true,
+    ..byte_range(4096, 1 << 30)
+};
+/// The stripes' window: 0 (none) or 16 KiB-1 GiB.
+const UNREAD_WINDOW: Range = Range {
+    zero: true,
+    ..byte_range(16 << 10, 1 << 30)
+};
 
 pub const STRIPES: Param = Param {
     name: "NCCL_TCPXR_STRIPES",
     default: "4",
     accepted: "1-16",
+    range: Some(range(1, 16)),
     doc: "Inner connections (stripes) per NCCL connection; chunks are dealt round-robin over them. \
           The listening side's value is used, so both ends always agree. Also the RMA tables' \
           connections per pair of ranks (context c on connection c mod this).",
@@ -26,6 +74,10 @@ pub const CHUNK_BYTES: Param = Param {
     name: "NCCL_TCPXR_CHUNK_BYTES",
     default: "524288",
     accepted: "4096-16777216, a multiple of 4096 (K/M suffixes allowed)",
+    range: Some(Range {
+        multiple: 4096,
+        ..byte_range(4096, 16 << 20)
+    }),
     doc: "Size of the chunks a message is cut into before it is dealt over the stripes. The \
           listening side's value is used; over tcpx chunks are capped at 4 MiB.",
 };
@@ -34,6 +86,7 @@ pub const IFNAME: Param = Param {
     default: "",
     accepted: "comma-separated interface name prefixes; a leading ^ excludes, a leading = matches \
                exactly (like NCCL_SOCKET_IFNAME)",
+    range: None,
     doc: "Network interfaces tcpxr may use. Unset: NCCL_SOCKET_IFNAME, else the first interface \
           that is up and not loopback, else lo.",
 };
@@ -41,12 +94,14 @@ pub const SEND_WINDOW: Param = Param {
     name: "NCCL_TCPXR_SEND_WINDOW",
     default: "12",
     accepted: "1-64",
+    range: Some(range(1, 64)),
     doc: "Chunks in flight per stripe on the sending side.",
 };
 pub const RECV_WINDOW: Param = Param {
     name: "NCCL_TCPXR_RECV_WINDOW",
     default: "16",
     accepted: "1-64",
+    range: Some(range(1, 64)),
     doc: "Chunks in flight per stripe on the receiving side.",
 };
 /// Largest inline payload: the upper bound of NCCL_TCPXR_INLINE_BYTES and of the two idle limits,
@@ -56,6 +111,7 @@ pub const INLINE_BYTES: Param = Param {
     name: "NCCL_TCPXR_INLINE_BYTES",
     default: "16384",
     accepted: "0-1048576 (K/M suffixes allowed)",
+    range: Some(byte_range(0, MAX_INLINE_BYTES as u64)),
     doc: "Messages up to this size travel on the control connection and use no stripe. They cost \
           one socket write and no hand-off, which is what the smallest messages wait on.",
 };
@@ -63,6 +119,7 @@ pub const INLINE_IDLE_BYTES: Param = Param {
     name: "NCCL_TCPXR_INLINE_IDLE_BYTES",
     default: "auto",
     accepted: "auto or 0-1048576 (K/M suffixes allowed)",
+    range: Some(byte_range(0, MAX_INLINE_BYTES as u64)),
     doc: "Messages up to this size also travel on the control connection while the connection is \
           nearly idle. Nearly idle: at most one other message is in flight on the connection, and \
           NCCL's thread has no other such mid-sized message out on any connection; latency-bound \
@@ -77,6 +134,7 @@ pub const INLINE_IDLE_P2P_BYTES: Param = Param {
     name: "NCCL_TCPXR_INLINE_IDLE_P2P_BYTES",
     default: "auto",
     accepted: "auto or 0-1048576 (K/M suffixes allowed)",
+    range: Some(byte_range(0, MAX_INLINE_BYTES as u64)),
     doc: "NCCL_TCPXR_INLINE_IDLE_BYTES for the connections NCCL opens for point-to-point operations. \
           NCCL names them (send/recv, all-to-all) in the hints it gives before connecting (setNetAttr, \
           NCCL 2.28+); other connections, and every connection under older NCCL, take \
@@ -88,6 +146,11 @@ pub const IDLE_CHUNK_BYTES: Param = Param {
     name: "NCCL_TCPXR_IDLE_CHUNK_BYTES",
     default: "auto",
     accepted: "auto, 0 or 4096-16777216, a multiple of 4096 (K/M suffixes allowed)",
+    range: Some(Range {
+        zero: true,
+        multiple: 4096,
+        ..byte_range(4096, 16 << 20)
+    }),
     doc: "Smallest piece of a host message sent on a nearly idle connection (0: off). \
           Nearly idle: the test of NCCL_TCPXR_INLINE_IDLE_BYTES (at most one other message in \
           flight). Such a message is latency-bound: it is cut into one piece per stripe, none smaller \
@@ -103,6 +166,7 @@ pub const SOCKET_SNDBUF: Param = Param {
     name: "NCCL_TCPXR_SOCKET_SNDBUF",
     default: "0",
     accepted: "0 (kernel autotuning) or 4096-1073741824 (K/M/G suffixes allowed)",
+    range: Some(SOCKET_BUFFER),
     doc: "SO_SNDBUF of the data sockets; 0 leaves the kernel's autotuning on. Below 65536 it is \
           honoured with a WARN: such a buffer caps each stripe far below line rate. A ping-pong of \
           single 128-192 KiB messages can wait out the kernel's loss-probe timer (a 2.6 ms p99) under \
@@ -113,6 +177,7 @@ pub const SOCKET_RCVBUF: Param = Param {
     name: "NCCL_TCPXR_SOCKET_RCVBUF",
     default: "0",
     accepted: "0 (kernel autotuning) or 4096-1073741824 (K/M/G suffixes allowed)",
+    range: Some(SOCKET_BUFFER),
     doc: "SO_RCVBUF of the data sockets; 0 leaves the kernel's autotuning on. Below 65536 it is \
           honoured with a WARN: such a buffer caps each stripe far below line rate. Receiving \
           stripes take at least twice NCCL_TCPXR_UNREAD_BYTES.",
@@ -121,6 +186,7 @@ pub const UNREAD_BYTES: Param = Param {
     name: "NCCL_TCPXR_UNREAD_BYTES",
     default: "0",
     accepted: "0 (no limit) or 16384-1073741824 (K/M/G suffixes allowed)",
+    range: Some(UNREAD_WINDOW),
     doc: "Bytes a socket stripe's sender may send beyond what the receiver has read. The \
           receiver grants more as it reads and the rest waits in the sender's memory, so the \
           receiving copy finds its bytes in the cache while TCP keeps its own large window. The \
@@ -137,6 +203,7 @@ pub const UNREAD_MAX_BYTES: Param = Param {
     default: "0",
     accepted: "0 (no growth) or 16384-1073741824, not below a set NCCL_TCPXR_UNREAD_BYTES (K/M/G \
                suffixes allowed)",
+    range: Some(UNREAD_WINDOW),
     doc: "Largest a socket stripe's window (NCCL_TCPXR_UNREAD_BYTES) may grow to. The receiver \
           doubles a stripe's window when its sender stopped at the grant while the receiver was \
           waiting for bytes, and halves it back after 8 windows read without that \
@@ -154,6 +221,7 @@ pub const IO_THREADS: Param = Param {
     name: "NCCL_TCPXR_IO_THREADS",
     default: "auto",
     accepted: "auto or 0-1024 (never more than the cores)",
+    range: Some(range(0, 1024)),
     doc: "Threads of the socket transport's I/O pool, one pool per process shared by every \
           connection. NCCL's proxy thread moves the bytes a socket takes or has at once; a stripe \
           with a backlog (see NCCL_TCPXR_HANDOFF_BYTES) goes to one of these threads until it \
@@ -168,6 +236,7 @@ pub const HANDOFF_BYTES: Param = Param {
     name: "NCCL_TCPXR_HANDOFF_BYTES",
     default: "auto",
     accepted: "auto or 0-1073741824 (K/M/G suffixes allowed)",
+    range: Some(byte_range(0, 1 << 30)),
     doc: "The most NCCL's proxy thread moves for one socket stripe per turn before the stripe goes \
           to an I/O thread. A chunk larger than this goes to an I/O thread whole, and a stripe left \
           with at least this many bytes to move (not yet taken by the socket, or the rest of a \
@@ -183,6 +252,7 @@ pub const IO_SPIN_US: Param = Param {
     name: "NCCL_TCPXR_IO_SPIN_US",
     default: "auto",
     accepted: "auto or 0-100000",
+    range: Some(range(0, 100_000)),
     doc: "Microseconds an idle I/O thread keeps looking for work before it sleeps. Up to \
           NCCL_TCPXR_IO_SPIN_THREADS threads of the pool do (watching the queue a hand-off leaves \
           a stripe in while one spins, and now and then the pool's epoll set), so that a stripe \
@@ -194,6 +264,7 @@ pub const IO_SPIN_THREADS: Param = Param {
     name: "NCCL_TCPXR_IO_SPIN_THREADS",
     default: "auto",
     accepted: "auto or 1-64",
+    range: Some(range(1, 64)),
     doc: "How many idle I/O threads may spin at once (see NCCL_TCPXR_IO_SPIN_US). That is the number \
           of cores the pool may keep busy waiting while traffic flows; never more than the I/O \
           threads. auto: 4 where the process's \
@@ -205,6 +276,10 @@ pub const SPEED_MBPS: Param = Param {
     name: "NCCL_TCPXR_SPEED_MBPS",
     default: "0",
     accepted: "0 (the interface's speed from sysfs) or 1-10000000",
+    range: Some(Range {
+        zero: true,
+        ..range(1, 10_000_000)
+    }),
     doc: "Port speed reported to NCCL in Mbit/s; it steers NCCL's choice of channel count. 0: the \
           speed sysfs gives the interface; the loopback, which has none there, reports 400000.",
 };
@@ -212,6 +287,7 @@ pub const HANDSHAKE_TIMEOUT_MS: Param = Param {
     name: "NCCL_TCPXR_HANDSHAKE_TIMEOUT_MS",
     default: "10000",
     accepted: "100-600000",
+    range: Some(range(100, 600_000)),
     doc: "A connection to a listen port that has not completed its hello in this time is dropped, \
           and a connect that has not completed in this time fails.",
 };
@@ -219,6 +295,7 @@ pub const PEER_TIMEOUT_MS: Param = Param {
     name: "NCCL_TCPXR_PEER_TIMEOUT_MS",
     default: "5000",
     accepted: "500-600000",
+    range: Some(range(500, 600_000)),
     doc: "TCP_USER_TIMEOUT and keepalive budget after which a silent peer is ncclRemoteError. A \
           peer that dies closes its sockets and is an error at once; one whose host stops \
           answering is one after about this long. Linux applies TCP_USER_TIMEOUT to a zero window \
@@ -233,6 +310,7 @@ pub const TRANSPORT: Param = Param {
     name: "NCCL_TCPXR_TRANSPORT",
     default: "auto",
     accepted: "auto, tcpx or socket (any case)",
+    range: None,
     doc: "Inner transport: tcpx (Google's GPUDirect-TCPX plugin), socket (tcpxr's own TCP) or auto. \
           auto: tcpx if the TCPX library loads and reports a device, else socket; the choice is \
           logged. Over tcpx chunks are capped at 4 MiB and windows at 12 sends and 16 receives per \
@@ -242,6 +320,7 @@ pub const TCPX_LIB: Param = Param {
     name: "NCCL_TCPXR_TCPX_LIB",
     default: "",
     accepted: "a path or library name",
+    range: None,
     doc: "The GPUDirect-TCPX plugin library to drive. Unset: /var/lib/tcpx/lib64, \
           /usr/local/tcpx/lib64, /usr/local/nvidia/lib64, then the library path, taking only a net \
           named GPUDirectTCPX and never tcpxr itself (docs/TCPX.md). Set: that library must load, \
@@ -252,6 +331,7 @@ pub const STATS: Param = Param {
     name: "NCCL_TCPXR_STATS",
     default: "0",
     accepted: "0 or 1",
+    range: Some(range(0, 1)),
     doc: "1 logs each connection's counters when it closes. First its totals and window stalls, \
           then a line a stripe: bytes, chunks, I/O busy time, how many chunks were queued ahead of each new \
           one (near 0: the stripe waits for NCCL; near the window: the stripe is the limit), its \
@@ -273,6 +353,10 @@ pub const STALL_SECONDS: Param = Param {
     name: "NCCL_TCPXR_STALL_SECONDS",
     default: "60",
     accepted: "0 (off) or 1-86400",
+    range: Some(Range {
+        zero: true,
+        ..range(1, 86400)
+    }),
     doc: "A connection with requests outstanding that makes no progress for this long logs a WARN \
           saying what it waits for. The WARN names the peer, the requests and their ages, control \
           bytes, bytes per stripe and GPU work or receives NCCL has not consumed; it repeats every \
@@ -282,6 +366,7 @@ pub const GPU_BUFFERS: Param = Param {
     name: "NCCL_TCPXR_GPU_BUFFERS",
     default: "auto",
     accepted: "auto, 0 or 1",
+    range: None,
     doc: "Offer NCCL GPU buffers (NCCL_PTR_CUDA) when a CUDA driver is present; auto: over tcpx only \
           (host buffers measured faster over socket). Under NCCL's v7+ tables (NCCL 2.19+) received \
           GPU pages are placed by NCCL's own kernel (device unpack, as with Google's TCPX plugin): \
@@ -297,6 +382,7 @@ pub const GPU_COPY_BYTES: Param = Param {
     name: "NCCL_TCPXR_GPU_COPY_BYTES",
     default: "auto",
     accepted: "auto or 0-4194304 (K/M suffixes allowed)",
+    range: Some(byte_range(0, 4 << 20)),
     doc: "GPU buffers over socket: receives of at least this size are put in place by the GPU's copy \
           engine, not NCCL's unpack kernel (0: never). Over socket, with NCCL's device unpack, a \
           receive into GPU memory lands in pinned host memory; NCCL's kernel reading it across PCIe \
@@ -313,6 +399,7 @@ pub const TUNER: Param = Param {
     name: "NCCL_TCPXR_TUNER",
     default: "auto",
     accepted: "auto, 0 or 1",
+    range: None,
     doc: "The NCCL tuner exported from tcpxr's library, used by NCCL 2.21+ when NCCL_TUNER_PLUGIN is \
           unset (2.19-2.20: when it names this library). For collectives on two or more nodes it applies the rules of docs/CONFIG.md's \
           \"The tuner's rules\" (generated from src/tuner.rs's RULES), by per-rank share (the bytes \
@@ -332,6 +419,7 @@ pub const LOOPBACK_DEVICES: Param = Param {
     name: "NCCL_TCPXR_LOOPBACK_DEVICES",
     default: "1",
     accepted: "1-8",
+    range: Some(range(1, 8)),
     doc: "Devices the IPv4 loopback interface stands for (socket transport): lo at 127.0.0.1, then \
           lo.2 at 127.0.0.2 and so on (Linux routes all of 127.0.0.0/8 to lo). Above 1, striping \
           over several devices and NCCL's fused NICs (NCCL_NET_FORCE_MERGE=lo,lo.2) can be tried \
@@ -341,6 +429,7 @@ pub const RAILS: Param = Param {
     name: "NCCL_TCPXR_RAILS",
     default: "",
     accepted: "one rail[:plane] per device, in device order, comma-separated; each 0-32767",
+    range: None,
     doc: "The rail (and plane) of each device, given to NCCL 2.30+ in the v12 properties. NCCL keeps \
           a ring or tree on one rail and never crosses planes. A fused device has its members' rail \
           (plane) when they share it. A count that differs from the devices fails init. Unset: \
@@ -350,6 +439,7 @@ pub const RMA: Param = Param {
     name: "NCCL_TCPXR_RMA",
     default: "0",
     accepted: "0 or 1",
+    range: Some(range(0, 1)),
     doc: "1 offers NCCL 2.30+ tcpxr's RMA tables (ncclRmaPlugin_v14-v17): one-sided puts, signals and \
           gets over TCP. NCCL's device API (GIN, through NCCL's GIN proxy) and its host RMA calls \
           (ncclPutSignal) use it. 0 reports no RMA device, so NCCL takes its next RMA backend. \
