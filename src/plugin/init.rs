@@ -2,7 +2,7 @@
 //! chunk size and windows the transport allows, the GPU-buffer decision and the NCCL settings
 //! tcpxr gives, the devices, and the init log (a summary line, then every effective setting).
 //! Runs once per process; later calls only refresh the logger.
-use super::{Plugin, GPU_BUFFERS, PLUGIN, VERSION};
+use super::{Plugin, INIT, PLUGIN, VERSION};
 use crate::abi::{ncclDebugLogger_t, NCCL_PTR_CUDA, NCCL_PTR_HOST};
 use crate::config::{self, Config};
 use crate::devices::Devices;
@@ -12,7 +12,6 @@ use crate::settings::{self, Line, Source, Value};
 use crate::transport::socket::{SocketOptions, SocketTransport, WindowBounds};
 use crate::transport::tcpx::{TcpxOptions, TcpxTransport};
 use crate::transport::{Transport, TransportKind};
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -21,8 +20,8 @@ use std::time::Duration;
 /// be offered without tcpxr GPU work on NCCL's critical path.
 pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
     crate::log::install(logger);
-    let mut slot = PLUGIN.lock().unwrap();
-    if slot.is_some() {
+    let _one_at_a_time = INIT.lock().unwrap();
+    if PLUGIN.get().is_some() {
         return Ok(());
     }
     let config = config::global()?;
@@ -50,7 +49,6 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
     if let Some(w) = &gpu.warning {
         log::warn!("{w}");
     }
-    GPU_BUFFERS.store(gpu.offered, Ordering::Release);
     let ptr_support = if gpu.offered {
         NCCL_PTR_HOST | NCCL_PTR_CUDA
     } else {
@@ -68,7 +66,7 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
         &nccl_given,
     );
     log::info!(target: "tcpxr::init", "{}", settings::block("resolved at init", &lines));
-    *slot = Some(Arc::new(Plugin {
+    let built = PLUGIN.set(Arc::new(Plugin {
         config,
         transport,
         devices,
@@ -80,6 +78,8 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
         device_unpack: gpu.device_unpack,
         nccl_set,
     }));
+    // INIT is held and PLUGIN was unset above, so nothing can have set it since.
+    debug_assert!(built.is_ok());
     Ok(())
 }
 

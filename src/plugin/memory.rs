@@ -1,14 +1,13 @@
 //! regMr and deregMr, and the memory handle NCCL passes back with every isend and irecv: checked by
 //! its magic before it is read.
+use super::gpu_buffers_offered;
 use super::live::{live_data_comm, DataComm};
-use super::GPU_BUFFERS;
 use crate::abi::{NCCL_PTR_CUDA, NCCL_PTR_HOST};
 use crate::engine::memory::Registration;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::transport::MemKind;
 use std::ffi::{c_int, c_void};
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// What a memory handle records: the memory's kind; for GPU memory, its GPU (which decides
@@ -40,7 +39,7 @@ pub unsafe fn reg_mr(comm: *mut c_void, data: *mut c_void, size: usize, kind: c_
     let gpu = match kind {
         NCCL_PTR_HOST => None,
         NCCL_PTR_CUDA => {
-            if !GPU_BUFFERS.load(Ordering::Acquire) {
+            if !gpu_buffers_offered() {
                 return Err(Error::invalid_argument(
                     "regMr of CUDA memory: tcpxr did not offer GPU buffers (NCCL_TCPXR_GPU_BUFFERS=1, or auto over tcpx, with a CUDA driver)",
                 ));
@@ -153,7 +152,7 @@ pub(super) fn gpu_of(data: *mut c_void, mh: &MemArg) -> Result<Option<Arc<Gpu>>>
     match mh {
         MemArg::Ours(mh) => Ok(mh.gpu.clone()),
         // Without GPU buffers offered, NCCL hands host memory only: no driver query per message.
-        MemArg::Absent if !GPU_BUFFERS.load(Ordering::Acquire) => Ok(None),
+        MemArg::Absent if !gpu_buffers_offered() => Ok(None),
         MemArg::Absent => Gpu::of_pointer(data),
         MemArg::Foreign(p) => Err(Error::invalid_argument(format!(
             "{p:p} is not a memory handle tcpxr registered"

@@ -151,7 +151,11 @@ impl Plugin {
     }
 }
 
-static PLUGIN: Mutex<Option<Arc<Plugin>>> = Mutex::new(None);
+/// The plugin's state, set by the first init that succeeds and never replaced, so that every call
+/// reads it without a lock. A failed init leaves it unset and a later one tries again; `INIT`
+/// keeps two inits from building it at once.
+static PLUGIN: OnceLock<Arc<Plugin>> = OnceLock::new();
+static INIT: Mutex<()> = Mutex::new(());
 
 /// Communicators (v11+ contexts) currently initialised.
 static CONTEXTS: AtomicUsize = AtomicUsize::new(0);
@@ -162,16 +166,17 @@ static CONTEXTS: AtomicUsize = AtomicUsize::new(0);
 /// in a process where this is set.
 static ASSIGNED: AtomicBool = AtomicBool::new(false);
 
-/// Whether this process offered NCCL GPU buffers (decided once at init), so isend/irecv need not
-/// ask the CUDA driver about pointers when it did not.
-pub(super) static GPU_BUFFERS: AtomicBool = AtomicBool::new(false);
-
 pub fn get() -> Result<Arc<Plugin>> {
     PLUGIN
-        .lock()
-        .unwrap()
-        .clone()
+        .get()
+        .cloned()
         .ok_or_else(|| Error::internal("tcpxr used before init"))
+}
+
+/// Whether this process offered NCCL GPU buffers (decided once at init): without them NCCL hands
+/// host memory only, so isend, irecv and regMr need not ask the CUDA driver about a pointer.
+pub(super) fn gpu_buffers_offered() -> bool {
+    PLUGIN.get().is_some_and(|p| p.gpu_offered)
 }
 
 /// NCCL's `trafficClass` (ncclNetCommConfig_t, v10+): `NCCL_NET_TRAFFIC_CLASS_UNDEF` (-1) for
