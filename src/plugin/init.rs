@@ -12,7 +12,7 @@ use crate::settings::{self, Line, Source, Value};
 use crate::transport::socket::{SocketOptions, SocketTransport, WindowBounds};
 use crate::transport::tcpx::{TcpxOptions, TcpxTransport};
 use crate::transport::{Transport, TransportKind};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, PoisonError};
 use std::time::Duration;
 
 /// Loads configuration and devices the first time; later calls only refresh the logger. `table`
@@ -20,7 +20,9 @@ use std::time::Duration;
 /// be offered without tcpxr GPU work on NCCL's critical path.
 pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
     crate::log::install(logger);
-    let _one_at_a_time = INIT.lock().unwrap();
+    // INIT guards no data: a panic in an earlier init (the guard turned it into an error) leaves
+    // nothing half-written behind it, so a poisoned lock is taken as it is.
+    let _one_at_a_time = INIT.lock().unwrap_or_else(PoisonError::into_inner);
     if PLUGIN.get().is_some() {
         return Ok(());
     }
