@@ -123,6 +123,16 @@ enum Inbound {
     },
 }
 
+/// What a step of [`Peer::receive`] leaves to do.
+enum Next {
+    /// Read on (the budget allowing).
+    More,
+    /// The pass ends: the socket is empty, or (GPU) every staging buffer is in a copy.
+    Stop,
+    /// The pass ends with the socket empty mid-payload: copy on what was staged first.
+    LandAndStop,
+}
+
 /// What the group must do about a header that arrived (the peer cannot see the windows).
 pub enum Arrived {
     /// A put: the group answers where its payload lands, checked against the window.
@@ -282,138 +292,167 @@ impl Peer {
             if budget == 0 {
                 return self.land_filled(stager);
             }
-            match &mut self.inbound {
-                Inbound::Header { buf, got } => {
-                    let n = match read(&self.stream, &mut buf[*got..]) {
-                        Ok(0) => return Ok(()),
-                        Ok(n) => n,
-                        Err(e) => {
-                            self.eof_between_ops =
-                                *got == 0 && matches!(e.kind(), ErrorKind::UnexpectedEof | ErrorKind::ConnectionReset);
-                            return Err(self.io_error(Direction::Recv, e));
-                        }
-                    };
-                    *got += n;
-                    budget = budget.saturating_sub(n);
-                    if *got < HEADER_BYTES {
-                        continue;
-                    }
-                    let head = Header::decode(buf)?;
-                    self.inbound = Inbound::Header {
-                        buf: [0; HEADER_BYTES],
-                        got: 0,
-                    };
-                    let (dst, get) = match head.op {
-                        Op::Put => (arrived(self, stager, Arrived::Put(head))?, None),
-                        Op::Reg => {
-                            arrived(
-                                self,
-                                stager,
-                                Arrived::Reg {
-                                    win: head.win,
-                                    size: head.len,
-                                },
-                            )?;
-                            continue;
-                        }
-                        Op::GetReq => {
-                            arrived(self, stager, Arrived::GetReq(head))?;
-                            continue;
-                        }
-                        Op::GetResp => {
-                            let get = self.gets.pop_front().ok_or_else(|| {
-                                Error::remote(format!("rank {} answered a get this rank never asked for", self.rank))
-                            })?;
-                            if get.len != head.len {
-                                return Err(Error::remote(format!(
-                                    "rank {} answered a get of {} bytes with {}",
-                                    self.rank, get.len, head.len
-                                )));
-                            }
-                            (get.dst, Some(get))
-                        }
-                    };
-                    if head.len == 0 {
-                        arrived(self, stager, Arrived::Landed { head, get })?;
-                        continue;
-                    }
-                    self.inbound = Inbound::Payload {
-                        head,
-                        dst,
-                        done: 0,
-                        get,
-                        buf: None,
-                        filled: 0,
-                    };
-                }
-                Inbound::Payload {
-                    head,
-                    dst,
-                    done,
-                    buf,
-                    filled,
-                    ..
-                } => {
-                    let total = head.len as usize;
-                    let (at, want) = match *dst {
-                        Dest::Host(a) => (a + *done, (total - *done).min(budget)),
-                        Dest::Gpu(_) => {
-                            let st = stager
-                                .as_mut()
-                                .ok_or_else(|| Error::internal("a GPU landing on a group without GPU staging"))?;
-                            let b = match *buf {
-                                Some(b) => b,
-                                None => match st.take_buf() {
-                                    Some(b) => *buf.insert(b),
-                                    // Every buffer is in a copy: read on once one is back.
-                                    None => return Ok(()),
-                                },
-                            };
-                            let room = (total - *done).min(STAGE_BYTES - *filled).min(budget);
-                            (st.host(b) as usize + *filled, room)
-                        }
-                    };
-                    let iov = [libc::iovec {
-                        iov_base: at as *mut _,
-                        iov_len: want,
-                    }];
-                    // SAFETY: `at` lies in `want` bytes of a registered host window checked to
-                    // hold `head.len` bytes (group.rs, when the header arrived), which NCCL keeps
-                    // mapped until deregMrSym, or of a staging buffer this landing holds; nothing
-                    // else writes those bytes meanwhile.
-                    let n = match unsafe { sys::recv_iov(self.stream.as_raw_fd(), &iov) } {
-                        Ok(0) => return Err(self.io_error(Direction::Recv, ErrorKind::UnexpectedEof.into())),
-                        Ok(n) => n,
-                        Err(e) if e.kind() == ErrorKind::WouldBlock => return self.land_filled(stager),
-                        Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                        Err(e) => return Err(self.io_error(Direction::Recv, e)),
-                    };
-                    *done += n;
-                    budget = budget.saturating_sub(n);
-                    if let Dest::Gpu(dev) = *dst {
-                        *filled += n;
-                        if *filled == STAGE_BYTES || *done == total {
-                            let st = stager.as_mut().expect("checked above");
-                            let b = buf.take().expect("a buffer is being filled");
-                            st.land(dev + (*done - *filled) as u64, b, *filled)?;
-                            *filled = 0;
-                        }
-                    }
-                    if *done == total {
-                        let Inbound::Payload { head, get, .. } = std::mem::replace(
-                            &mut self.inbound,
-                            Inbound::Header {
-                                buf: [0; HEADER_BYTES],
-                                got: 0,
-                            },
-                        ) else {
-                            unreachable!()
-                        };
-                        arrived(self, stager, Arrived::Landed { head, get })?;
-                    }
-                }
+            let next = match self.inbound {
+                Inbound::Header { .. } => self.receive_header(stager, &mut budget, &mut arrived)?,
+                Inbound::Payload { .. } => self.receive_payload(stager, &mut budget, &mut arrived)?,
+            };
+            match next {
+                Next::More => {}
+                Next::Stop => return Ok(()),
+                Next::LandAndStop => return self.land_filled(stager),
             }
         }
+    }
+
+    /// One read toward the next header; a complete one goes to `arrived`, and a Put or a get's
+    /// answer with a payload starts receiving it.
+    fn receive_header(
+        &mut self,
+        stager: &mut Option<Stager>,
+        budget: &mut usize,
+        arrived: &mut impl FnMut(&mut Peer, &mut Option<Stager>, Arrived) -> Result<Dest>,
+    ) -> Result<Next> {
+        let Inbound::Header { buf, got } = &mut self.inbound else {
+            return Err(Error::internal("receive_header called outside the header state"));
+        };
+        let n = match read(&self.stream, &mut buf[*got..]) {
+            Ok(0) => return Ok(Next::Stop),
+            Ok(n) => n,
+            Err(e) => {
+                self.eof_between_ops =
+                    *got == 0 && matches!(e.kind(), ErrorKind::UnexpectedEof | ErrorKind::ConnectionReset);
+                return Err(self.io_error(Direction::Recv, e));
+            }
+        };
+        *got += n;
+        *budget = budget.saturating_sub(n);
+        if *got < HEADER_BYTES {
+            return Ok(Next::More);
+        }
+        let head = Header::decode(buf)?;
+        self.inbound = Inbound::Header {
+            buf: [0; HEADER_BYTES],
+            got: 0,
+        };
+        let (dst, get) = match head.op {
+            Op::Put => (arrived(self, stager, Arrived::Put(head))?, None),
+            Op::Reg => {
+                let reg = Arrived::Reg {
+                    win: head.win,
+                    size: head.len,
+                };
+                arrived(self, stager, reg)?;
+                return Ok(Next::More);
+            }
+            Op::GetReq => {
+                arrived(self, stager, Arrived::GetReq(head))?;
+                return Ok(Next::More);
+            }
+            Op::GetResp => {
+                let get = self.gets.pop_front().ok_or_else(|| {
+                    Error::remote(format!("rank {} answered a get this rank never asked for", self.rank))
+                })?;
+                if get.len != head.len {
+                    return Err(Error::remote(format!(
+                        "rank {} answered a get of {} bytes with {}",
+                        self.rank, get.len, head.len
+                    )));
+                }
+                (get.dst, Some(get))
+            }
+        };
+        if head.len == 0 {
+            arrived(self, stager, Arrived::Landed { head, get })?;
+            return Ok(Next::More);
+        }
+        self.inbound = Inbound::Payload {
+            head,
+            dst,
+            done: 0,
+            get,
+            buf: None,
+            filled: 0,
+        };
+        Ok(Next::More)
+    }
+
+    /// One read of the payload being received, into its window (host) or a staging buffer (GPU,
+    /// copied on when full or complete); a complete payload goes to `arrived` as landed.
+    fn receive_payload(
+        &mut self,
+        stager: &mut Option<Stager>,
+        budget: &mut usize,
+        arrived: &mut impl FnMut(&mut Peer, &mut Option<Stager>, Arrived) -> Result<Dest>,
+    ) -> Result<Next> {
+        let Inbound::Payload {
+            head,
+            dst,
+            done,
+            buf,
+            filled,
+            ..
+        } = &mut self.inbound
+        else {
+            return Err(Error::internal("receive_payload called outside the payload state"));
+        };
+        let total = head.len as usize;
+        let (at, want) = match *dst {
+            Dest::Host(a) => (a + *done, (total - *done).min(*budget)),
+            Dest::Gpu(_) => {
+                let st = stager
+                    .as_mut()
+                    .ok_or_else(|| Error::internal("a GPU landing on a group without GPU staging"))?;
+                let b = match *buf {
+                    Some(b) => b,
+                    None => match st.take_buf() {
+                        Some(b) => *buf.insert(b),
+                        // Every buffer is in a copy: read on once one is back.
+                        None => return Ok(Next::Stop),
+                    },
+                };
+                let room = (total - *done).min(STAGE_BYTES - *filled).min(*budget);
+                (st.host(b) as usize + *filled, room)
+            }
+        };
+        let iov = [libc::iovec {
+            iov_base: at as *mut _,
+            iov_len: want,
+        }];
+        // SAFETY: `at` lies in `want` bytes of a registered host window checked to hold
+        // `head.len` bytes (group.rs, when the header arrived), which NCCL keeps mapped until
+        // deregMrSym, or of a staging buffer this landing holds; nothing else writes those bytes
+        // meanwhile.
+        let n = match unsafe { sys::recv_iov(self.stream.as_raw_fd(), &iov) } {
+            Ok(0) => return Err(self.io_error(Direction::Recv, ErrorKind::UnexpectedEof.into())),
+            Ok(n) => n,
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(Next::LandAndStop),
+            Err(e) if e.kind() == ErrorKind::Interrupted => return Ok(Next::More),
+            Err(e) => return Err(self.io_error(Direction::Recv, e)),
+        };
+        *done += n;
+        *budget = budget.saturating_sub(n);
+        if let Dest::Gpu(dev) = *dst {
+            *filled += n;
+            if *filled == STAGE_BYTES || *done == total {
+                let st = stager.as_mut().expect("checked above");
+                let b = buf.take().expect("a buffer is being filled");
+                st.land(dev + (*done - *filled) as u64, b, *filled)?;
+                *filled = 0;
+            }
+        }
+        if *done == total {
+            let Inbound::Payload { head, get, .. } = std::mem::replace(
+                &mut self.inbound,
+                Inbound::Header {
+                    buf: [0; HEADER_BYTES],
+                    got: 0,
+                },
+            ) else {
+                unreachable!()
+            };
+            arrived(self, stager, Arrived::Landed { head, get })?;
+        }
+        Ok(Next::More)
     }
 
     /// Copies what this pass received into a staging buffer on to the GPU (or gives the buffer
