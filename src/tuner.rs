@@ -173,7 +173,7 @@ pub const POOL_CHANNELS: [PoolChannels; 1] = [PoolChannels {
     why: "measured: four ranks on one 16-core H200 under MPS, 2 I/O threads each: all_reduce of 128-256 MiB \
           1.27-1.73x faster on 2 channels than on 8 and all_gather 1.16-1.52x, 1-64 MiB level or faster; two ranks \
           there (6 threads) on 4 channels were within the spread of 8 (0.85-1.16x), so larger pools keep 8; 3 threads \
-          unmeasured",
+          (three ranks there) gained at 128-256 MiB on 2 channels but lost up to 8 % at 16-64 MiB, so keep 8 too",
 }];
 
 /// The cap for a pool of `threads` threads, if any.
@@ -733,7 +733,11 @@ mod tests {
         );
         assert_eq!(pool_channels(1).map(|p| p.channels), None);
         assert_eq!(pool_channels(2).map(|p| p.channels), Some(2));
-        assert_eq!(pool_channels(3).map(|p| p.channels), None, "unmeasured");
+        assert_eq!(
+            pool_channels(3).map(|p| p.channels),
+            None,
+            "measured: mixed, keeps 8 (run 253)"
+        );
         assert_eq!(
             pool_channels(4).map(|p| p.channels),
             None,
