@@ -38,7 +38,8 @@ pub const PARALLEL_THREADS: usize = 2;
 /// against 8 (4 spinners either way) took 12-14 % less time from 64 MiB for 2 ranks on 32 cores
 /// (run 211, host buffers; run 212, GPU buffers: 4-19 % from 16 MiB) and 1-13 % from 16 MiB for
 /// 4 ranks on 64 (run 181), with 256 KiB-8 MiB within 1.06x; 12 cost the 2-rank band up to 13 %
-/// (run 211).
+/// (run 211), and 14 for 4 ranks on 64 cores (each rank's 16 less NCCL's 2) cost their band 4-31 %
+/// with bulk no faster and their ring at 512 KiB slower, though 10 leave cores idle (run 261).
 pub const MAX_AUTO_IO_THREADS: usize = 10;
 
 /// Cores each process keeps busy with NCCL's own threads while data moves: NCCL's proxy thread
