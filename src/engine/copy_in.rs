@@ -19,6 +19,13 @@
 //! Copies pay where NCCL's channels are few (a point-to-point peer has 2): there the kernel's
 //! reads of host memory bound the transfer; a collective's 8 channels unpack as fast as the wire
 //! moves, and copies made all_reduce slower (settings.rs `gpu_copy`, run 237).
+//!
+//! What a copy costs besides its own time: it reads bounce lines the I/O threads wrote moments
+//! before, still in their cores' caches, and under load that makes the I/O threads' kernel copies
+//! (receive and send) cost 1.2-1.6x the CPU a byte of host buffers'; holding each copy back
+//! 100-150 us took most of that away (runs 262-268, docs/BENCHMARKS.md, GPU buffers). Copies are
+//! still queued at once: the hold is latency every receive would pay, and is not yet measured
+//! enough to choose.
 use super::ring::RING_SLOTS;
 use crate::error::Result;
 use crate::gpu::{Event, Gpu, Stream};
