@@ -426,7 +426,7 @@ impl Tuner {
                     prefer_ring_simple(costs, n_proto);
                     if let Some(n) = channels {
                         let few = self.set_channels && cheapest(costs) == Some(ring_simple);
-                        return few.then_some(cap.map_or(n, |c| n.min(c)));
+                        return few.then(|| capped(Some(n), cap)).flatten();
                     }
                 }
                 Decision::OwnChannels => return at_most(Some(NCCL_OWN_CHANNELS), costs),
