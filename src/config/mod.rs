@@ -142,6 +142,9 @@ pub struct Config {
     /// the copy engine under device unpack over socket (engine/copy_in.rs); 0: none; None: auto
     /// ([`crate::settings::gpu_copy`]).
     pub gpu_copy_bytes: Option<usize>,
+    /// NCCL_TCPXR_BOUNCE_DEMOTE: receives into bounce memory leave the reading core's caches as
+    /// they land (transport/socket/demote.rs).
+    pub bounce_demote: bool,
     /// The tuner exported beside the net tables acts (tuner.rs); auto: over socket.
     pub tuner: Switch,
     /// Devices the IPv4 loopback interface stands for (socket transport).
@@ -336,6 +339,7 @@ impl Config {
             stall_seconds: r.uint(&STALL_SECONDS)?,
             gpu_buffers,
             gpu_copy_bytes: r.auto_usize(&GPU_COPY_BYTES)?,
+            bounce_demote: r.uint(&BOUNCE_DEMOTE)? == 1,
             tuner,
             loopback_devices: r.usize(&LOOPBACK_DEVICES)?,
             rails: match r.value(&RAILS) {
@@ -406,6 +410,7 @@ impl Config {
             stall_seconds,
             gpu_buffers,
             gpu_copy_bytes,
+            bounce_demote,
             tuner,
             loopback_devices,
             rails,
@@ -437,6 +442,7 @@ impl Config {
             (STALL_SECONDS.name, stall_seconds.to_string()),
             (GPU_BUFFERS.name, gpu_buffers.as_str().to_string()),
             (GPU_COPY_BYTES.name, or_auto(gpu_copy_bytes)),
+            (BOUNCE_DEMOTE.name, u8::from(*bounce_demote).to_string()),
             (TUNER.name, tuner.as_str().to_string()),
             (LOOPBACK_DEVICES.name, loopback_devices.to_string()),
             (
@@ -558,6 +564,7 @@ mod tests {
                 stall_seconds: 60,
                 gpu_buffers: Switch::Auto,
                 gpu_copy_bytes: None,
+                bounce_demote: true,
                 tuner: Switch::Auto,
                 loopback_devices: 1,
                 rails: Vec::new(),
@@ -755,6 +762,18 @@ mod tests {
         assert_eq!(one(n, "16M").unwrap().idle_chunk_bytes, Some(16 << 20));
         for bad in ["4095", "6000", "17M", "-1"] {
             rejected(n, bad, "auto, 0 or 4096-16777216, a multiple of 4096");
+        }
+    }
+
+    #[test]
+    fn bounce_demote_is_on_unless_set_to_0_and_takes_nothing_but_0_or_1() {
+        let n = "NCCL_TCPXR_BOUNCE_DEMOTE";
+        assert!(with(&[]).unwrap().bounce_demote);
+        assert!(!one(n, "0").unwrap().bounce_demote);
+        assert!(one(n, "1").unwrap().bounce_demote);
+        for bad in ["2", "yes", "-1"] {
+            let e = one(n, bad).unwrap_err();
+            assert!(e.msg.contains(n) && e.msg.contains("0 or 1"), "{bad}: {}", e.msg);
         }
     }
 
@@ -989,6 +1008,7 @@ mod tests {
             ("NCCL_TCPXR_STATS", "1"),
             ("NCCL_TCPXR_GPU_BUFFERS", "1"),
             ("NCCL_TCPXR_GPU_COPY_BYTES", "1M"),
+            ("NCCL_TCPXR_BOUNCE_DEMOTE", "0"),
             ("NCCL_TCPXR_LOOPBACK_DEVICES", "3"),
             ("NCCL_TCPXR_RAILS", "0:1, 2,32767:0"),
         ])

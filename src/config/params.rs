@@ -395,6 +395,18 @@ pub const GPU_COPY_BYTES: Param = Param {
           channels unpack as fast as host buffers move, and copies made its all_reduce slower \
           (docs/BENCHMARKS.md, \"GPU buffers\").",
 };
+pub const BOUNCE_DEMOTE: Param = Param {
+    name: "NCCL_TCPXR_BOUNCE_DEMOTE",
+    default: "1",
+    accepted: "0 or 1",
+    range: Some(range(0, 1)),
+    doc: "GPU buffers over socket: received bytes leave the reading core's caches as they land. \
+          With 1, the I/O thread that reads a receive into pinned bounce memory moves the lines \
+          it wrote from its core's private caches to the shared L3 (x86 cldemote; nothing on a \
+          CPU without it), so the GPU reads them (copy engine or NCCL's kernel) without a snoop \
+          into that core, whose next socket copies would otherwise run up to 1.7x slower. Host \
+          buffers are never demoted (docs/BENCHMARKS.md, GPU buffers).",
+};
 pub const TUNER: Param = Param {
     name: "NCCL_TCPXR_TUNER",
     default: "auto",
@@ -480,6 +492,7 @@ pub static PARAMS: &[Param] = &[
     STALL_SECONDS,
     GPU_BUFFERS,
     GPU_COPY_BYTES,
+    BOUNCE_DEMOTE,
     TUNER,
     LOOPBACK_DEVICES,
     RAILS,

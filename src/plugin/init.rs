@@ -102,6 +102,7 @@ fn socket_options(config: &Config, io_threads: Option<usize>) -> SocketOptions {
         io_spin_us: config.io_spin_us,
         handoff_bytes: config.handoff_bytes,
         stats: config.stats,
+        bounce_demote: config.bounce_demote,
     }
 }
 

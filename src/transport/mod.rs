@@ -240,6 +240,12 @@ pub trait InnerRecv: InnerStripe {
     /// Posts a receive of exactly `len` bytes into `ptr` (inside `mr`'s range, or
     /// [`InnerMr::NONE`]). Ok(false): no slot free now.
     fn post(&mut self, ptr: *mut u8, len: usize, mr: InnerMr) -> Result<bool>;
+    /// As `post`, into the engine's own pinned bounce memory, which the copy engine reads into
+    /// the GPU as soon as the receive has landed: the transport may leave the bytes where that
+    /// read is cheapest (the socket transport demotes them from its core's caches).
+    fn post_bounce(&mut self, ptr: *mut u8, len: usize) -> Result<bool> {
+        self.post(ptr, len, InnerMr::NONE)
+    }
     /// Tests the oldest posted receive; Ok(true) when it has landed: for host memory, its bytes
     /// are in place (a transport with a bounce pool has unpacked them by then); for GPU memory
     /// posted under [`InnerStripe::gpu_direct`], [`InnerRecv::device_job`] says what is left to

@@ -8,7 +8,7 @@ use crate::engine::stage::{write_records, RecvStage, FRAGMENT};
 use crate::engine::striper::Lane;
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Mapped};
-use crate::transport::{InnerMr, InnerRecv, InnerStripe, Landed};
+use crate::transport::{InnerRecv, InnerStripe, Landed};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -124,7 +124,7 @@ impl Lane for RecvLane {
         self.prepare(lent(stage)?.gpu())?;
         let (slots, _) = self.bounce.as_mut().expect("bounce slots just made");
         let Some(slot) = slots.free.pop() else { return Ok(false) };
-        if !self.inner.post(slots.host(slot), len, InnerMr::NONE)? {
+        if !self.inner.post_bounce(slots.host(slot), len)? {
             slots.free.push(slot);
             return Ok(false);
         }

@@ -6,6 +6,7 @@
 //! Both byte formats arrive from the peer (the handle inside its welcome, the hello on a stripe
 //! listener) and are decoded by [`decode_stripe_handle`] and [`check_stripe_hello`], which take
 //! any bytes without panicking and allocate nothing sized by them.
+mod demote;
 mod epoll;
 mod frame;
 mod grant;
@@ -67,6 +68,9 @@ pub struct SocketOptions {
     pub handoff_bytes: Option<usize>,
     /// NCCL_TCPXR_STATS: the pool logs its counters when it stops.
     pub stats: bool,
+    /// NCCL_TCPXR_BOUNCE_DEMOTE: receives into the engine's bounce memory leave the reading
+    /// core's caches as they land (demote.rs).
+    pub bounce_demote: bool,
 }
 
 /// The I/O pool and the hand-off as the first listen or connect fixes them: by then every rank on
@@ -339,12 +343,10 @@ impl InnerListener for SocketListener {
             return Ok(None);
         };
         configure(&stream, &self.opts, receive_buffer(&self.opts))?;
-        Ok(Some(Box::new(Stripe::receiving(
-            stream,
-            self.pool,
-            self.handoff_bytes,
-            self.opts.window,
-        )?)))
+        Ok(Some(Box::new(
+            Stripe::receiving(stream, self.pool, self.handoff_bytes, self.opts.window)?
+                .demoting_bounce(self.opts.bounce_demote),
+        )))
     }
 }
 

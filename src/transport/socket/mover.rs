@@ -10,6 +10,7 @@
 //! The receiver's window (grant.rs) bounds what a send may put on the wire: a sender short of
 //! allowance reads the receiver's grants and stops ([`Outcome::Starved`]) when none has come; a
 //! receiver grants more as it reads.
+use super::demote;
 use super::frame::{self, HEADER_BYTES, MAX_PAYLOAD};
 use super::grant::{Allowance, Grants, WindowBounds};
 use crate::error::{Error, Result};
@@ -42,6 +43,9 @@ pub struct Frame {
     len: usize,
     seq: u64,
     header: [u8; HEADER_BYTES],
+    /// A receive into bounce memory the copy engine reads next: each read's lines are demoted
+    /// (demote.rs).
+    demote: bool,
 }
 
 impl Frame {
@@ -61,7 +65,13 @@ impl Frame {
             len,
             seq,
             header: frame::encode(seq, len),
+            demote: false,
         })
+    }
+
+    /// This receive's lines leave the reading core's caches as they land (demote.rs).
+    pub fn demoted(self) -> Frame {
+        Frame { demote: true, ..self }
     }
 
     fn total(&self) -> usize {
@@ -230,15 +240,18 @@ impl Mover {
                 return Ok(Outcome::Budget);
             }
             let mut iov = [EMPTY; 2 * GATHER];
+            // Which entries are payloads to demote once read into.
+            let mut demote = [false; 2 * GATHER];
             let mut k = 0;
             // The rest of the oldest frame and the whole of the next ones, `left` payload bytes
             // at most; a frame none of whose payload fits is left for later.
             let mut room = left;
-            let mut add = |base: *mut u8, len: usize| {
+            let mut add = |base: *mut u8, len: usize, demoted: bool| {
                 iov[k] = libc::iovec {
                     iov_base: base as *mut libc::c_void,
                     iov_len: len,
                 };
+                demote[k] = demoted;
                 k += 1;
             };
             for (i, f) in self.frames.iter_mut().take(GATHER).enumerate() {
@@ -250,10 +263,10 @@ impl Mover {
                 }
                 if skip < HEADER_BYTES {
                     let rest = &mut f.header[skip..];
-                    add(rest.as_mut_ptr(), rest.len());
+                    add(rest.as_mut_ptr(), rest.len(), false);
                 }
                 if payload > 0 {
-                    add((f.ptr + payload_skip) as *mut u8, payload);
+                    add((f.ptr + payload_skip) as *mut u8, payload, f.demote);
                     room -= payload;
                 }
             }
@@ -281,6 +294,11 @@ impl Mover {
                 // A send of a non-empty iovec that takes nothing: treat as full.
                 Ok(0) => return Ok(Outcome::Blocked),
                 Ok(n) => {
+                    if self.dir == Direction::Recv {
+                        for (ptr, len) in written(&iov[..k], &demote[..k], n) {
+                            demote::lines(ptr, len);
+                        }
+                    }
                     let payload = self.advance(n, &mut done)?;
                     left -= payload.min(left);
                     if let Flow::Recv(g) = &mut self.flow {
@@ -341,6 +359,19 @@ impl Mover {
             ))
         }
     }
+}
+
+/// The parts of `iov`'s entries flagged in `flagged` that a read of `n` bytes wrote, as
+/// (address, length): what [`demote::lines`] is given after a read.
+fn written<'a>(iov: &'a [libc::iovec], flagged: &'a [bool], n: usize) -> impl Iterator<Item = (usize, usize)> + 'a {
+    iov.iter()
+        .zip(flagged)
+        .scan(n, |left, (v, &f)| {
+            let wrote = v.iov_len.min(*left);
+            *left -= wrote;
+            (wrote > 0).then_some((f, v.iov_base as usize, wrote))
+        })
+        .filter_map(|(f, ptr, len)| f.then_some((ptr, len)))
 }
 
 /// Shortens `iov` to `room` bytes in all; returns the entries left.
@@ -535,7 +566,7 @@ mod tests {
     }
 
     #[test]
-    fn random_splits_under_every_window_deliver_every_byte_in_place_and_never_run_past_the_grant() {
+    fn random_splits_under_every_window_deliver_every_byte_in_place_demoted_or_not_and_never_run_past_the_grant() {
         let mut rng = 0x0bad_cafe_f00d_1234u64;
         let mut next = move |m: usize| {
             rng ^= rng << 13;
@@ -556,8 +587,10 @@ mod tests {
             for (seq, p) in payloads.iter_mut().enumerate() {
                 tx.push(frame(p, seq as u64));
             }
+            // Every other receive demoted as it lands (demote.rs): same bytes either way.
             for (seq, o) in outs.iter_mut().enumerate() {
-                rx.push(frame(o, seq as u64));
+                let f = frame(o, seq as u64);
+                rx.push(if seq % 2 == 1 { f.demoted() } else { f });
             }
             // Each end sends into its `sent` and receives from its `incoming`: data tx -> rx,
             // grants rx -> tx, handed over after every pump. The receiver's first grant is
@@ -592,6 +625,28 @@ mod tests {
                 assert!(starved > 0, "round {round}: a window of one header starves the sender");
             }
         }
+    }
+
+    #[test]
+    fn a_read_demotes_exactly_the_flagged_bytes_it_wrote() {
+        let (mut h1, mut p1, mut h2, mut p2) = ([0u8; 16], [0u8; 100], [0u8; 16], [0u8; 50]);
+        let iov: Vec<libc::iovec> = [&mut h1[..], &mut p1[..], &mut h2[..], &mut p2[..]]
+            .into_iter()
+            .map(|b| libc::iovec {
+                iov_base: b.as_mut_ptr() as *mut libc::c_void,
+                iov_len: b.len(),
+            })
+            .collect();
+        let at = |i: usize| iov[i].iov_base as usize;
+        let flagged = [false, true, false, true];
+        let demoted = |n| written(&iov, &flagged, n).collect::<Vec<_>>();
+        assert_eq!(demoted(0), vec![]);
+        assert_eq!(demoted(10), vec![]);
+        assert_eq!(demoted(20), vec![(at(1), 4)]);
+        assert_eq!(demoted(132), vec![(at(1), 100)]);
+        assert_eq!(demoted(140), vec![(at(1), 100), (at(3), 8)]);
+        assert_eq!(demoted(182), vec![(at(1), 100), (at(3), 50)]);
+        assert_eq!(written(&iov, &[false; 4], 182).count(), 0);
     }
 
     #[test]

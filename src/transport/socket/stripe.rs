@@ -349,6 +349,9 @@ pub struct Stripe {
     /// of the chunks retired so far (NCCL_TCPXR_STATS).
     posted_at: VecDeque<u64>,
     times: ChunkTimes,
+    /// NCCL_TCPXR_BOUNCE_DEMOTE: receives into the engine's bounce memory are demoted as they
+    /// land (demote.rs).
+    demote_bounce: bool,
 }
 
 impl Stripe {
@@ -427,16 +430,27 @@ impl Stripe {
             seen_polls: u64::MAX,
             posted_at: VecDeque::new(),
             times: ChunkTimes::default(),
+            demote_bounce: false,
         })
     }
 
+    /// With `on`, receives posted into the engine's bounce memory ([`InnerRecv::post_bounce`])
+    /// are demoted from the reading core's caches as they land (demote.rs).
+    pub fn demoting_bounce(mut self, on: bool) -> Stripe {
+        self.demote_bounce = on;
+        self
+    }
+
+    /// Posts chunk `len` bytes at `ptr`, its lines demoted as they land if `demote` (a receive).
+    ///
     /// # Safety
     /// As [`Frame::new`]: the engine keeps `ptr .. ptr + len` valid until the chunk is reported
     /// done (or the stripe is dropped).
-    unsafe fn post_frame(&mut self, ptr: usize, len: usize) -> Result<bool> {
+    unsafe fn post_frame(&mut self, ptr: usize, len: usize, demote: bool) -> Result<bool> {
         self.check()?;
         // SAFETY: forwarded from this function's contract.
         let frame = unsafe { Frame::new(ptr, len, self.next_seq)? };
+        let frame = if demote { frame.demoted() } else { frame };
         self.next_seq += 1;
         self.posted += 1;
         if self.core.timed {
@@ -639,7 +653,7 @@ impl InnerStripe for Stripe {
 impl InnerSend for Stripe {
     fn post(&mut self, ptr: *const u8, len: usize, _mr: InnerMr) -> Result<bool> {
         // SAFETY: the InnerSend contract: the memory stays valid until the send completes.
-        unsafe { self.post_frame(ptr as usize, len) }
+        unsafe { self.post_frame(ptr as usize, len, false) }
     }
 
     fn test_oldest(&mut self) -> Result<bool> {
@@ -651,7 +665,12 @@ impl InnerRecv for Stripe {
     fn post(&mut self, ptr: *mut u8, len: usize, _mr: InnerMr) -> Result<bool> {
         // SAFETY: the InnerRecv contract: the memory stays valid and is the engine's to give
         // until the receive completes; each destination range is posted to one stripe only.
-        unsafe { self.post_frame(ptr as usize, len) }
+        unsafe { self.post_frame(ptr as usize, len, false) }
+    }
+
+    fn post_bounce(&mut self, ptr: *mut u8, len: usize) -> Result<bool> {
+        // SAFETY: as for `post`.
+        unsafe { self.post_frame(ptr as usize, len, self.demote_bounce) }
     }
 
     fn test_oldest(&mut self) -> Result<bool> {

@@ -1,0 +1,62 @@
+//! Moving the lines a read just wrote out of the reading core's private caches.
+//!
+//! A receive bound for GPU memory lands in pinned bounce memory, and the copy engine reads it
+//! into the GPU as soon as the receive completes. The lines are then still modified in the L2 of
+//! the I/O thread's core, so every line the copy engine reads is a snoop into that core, and the
+//! core's next socket copies run up to 1.7x slower while it answers them (runs 262-266, perf).
+//! `cldemote` after each read hands the lines to the shared L3 at once, where the copy engine
+//! finds them without the snoop: GPU buffers' sendrecv went from 1.12-1.18x host buffers' time
+//! to 0.96-1.06x at 8-32 MiB (runs 272-273, two H100s; docs/BENCHMARKS.md, GPU buffers). Host
+//! buffers are not demoted: NCCL reads them later, from the cache, and demoting cost them up to
+//! 17 % at 64-512 MiB (run 272).
+//!
+//! `cldemote` is a hint: it never changes memory. CPUs without it (before Sapphire Rapids, and
+//! AMD's) decode it as a no-op (it sits in the reserved-NOP opcodes); they are skipped all the
+//! same, so as not to spend an instruction a line on nothing.
+
+/// Bytes of a cache line.
+const LINE: usize = 64;
+
+/// Whether this CPU has `cldemote` (CPUID leaf 7, ECX bit 25); asked once.
+pub fn supported() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *HAS.get_or_init(|| std::arch::x86_64::__cpuid_count(7, 0).ecx >> 25 & 1 == 1)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+/// Demotes every line of `ptr .. ptr + len`, memory this process has mapped, from this core's
+/// private caches to the shared L3. Memory is unchanged; lines not cached here are left alone.
+pub fn lines(ptr: usize, len: usize) {
+    if len == 0 || !supported() {
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        let mut line = ptr & !(LINE - 1);
+        while line < ptr + len {
+            // SAFETY: cldemote is a hint that changes no memory; the CPU has it (checked), and the
+            // caller's range is memory this process has mapped (a buffer a read just wrote).
+            unsafe { std::arch::asm!("cldemote [{}]", in(reg) line, options(nostack, preserves_flags)) };
+            line += LINE;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn demoting_leaves_every_byte_as_it_was_at_any_alignment() {
+        let data: Vec<u8> = (0..9000u32).map(|i| (i * 7 + 3) as u8).collect();
+        let mut buf = data.clone();
+        for (off, len) in [(0, 9000), (1, 63), (63, 2), (100, 4096), (8999, 1), (5, 0)] {
+            lines(buf.as_mut_ptr() as usize + off, len);
+        }
+        assert_eq!(buf, data);
+    }
+}
