@@ -1,14 +1,13 @@
 //! Moving the lines a read just wrote out of the reading core's private caches.
 //!
-//! A receive bound for GPU memory lands in pinned bounce memory, and the copy engine reads it
-//! into the GPU as soon as the receive completes. The lines are then still modified in the L2 of
-//! the I/O thread's core, so every line the copy engine reads is a snoop into that core, and the
-//! core's next socket copies run up to 1.7x slower while it answers them (runs 262-266, perf).
-//! `cldemote` after each read hands the lines to the shared L3 at once, where the copy engine
-//! finds them without the snoop: GPU buffers' sendrecv went from 1.12-1.18x host buffers' time
-//! to 0.96-1.06x at 8-32 MiB (runs 272-273, two H100s; docs/BENCHMARKS.md, GPU buffers). Host
-//! buffers are not demoted: NCCL reads them later, from the cache, and demoting cost them up to
-//! 17 % at 64-512 MiB (run 272).
+//! A receive bound for GPU memory lands in pinned bounce memory, and the GPU reads it (the copy
+//! engine, or NCCL's kernel across PCIe) as soon as the receive completes. The lines are then
+//! still modified in the L2 of the I/O thread's core, so every line the GPU reads is a snoop into
+//! that core, and the core's next socket copies run up to 1.7x slower while it answers them (runs
+//! 262-266, perf). `cldemote` after each read hands the lines to the shared L3 at once, where the
+//! GPU's read finds them without the snoop: sendrecv 5-17 % faster at 8-16 MiB at 2 ranks,
+//! all_reduce 2-17 % (runs 272-275; docs/BENCHMARKS.md, GPU buffers). Host buffers are not
+//! demoted: NCCL reads them later, from the cache, and demoting cost them up to 17 % (run 272).
 //!
 //! `cldemote` is a hint: it never changes memory. CPUs without it (before Sapphire Rapids, and
 //! AMD's) decode it as a no-op (it sits in the reserved-NOP opcodes); they are skipped all the
