@@ -186,6 +186,11 @@ def commit_dirs(run_dir):
     if not os.path.exists(path):
         return []
     text = read(path)
+    # A part whose script only runs another part's (run260b's: `exec bash "$(dirname "$0")/../
+    # run260a/script.sh" b`) printed what that script prints.
+    ran = re.search(r'^exec bash "\$\(dirname "\$0"\)/([^"]+/script\.sh)"', text, re.M)
+    if ran and os.path.exists(os.path.join(run_dir, ran.group(1))):
+        text = read(os.path.join(run_dir, ran.group(1)))
     m = re.search(r"cat ((?:\S*commit\.txt\s*)+)", text)
     found = [os.path.dirname(p) for p in m.group(1).split()] if m else []
     # Several plugin folders, each printed by a `cat` of its own ("new: $(cat a/commit.txt)";
