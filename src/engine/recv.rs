@@ -327,6 +327,7 @@ impl RecvComm {
                 RecvCtx {
                     gpu: gpu.is_some(),
                     reg,
+                    bounce: false,
                 },
             ),
             RecvMode::DeviceUnpack(ring) => {
@@ -339,8 +340,22 @@ impl RecvComm {
                 // no registration; TCPX lands it in its own pool from the posted buffer. Either
                 // way NCCL's kernel places it: tcpxr's lanes see host memory.
                 match ring.bounces(gpu.is_some()) {
-                    true => (Land::Bounce(None), RecvCtx { gpu: false, reg: None }),
-                    false => (Land::InPlace, RecvCtx { gpu: false, reg }),
+                    true => (
+                        Land::Bounce(None),
+                        RecvCtx {
+                            gpu: false,
+                            reg: None,
+                            bounce: true,
+                        },
+                    ),
+                    false => (
+                        Land::InPlace,
+                        RecvCtx {
+                            gpu: false,
+                            reg,
+                            bounce: false,
+                        },
+                    ),
                 }
             }
         };

@@ -19,6 +19,9 @@ pub struct RecvCtx {
     pub gpu: bool,
     /// The destination's registration on this comm, if NCCL registered it.
     pub reg: Option<Arc<Registration>>,
+    /// The destination is the comm's bounce memory, which the GPU reads as soon as the receive
+    /// lands (NCCL's device unpack over socket): posted with [`InnerRecv::post_bounce`].
+    pub bounce: bool,
 }
 
 enum RecvChunk {
@@ -108,7 +111,11 @@ impl Lane for RecvLane {
 
     fn post(&mut self, ptr: usize, len: usize, ctx: &RecvCtx, stage: &mut Option<&mut RecvStage>) -> Result<bool> {
         if !ctx.gpu || self.inner.gpu_direct() {
-            if !self.inner.post(ptr as *mut u8, len, stripe_mr(&ctx.reg, self.index))? {
+            let posted = match ctx.bounce {
+                true => self.inner.post_bounce(ptr as *mut u8, len)?,
+                false => self.inner.post(ptr as *mut u8, len, stripe_mr(&ctx.reg, self.index))?,
+            };
+            if !posted {
                 return Ok(false);
             }
             self.fifo.push_back(match ctx.gpu {
@@ -194,5 +201,50 @@ impl Lane for RecvLane {
 
     fn release(&mut self) -> Result<()> {
         self.inner.consumed()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::InnerMr;
+    use std::sync::Mutex;
+
+    /// Records how each receive was posted: (address, length, into bounce memory).
+    #[derive(Default)]
+    struct Recorder(Arc<Mutex<Vec<(usize, usize, bool)>>>);
+
+    impl InnerStripe for Recorder {}
+
+    impl InnerRecv for Recorder {
+        fn post(&mut self, ptr: *mut u8, len: usize, _: InnerMr) -> Result<bool> {
+            self.0.lock().unwrap().push((ptr as usize, len, false));
+            Ok(true)
+        }
+        fn post_bounce(&mut self, ptr: *mut u8, len: usize) -> Result<bool> {
+            self.0.lock().unwrap().push((ptr as usize, len, true));
+            Ok(true)
+        }
+        fn test_oldest(&mut self) -> Result<bool> {
+            Ok(true)
+        }
+        fn consumed(&mut self) -> Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_receive_into_bounce_memory_is_posted_as_one_and_any_other_is_not() {
+        let rec = Recorder::default();
+        let posts = rec.0.clone();
+        let mut lane = RecvLane::new(0, Box::new(rec), 1 << 20);
+        let ctx = |bounce| RecvCtx {
+            gpu: false,
+            reg: None,
+            bounce,
+        };
+        assert!(lane.post(0x1000, 64, &ctx(true), &mut None).unwrap());
+        assert!(lane.post(0x2000, 32, &ctx(false), &mut None).unwrap());
+        assert_eq!(*posts.lock().unwrap(), vec![(0x1000, 64, true), (0x2000, 32, false)]);
     }
 }
