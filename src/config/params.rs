@@ -405,9 +405,9 @@ pub const BOUNCE_DEMOTE: Param = Param {
           it wrote from its core's private caches to the shared L3 (x86 cldemote; nothing on a \
           CPU without it), so the GPU reads them (copy engine or NCCL's kernel) without a snoop \
           into that core, whose next socket copies would otherwise run up to 1.7x slower. \
-          Measured: sendrecv 5-17 % faster at 8-16 MiB at 2 ranks and all_reduce 2-17 %, bulk \
-          sendrecv within the spread at 2 ranks and 5-6 % faster at 4 (docs/BENCHMARKS.md, GPU \
-          buffers). Host buffers are never demoted: NCCL reads them later, from the cache.",
+          Measured: each copy into GPU memory waits half as long, sendrecv 12-17 % faster at \
+          8-16 MiB at 2 ranks, bulk within the spread (docs/BENCHMARKS.md, GPU buffers). Host \
+          buffers are never demoted: NCCL reads them later, from the cache.",
 };
 pub const TUNER: Param = Param {
     name: "NCCL_TCPXR_TUNER",

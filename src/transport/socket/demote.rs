@@ -5,9 +5,10 @@
 //! still modified in the L2 of the I/O thread's core, so every line the GPU reads is a snoop into
 //! that core, and the core's next socket copies run up to 1.7x slower while it answers them (runs
 //! 262-266, perf). `cldemote` after each read hands the lines to the shared L3 at once, where the
-//! GPU's read finds them without the snoop: sendrecv 5-17 % faster at 8-16 MiB at 2 ranks,
-//! all_reduce 2-17 % (runs 272-275; docs/BENCHMARKS.md, GPU buffers). Host buffers are not
-//! demoted: NCCL reads them later, from the cache, and demoting cost them up to 17 % (run 272).
+//! GPU's read finds them without the snoop: each copy's wait halved and sendrecv took 12-17 %
+//! less time at 8-16 MiB at 2 ranks (runs 272-273, 278; docs/BENCHMARKS.md, GPU buffers). Host
+//! buffers are not demoted: NCCL reads them later, from the cache, and demoting cost them up to
+//! 17 % (run 272).
 //!
 //! `cldemote` is a hint: it never changes memory. CPUs without it (before Sapphire Rapids, and
 //! AMD's) decode it as a no-op (it sits in the reserved-NOP opcodes); they are skipped all the
