@@ -7,6 +7,7 @@
 //! listener) and are decoded by [`decode_stripe_handle`] and [`check_stripe_hello`], which take
 //! any bytes without panicking and allocate nothing sized by them.
 mod demote;
+pub use demote::supported as cpu_demotes;
 mod epoll;
 mod frame;
 mod grant;
