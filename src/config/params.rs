@@ -337,7 +337,8 @@ pub const STATS: Param = Param {
           one (near 0: the stripe waits for NCCL; near the window: the stripe is the limit), its \
           hand-offs to the I/O pool with their average wait until a worker took them, a sending \
           socket stripe's waits for its receiver's grant (NCCL_TCPXR_UNREAD_BYTES) and their \
-          average, how often a receiving stripe's window grew (NCCL_TCPXR_UNREAD_MAX_BYTES), a \
+          average, how often a receiving stripe's window grew (NCCL_TCPXR_UNREAD_MAX_BYTES), the bytes \
+          it demoted from its reader's caches (NCCL_TCPXR_BOUNCE_DEMOTE), a \
           chunk's average time from its post until its last byte moved and from then until NCCL's \
           thread saw it done. Also each RMA group's when NCCL \
           closes it: operations and bytes each way, a request's time in tcpxr and then until NCCL's \

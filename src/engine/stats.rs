@@ -37,8 +37,9 @@ impl Stats {
 
     /// The totals and window stalls, then a line per stripe: its bytes, chunks, I/O busy time over `secs`, how many
     /// chunks were already queued on it when each was posted, its hand-offs to the I/O pool with
-    /// their average wait for a worker, its waits for the receiver's grant, and its chunks'
-    /// average time from post to done and from done to NCCL's thread seeing it.
+    /// their average wait for a worker, its waits for the receiver's grant, how often its window
+    /// grew, the bytes it demoted as they landed in bounce memory, and its chunks' average time
+    /// from post to done and from done to NCCL's thread seeing it.
     pub fn lines(&self, what: &str, stripes: &StripeCounts, secs: f64) -> Vec<String> {
         let per = (0..stripes.bytes.len()).map(|i| {
             let mb = stripes.bytes[i] as f64 / 1e6;
@@ -84,8 +85,12 @@ impl Stats {
                 }
                 _ => String::new(),
             };
+            let demoted = match stripes.demoted.get(i).copied().flatten() {
+                Some(b) if b > 0 => format!(", {:.1} MB demoted from the reader's caches", b as f64 / 1e6),
+                _ => String::new(),
+            };
             format!(
-                "stats {what} s{i}: {mb:.1} MB in {} chunks{busy}{queued}{handoffs}{grants}{growth}{times}",
+                "stats {what} s{i}: {mb:.1} MB in {} chunks{busy}{queued}{handoffs}{grants}{growth}{demoted}{times}",
                 stripes.chunks[i]
             )
         });
@@ -126,6 +131,7 @@ mod tests {
             handoffs: vec![Some((4, 8_000)), None],
             grant_waits: vec![Some((2, 50_000)), Some((0, 0))],
             window_growth: vec![Some((3, 1 << 20)), None],
+            demoted: vec![Some(1 << 20), Some(0)],
             times: vec![
                 Some(ChunkTimes {
                     chunks: 4,
@@ -141,7 +147,8 @@ mod tests {
             [
                 "stats send: 2 messages (1 inline), 1.0 MB in 2.00 s; window stalls 3; 2 stripes",
                 "stats send s0: 1.0 MB in 4 chunks 25% busy, queued ahead avg 0.5 max 1, 4 hand-offs waited avg \
-                 2.0 us, 2 grant waits avg 25.0 us, window grew 3 times to at most 1024 KiB, done avg 25.0 us \
+                 2.0 us, 2 grant waits avg 25.0 us, window grew 3 times to at most 1024 KiB, 1.0 MB demoted from \
+                 the reader's caches, done avg 25.0 us \
                  after its post and seen by NCCL's thread 3.0 us later",
                 "stats send s1: 0.0 MB in 0 chunks",
             ]

@@ -95,6 +95,8 @@ pub struct StripeCounts {
     pub window_growth: Vec<Option<(u64, u64)>>,
     /// Where each stripe's chunks spent their time, where the transport times them.
     pub times: Vec<Option<ChunkTimes>>,
+    /// Bytes each stripe demoted as they landed in bounce memory, where the transport does.
+    pub demoted: Vec<Option<u64>>,
     /// Times issuing stopped because the next stripe's window was full or its transport busy.
     pub stalls: u64,
 }
@@ -326,6 +328,7 @@ impl<L: Lane> Striper<L> {
             grant_waits: self.stripes.iter().map(|s| s.lane.stripe().grant_waits()).collect(),
             window_growth: self.stripes.iter().map(|s| s.lane.stripe().window_growth()).collect(),
             times: self.stripes.iter().map(|s| s.lane.stripe().chunk_times()).collect(),
+            demoted: self.stripes.iter().map(|s| s.lane.stripe().demoted_bytes()).collect(),
             stalls: self.stalls,
         }
     }

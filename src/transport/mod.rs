@@ -208,6 +208,12 @@ pub trait InnerStripe: Send {
     fn chunk_times(&self) -> Option<ChunkTimes> {
         None
     }
+    /// Bytes of receives posted into bounce memory that this stripe demotes from its reading
+    /// core's caches as they land, when the transport does (for NCCL_TCPXR_STATS: shows that
+    /// NCCL_TCPXR_BOUNCE_DEMOTE acts).
+    fn demoted_bytes(&self) -> Option<u64> {
+        None
+    }
     /// Registers `len` bytes at `ptr` with this stripe. The default needs no registration.
     fn register(&mut self, _ptr: *mut u8, _len: usize, _kind: MemKind) -> Result<InnerMr> {
         Ok(InnerMr::NONE)

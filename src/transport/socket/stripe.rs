@@ -42,6 +42,7 @@
 //! touches the engine's buffers, since a worker checks `closing` under `mover` before every pump.
 //! Then the socket leaves the pool's sets. The socket itself closes with the last reference to
 //! the shared state, which a worker may hold for a moment longer; nothing blocks, so nothing hangs.
+use super::demote;
 use super::grant::WindowBounds;
 use super::lock;
 use super::mover::{Frame, Mover, Outcome, Wire};
@@ -350,8 +351,9 @@ pub struct Stripe {
     posted_at: VecDeque<u64>,
     times: ChunkTimes,
     /// NCCL_TCPXR_BOUNCE_DEMOTE: receives into the engine's bounce memory are demoted as they
-    /// land (demote.rs).
+    /// land (demote.rs), and the bytes of those posted so far.
     demote_bounce: bool,
+    demoted_bytes: u64,
 }
 
 impl Stripe {
@@ -431,13 +433,14 @@ impl Stripe {
             posted_at: VecDeque::new(),
             times: ChunkTimes::default(),
             demote_bounce: false,
+            demoted_bytes: 0,
         })
     }
 
     /// With `on`, receives posted into the engine's bounce memory ([`InnerRecv::post_bounce`])
-    /// are demoted from the reading core's caches as they land (demote.rs).
+    /// are demoted from the reading core's caches as they land (demote.rs), where the CPU can.
     pub fn demoting_bounce(mut self, on: bool) -> Stripe {
-        self.demote_bounce = on;
+        self.demote_bounce = on && demote::supported();
         self
     }
 
@@ -450,7 +453,13 @@ impl Stripe {
         self.check()?;
         // SAFETY: forwarded from this function's contract.
         let frame = unsafe { Frame::new(ptr, len, self.next_seq)? };
-        let frame = if demote { frame.demoted() } else { frame };
+        let frame = match demote {
+            true => {
+                self.demoted_bytes += len as u64;
+                frame.demoted()
+            }
+            false => frame,
+        };
         self.next_seq += 1;
         self.posted += 1;
         if self.core.timed {
@@ -639,6 +648,10 @@ impl InnerStripe for Stripe {
 
     fn window_growth(&self) -> Option<(u64, u64)> {
         lock(&self.core.mover).window_growth()
+    }
+
+    fn demoted_bytes(&self) -> Option<u64> {
+        Some(self.demoted_bytes)
     }
 
     fn grant_waits(&self) -> Option<(u64, u64)> {
@@ -896,6 +909,30 @@ mod tests {
             (p.posted_bytes, p.done_bytes, p.with_worker),
             (100 << 10, 100 << 10, false)
         );
+    }
+
+    #[test]
+    fn bounce_receives_land_whole_and_count_as_demoted_only_where_demoting_is_on_and_the_cpu_can() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        for on in [true, false] {
+            let (mut tx, rx) = stripes(&l, 0, usize::MAX);
+            let mut rx = rx.demoting_bounce(on);
+            let (a, b) = (data(300 << 10, 3), data(5000, 4));
+            let (mut out_a, mut out_b) = (vec![0u8; a.len()], vec![0u8; b.len()]);
+            assert!(InnerRecv::post_bounce(&mut rx, out_a.as_mut_ptr(), out_a.len()).unwrap());
+            recv(&mut rx, &mut out_b);
+            send(&mut tx, &a);
+            send(&mut tx, &b);
+            wait_recv(&mut rx).unwrap();
+            InnerRecv::consumed(&mut rx).unwrap();
+            wait_recv(&mut rx).unwrap();
+            wait_send(&mut tx);
+            assert!(out_a == a && out_b == b, "demote {on}");
+            // Only the bounce receive, and only where cldemote runs; never a plain receive.
+            let demoted = if on && demote::supported() { a.len() as u64 } else { 0 };
+            assert_eq!(InnerStripe::demoted_bytes(&rx), Some(demoted), "demote {on}");
+            assert_eq!(InnerStripe::demoted_bytes(&tx), Some(0));
+        }
     }
 
     #[test]
