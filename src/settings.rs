@@ -539,6 +539,17 @@ pub fn idle_chunk(config: &Config, movers: &Movers, over_tcpx: bool) -> Split {
     }
 }
 
+/// NCCL_TCPXR_BOUNCE_DEMOTE as it acts: on (set or by default) does nothing where the CPU has no
+/// `cldemote` (transport/socket/demote.rs), so the line says off and why.
+pub fn bounce_demote(on: bool, cpu_has_it: bool) -> Line {
+    let var = "NCCL_TCPXR_BOUNCE_DEMOTE";
+    match (on, cpu_has_it) {
+        (true, true) => Line::new(var, "on", env_or_default(var)),
+        (true, false) => Line::new(var, "off", Source::Capped("this CPU has no cldemote".into())),
+        (false, _) => Line::new(var, "off", env_or_default(var)),
+    }
+}
+
 /// A pool rule's line in init's block, before the first connection decides it: the user's value,
 /// or "auto" with when it will be decided.
 pub fn deferred(var: &str, setting: Option<u64>) -> Line {
@@ -593,6 +604,16 @@ mod tests {
             cores,
             why: "test".into(),
         }
+    }
+
+    #[test]
+    fn bounce_demote_reads_off_with_the_reason_where_the_cpu_cannot_demote() {
+        assert_eq!(bounce_demote(true, true).value, "on");
+        assert_eq!(bounce_demote(false, true).value, "off");
+        assert_eq!(bounce_demote(false, false).value, "off");
+        let l = bounce_demote(true, false);
+        assert_eq!(l.value, "off");
+        assert_eq!(l.source, Source::Capped("this CPU has no cldemote".into()));
     }
 
     #[test]

@@ -211,11 +211,7 @@ fn effective_lines(
             gpu.offered,
             &format!("{}; on over tcpx", gpu.summary),
         ),
-        bounce_demote_line(
-            config.bounce_demote,
-            std::env::var("NCCL_TCPXR_BOUNCE_DEMOTE").is_ok_and(|v| !v.trim().is_empty()),
-            crate::transport::socket::cpu_demotes(),
-        ),
+        settings::bounce_demote(config.bounce_demote, crate::transport::socket::cpu_demotes()),
         match tuner {
             Ok(acts) => switch("NCCL_TCPXR_TUNER", config.tuner, acts, "on over socket"),
             Err(why) => Line::new("NCCL_TCPXR_TUNER", "off", Source::Auto(format!("not loaded: {why}"))),
@@ -224,18 +220,6 @@ fn effective_lines(
     .into_iter()
     .chain(nccl_lines)
     .collect()
-}
-
-/// NCCL_TCPXR_BOUNCE_DEMOTE as it acts: `on` (set or not) says nothing where the CPU has no
-/// `cldemote` (transport/socket/demote.rs), so the line says off and why.
-fn bounce_demote_line(on: bool, set: bool, cpu_has_it: bool) -> Line {
-    let name = "NCCL_TCPXR_BOUNCE_DEMOTE";
-    let given = if set { Source::Env } else { Source::Default };
-    match (on, cpu_has_it) {
-        (true, true) => Line::new(name, "on", given),
-        (true, false) => Line::new(name, "off", Source::Capped("this CPU has no cldemote".into())),
-        (false, _) => Line::new(name, "off", given),
-    }
 }
 
 /// The interfaces tcpxr may use and the variable that said so: NCCL_TCPXR_IFNAME, else NCCL's own
@@ -322,24 +306,5 @@ fn open_transport(
             }
             (Err(e), None) => socket(&format!("auto: {}", e.msg)),
         },
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn bounce_demote_reads_off_with_the_reason_where_the_cpu_cannot_demote() {
-        let shown = |on, set, cpu| {
-            let l = bounce_demote_line(on, set, cpu);
-            format!("{} {}", l.value, l.source)
-        };
-        assert_eq!(shown(true, false, true), format!("on {}", Source::Default));
-        assert_eq!(shown(true, true, true), format!("on {}", Source::Env));
-        assert_eq!(shown(false, true, true), format!("off {}", Source::Env));
-        assert_eq!(shown(false, true, false), format!("off {}", Source::Env));
-        let capped = shown(true, false, false);
-        assert!(capped.starts_with("off") && capped.contains("no cldemote"), "{capped}");
     }
 }
