@@ -13,7 +13,8 @@ else the runs wrote (nccl-tests output, settings, run.json, logs, CSVs, figures)
 the day's folder (`run136/table/all_reduce.tcpxr-host.txt`). Archives nested in a run's output
 (`logs.tar.xz`) are unpacked into the day's archive in place (`run136/table/logs/...`). Built
 libraries (*.so) are dropped: they are build output, and the commit that built them is recorded;
-so are plots (*.png, from run 178 on): ncclTests/replot.py draws them again from the outputs.
+so are plots (*.png; the archives kept them until 2026-11-28): ncclTests/replot.py draws them
+again from the outputs.
 
 A new run is added by copying its output folder to docs/bench/<date>/runNN/ and running this
 script: the day's archive is unpacked, the new files are laid over it, it is packed again
@@ -93,11 +94,19 @@ def run_key(run):
 
 
 def unpack(day_dir, tree):
-    """The day's archive, then its loose raw files over it, into `tree`; returns the loose ones."""
+    """The day's archive, then its loose raw files over it, into `tree`; returns the loose ones
+    and whether the archive held files that are no longer kept (`DROP_EXT`), to pack it again."""
     path = os.path.join(day_dir, ARCHIVE)
+    stale = False
     if os.path.exists(path):
         with tarfile.open(path, "r:xz") as t:
             t.extractall(tree, filter="data")
+        for root, _, files in os.walk(tree):
+            for f in files:
+                if f.endswith(DROP_EXT):
+                    os.remove(os.path.join(root, f))
+                    print(f"  dropped {os.path.relpath(os.path.join(root, f), tree)} from {ARCHIVE}")
+                    stale = True
     loose = []
     for root, _, files in os.walk(day_dir):
         for f in files:
@@ -118,7 +127,7 @@ def unpack(day_dir, tree):
                 continue
             os.makedirs(os.path.dirname(dst), exist_ok=True)
             shutil.copy2(full, dst)
-    return loose
+    return loose, stale
 
 
 def pack(tree, path):
@@ -363,13 +372,13 @@ def build(bench, check):
             if check:
                 with tarfile.open(os.path.join(day_dir, ARCHIVE), "r:xz") as t:
                     t.extractall(tree, filter="data")
-                loose = []
+                loose, stale = [], False
             else:
-                loose = unpack(day_dir, tree)
+                loose, stale = unpack(day_dir, tree)
             day_tests, day_results = table_of(day, tree)
             tests += day_tests
             results += day_results
-            if loose:
+            if loose or stale:
                 size = pack(tree, os.path.join(day_dir, ARCHIVE))
                 prune(day_dir, loose)
                 print(f"{day}: {len(loose)} raw files into {ARCHIVE} ({size / 1e6:.2f} MB)")
