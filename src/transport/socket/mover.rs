@@ -43,7 +43,7 @@ pub struct Frame {
     len: usize,
     seq: u64,
     header: [u8; HEADER_BYTES],
-    /// A receive into bounce memory the copy engine reads next: each read's lines are demoted
+    /// A receive into bounce memory the GPU reads next: each read's lines are demoted
     /// (demote.rs).
     demote: bool,
 }
