@@ -28,7 +28,7 @@
 //! [`Tuner::pick`] makes from the same rows.
 use crate::abi::{
     ncclFuncAllGather, ncclFuncAllReduce, ncclFuncBroadcast, ncclFuncReduce, ncclFuncReduceScatter, ncclFunc_t,
-    NCCL_ALGO_PAT, NCCL_ALGO_RING, NCCL_PROTO_LL, NCCL_PROTO_LL128, NCCL_PROTO_SIMPLE,
+    NCCL_ALGO_PAT, NCCL_ALGO_RING, NCCL_ALGO_TREE, NCCL_PROTO_LL, NCCL_PROTO_LL128, NCCL_PROTO_SIMPLE,
 };
 use crate::config::{self, Switch};
 use crate::error::Result;
@@ -44,7 +44,7 @@ pub enum Funcs {
     GatherScatter,
     /// broadcast and reduce.
     Rooted,
-    /// Every collective NCCL runs on the ring or in PAT.
+    /// Every collective NCCL runs on the ring, in PAT, or in the tree's LL and LL128.
     Any,
 }
 
@@ -63,7 +63,7 @@ impl Funcs {
             Funcs::AllReduce => "all_reduce",
             Funcs::GatherScatter => "all_gather and reduce_scatter",
             Funcs::Rooted => "broadcast and reduce",
-            Funcs::Any => "any collective on the ring or in PAT",
+            Funcs::Any => "any collective on the ring, in PAT or in the tree's LL",
         }
     }
 }
@@ -151,7 +151,8 @@ pub const RULES: [Rule; 6] = [
         range: 0..(32 << 20),
         decision: Decision::OwnChannels,
         why: "tcpxr has NCCL build 8 channels (nccl_settings), which pay only from shares of 32 MiB (measured: all_reduce \
-              of 512 MiB-1 GiB 2-21 % faster, all_gather 8-27 %; all_gather and reduce_scatter of 64-256 KiB and 2-4 MiB 1.3-1.8x slower on 8)",
+              of 512 MiB-1 GiB 2-21 % faster, all_gather 8-27 %; all_gather and reduce_scatter of 64-256 KiB and 2-4 MiB 1.3-1.8x slower on 8; \
+              all_reduce of 32 KiB on 4 ranks, the tree's LL, 185-205 us on 4 against 285-405 on 8, run 283)",
     },
 ];
 
@@ -276,15 +277,21 @@ pub fn describe(channels: bool) -> String {
 /// the tuner leaves the count to NCCL. NCCL 2.28 (enqueue.cc, topoGetAlgoInfo) drops channels
 /// while `nBytes < channels x threads x threshold`. The ring's at NCCL's most threads per channel
 /// (device.h: LL and Simple 512, LL128 640) and its per-thread thresholds (comm.h: LL and LL128
-/// 8 bytes, Simple 64; tuning.cc multiplies LL's by the ranks), so that NCCL surely keeps as many
-/// channels as `nBytes` holds of these. PAT: none (NCCL sets no thread count for PAT in that
-/// formula, so it keeps all its channels and only spreads a small collective over fewer of them
-/// by its traffic, as it did over the 4 it built before).
+/// 8 bytes, Simple 64; tuning.cc multiplies LL's by the ranks, the ring's only), so that NCCL
+/// surely keeps as many channels as `nBytes` holds of these. PAT: none (NCCL sets no thread count
+/// for PAT in that formula, so it keeps all its channels and only spreads a small collective over
+/// fewer of them by its traffic, as it did over the 4 it built before).
+///
+/// The tree in LL and LL128: the same threads and thresholds, not multiplied by the ranks (an
+/// all_reduce of 32 KiB on 4 ranks ran the tree's LL on all 8 channels tcpxr has NCCL build, 16
+/// KiB on 4, 8 KiB on 2: run 283's TUNING log). The tree in Simple stays NCCL's: where NCCL picks
+/// it over tcpxr has not been measured.
 fn bytes_per_channel(algo: usize, proto: usize, n_ranks: usize) -> Option<usize> {
     match (algo, proto) {
         (NCCL_ALGO_RING, NCCL_PROTO_LL) => Some(512 * 8 * n_ranks),
-        (NCCL_ALGO_RING, NCCL_PROTO_LL128) => Some(640 * 8),
+        (NCCL_ALGO_RING | NCCL_ALGO_TREE, NCCL_PROTO_LL128) => Some(640 * 8),
         (NCCL_ALGO_RING, _) => Some(512 * 64),
+        (NCCL_ALGO_TREE, NCCL_PROTO_LL) => Some(512 * 8),
         (NCCL_ALGO_PAT, _) => Some(0),
         _ => None,
     }
@@ -449,7 +456,8 @@ impl Tuner {
     /// - The below-bulk row caps the channels at [`NCCL_OWN_CHANNELS`] where NCCL keeps that many:
     ///   under the named ring's Simple by Simple's threshold; otherwise whichever protocol of the
     ///   ring NCCL picks (the largest of their thresholds, since v2 does not see NCCL's choice). NCCL
-    ///   applies the count to the algorithm it picks, the tree included, which v3+ leave alone.
+    ///   applies the count to the algorithm it picks, the tree in Simple included, which v3+ leave
+    ///   alone (they cap only the tree's LL and LL128).
     /// - Every count, and bulk's (which no row covers), is capped by the pool's
     ///   ([`POOL_CHANNELS`]) where NCCL keeps that many, as [`choose`](Self::choose) does.
     pub fn pick(&self, func: ncclFunc_t, n_bytes: usize) -> Pick {
@@ -713,10 +721,29 @@ mod tests {
                 "PAT {bytes}"
             );
         }
-        // Not the ring nor PAT (tree cheapest): NCCL's choice.
-        let mut costs = table(40.0, 60.0);
-        costs[0] = 10.0;
-        assert_eq!(t.choose(all_gather, 1 << 20, &mut costs, N_PROTO), None);
+        // The tree in LL and LL128 (4 KiB and 5 KiB a channel at any rank count, NCCL's own
+        // choice for a small all_reduce on 4 ranks): 4 where NCCL would keep more, its count below.
+        let four = Tuner::new(&Facts { n_ranks: 4, ..facts() });
+        for (proto, bytes, channels) in [
+            (NCCL_PROTO_LL, 32 << 10, Some(4)),
+            (NCCL_PROTO_LL, 16 << 10, Some(4)),
+            (NCCL_PROTO_LL, (16 << 10) - 8, None),
+            (NCCL_PROTO_LL, 8 << 10, None),
+            (NCCL_PROTO_LL128, 20 << 10, Some(4)),
+            (NCCL_PROTO_LL128, (20 << 10) - 8, None),
+            // The tree in Simple: NCCL's choice at any size.
+            (NCCL_PROTO_SIMPLE, 1 << 20, None),
+        ] {
+            let mut costs = table(40.0, 60.0);
+            costs[NCCL_ALGO_TREE * N_PROTO + proto] = 10.0;
+            let before = costs.clone();
+            assert_eq!(
+                four.choose(ncclFuncAllReduce, bytes, &mut costs, N_PROTO),
+                channels,
+                "tree {proto} {bytes}"
+            );
+            assert_eq!(costs, before, "tree {proto} {bytes}");
+        }
         // LL's threshold grows with the ranks: on 8, 128 KiB for 4 channels.
         let eight = Tuner::new(&Facts { n_ranks: 8, ..facts() });
         let mut costs = table(40.0, 60.0);
@@ -958,7 +985,7 @@ mod tests {
         );
         assert!(
             text.contains(
-                "any collective on the ring or in PAT with a per-rank share below 32 MiB: at most the 4 channels"
+                "any collective on the ring, in PAT or in the tree's LL with a per-rank share below 32 MiB: at most the 4 channels"
             ),
             "{text}"
         );
