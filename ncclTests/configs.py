@@ -78,7 +78,7 @@ class ConfigUnavailable(Exception):
 def add_variants(names, specs):
     """Registers the variants among `names`: a name BASE+LABEL is configuration BASE with the
     variables --variant gave LABEL ("LABEL:KEY=VALUE", repeatable, one variable each), so that
-    settings compare side by side in one call (rotated with --repeat, tabled as configs).
+    settings compare side by side in one call (alternated with --repeat, tabled as configs).
     Returns `names`; raises ValueError naming what is wrong."""
     labels = {}
     for spec in specs:

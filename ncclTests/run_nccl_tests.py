@@ -150,8 +150,9 @@ def parse_args(argv=None):
     p.add_argument("--out", help="output directory (default: ncclTests/out/nccl-tests-<date>)")
     p.add_argument("--timeout", type=int, default=900, help="seconds per run before it is killed (default: %(default)s)")
     p.add_argument("--repeat", type=int, default=1, metavar="N",
-                   help="run every op and config N times, the configs in a rotated order each pass (pass k "
-                        "starts with the k-th), each pass in rK/; the tables give each size's median pass "
+                   help="run every op and config N times, each pass in rK/, pass k starting with the k-th "
+                        "config, odd passes in reverse order (so no config always follows the same other); "
+                        "the tables give each size's median pass "
                         "(default: %(default)s)")
     a = p.parse_args(argv)
     a.configs = [c for c in a.configs.split(",") if c]
@@ -169,10 +170,17 @@ def parse_args(argv=None):
 
 
 def pass_order(configs_in_order, k):
-    """The configs of pass k (0-based), rotated so that each starts one pass in k's place: a config
-    does not always run right after the same other one, or always first on a fresh host."""
-    n = k % len(configs_in_order) if configs_in_order else 0
-    return configs_in_order[n:] + configs_in_order[:n]
+    """The configs of pass k (0-based), starting with the k-th, in the given order on even passes
+    and in reverse on odd ones. A rotation alone keeps the cyclic order, and the ops of a pass run
+    one after another, so each config would always run right after the same other one (in runs
+    281a-283 tcpxr always followed a Socket tuning); reversing every other pass gives it the
+    config on its other side too, and no config is always first on a fresh host."""
+    if not configs_in_order:
+        return []
+    first = configs_in_order[k % len(configs_in_order)]
+    seq = list(reversed(configs_in_order)) if k % 2 else list(configs_in_order)
+    n = seq.index(first)
+    return seq[n:] + seq[:n]
 
 
 def median_results(runs, ops):
@@ -519,7 +527,8 @@ def main(argv=None):
     ] + [f"{c}: {configs.DESCRIPTIONS[c]}" for c in runnable]
     if a.repeat > 1:
         notes.append(f"each figure: the median of {a.repeat} passes at that size (the lower median for an even "
-                     f"count; a failed run's pass left out), the configs in a rotated order each pass; each "
+                     f"count; a failed run's pass left out), pass k starting with the k-th config, odd passes in "
+                     f"reverse order; each "
                      f"pass's own outputs and settings in r1/ ... r{a.repeat}/")
     if a.one_gpu:
         notes.append(one_gpu_note(a))

@@ -361,13 +361,13 @@ class EndToEnd(unittest.TestCase):
         self.assertIn(f"all_reduce tcpxr-host: {line}", md)
         self.assertNotIn("all_reduce socket: send", md)
 
-    def test_repeat_runs_every_pass_in_a_rotated_order_and_tables_the_median(self):
+    def test_repeat_starts_pass_k_with_the_kth_config_reverses_odd_passes_and_tables_the_median(self):
         rc, text = self.run_main("ok", "--configs", "socket,socket-2x2,tcpxr-host", "--ops", "all_reduce",
                                  "--repeat", "3")
         self.assertEqual(rc, 0, text)
         order = [(c["env"]["NCCL_NET"], c["env"].get("NCCL_SOCKET_NTHREADS")) for c in self.calls_made()]
         socket, two, tcpxr = ("Socket", None), ("Socket", "2"), ("tcpxr", None)
-        self.assertEqual(order, [socket, two, tcpxr, two, tcpxr, socket, tcpxr, socket, two])
+        self.assertEqual(order, [socket, two, tcpxr, two, socket, tcpxr, tcpxr, socket, two])
         for k in (1, 2, 3):
             for name in ("all_reduce.socket.txt", "all_reduce.tcpxr-host.txt", "all_reduce.tcpxr-host.settings.txt"):
                 self.assertTrue(os.path.isfile(os.path.join(self.out, f"r{k}", name)), (k, name))
@@ -378,6 +378,17 @@ class EndToEnd(unittest.TestCase):
         self.assertIn("8 B time (us): socket 22.90", md)   # every pass printed the same rows
         self.assertEqual(json.loads(read(os.path.join(self.out, "run.json")))["repeat"], 3)
 
+    def test_no_config_always_follows_the_same_other_across_passes(self):
+        names = ["a", "b", "c", "d", "e"]
+        passes = [run_nccl_tests.pass_order(names, k) for k in range(4)]
+        self.assertEqual([p[0] for p in passes], ["a", "b", "c", "d"])
+        for p in passes:
+            self.assertEqual(sorted(p), names)
+        # Two ops a pass, passes back to back: who ran just before each config.
+        sequence = [c for p in passes for c in p + p]
+        before = {c: {sequence[i - 1] for i in range(1, len(sequence)) if sequence[i] == c} for c in names}
+        self.assertTrue(all(len(b) >= 2 for b in before.values()), before)
+
     def test_a_variant_runs_beside_its_base_in_the_rotation_with_its_own_settings(self):
         self.addCleanup(lambda: (configs.CONFIGS.pop("tcpxr-host+w", None), configs.DESCRIPTIONS.pop("tcpxr-host+w", None)))
         rc, text = self.run_main("ok", "--configs", "socket,tcpxr-host,tcpxr-host+w", "--ops", "all_reduce",
@@ -387,7 +398,7 @@ class EndToEnd(unittest.TestCase):
         got = [(c["env"]["NCCL_NET"], c["env"].get("NCCL_TCPXR_UNREAD_BYTES"), c["env"].get("NCCL_TCPXR_UNREAD_MAX_BYTES"))
                for c in self.calls_made()]
         socket_, host, w = ("Socket", None, None), ("tcpxr", None, None), ("tcpxr", "256K", "4M")
-        self.assertEqual(got, [socket_, host, w, host, w, socket_])
+        self.assertEqual(got, [socket_, host, w, host, socket_, w])
         for k in (1, 2):
             self.assertTrue(os.path.isfile(os.path.join(self.out, f"r{k}", "all_reduce.tcpxr-host+w.txt")))
         settings = read(os.path.join(self.out, "r1", "all_reduce.tcpxr-host+w.settings.txt"))
