@@ -398,17 +398,19 @@ pub const GPU_COPY_BYTES: Param = Param {
 };
 pub const BOUNCE_DEMOTE: Param = Param {
     name: "NCCL_TCPXR_BOUNCE_DEMOTE",
-    default: "1",
+    default: "0",
     accepted: "0 or 1",
     range: Some(range(0, 1)),
     doc: "GPU buffers over socket: received bytes leave the reading core's caches as they land. \
           With 1, the I/O thread that reads a receive into pinned bounce memory moves the lines \
           it wrote from its core's private caches to the shared L3 (x86 cldemote; nothing on a \
           CPU without it), so the GPU reads them (copy engine or NCCL's kernel) without a snoop \
-          into that core, whose next socket copies would otherwise run up to 1.7x slower. \
-          Measured: each copy into GPU memory waits half as long, sendrecv 12-17 % faster at \
-          8-16 MiB at 2 ranks, bulk within the spread (docs/BENCHMARKS.md, GPU buffers). Host \
-          buffers are never demoted: NCCL reads them later, from the cache.",
+          into that core. Measured: each copy into GPU memory waits half as long and sendrecv \
+          takes 12-17 % less time at 8-16 MiB at 2 ranks, but all_reduce, all_gather and \
+          reduce_scatter, whose bounce pages NCCL's kernel reads, take 1-34 % more at 8-512 MiB \
+          (the cldemote loop costs the I/O threads more than the copies it speeds up), so it is \
+          off by default (docs/BENCHMARKS.md, GPU buffers). Host buffers are never demoted: NCCL \
+          reads them later, from the cache.",
 };
 pub const TUNER: Param = Param {
     name: "NCCL_TCPXR_TUNER",

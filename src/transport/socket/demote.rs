@@ -6,9 +6,12 @@
 //! that core, and the core's next socket copies run up to 1.7x slower while it answers them (runs
 //! 262-266, perf). `cldemote` after each read hands the lines to the shared L3 at once, where the
 //! GPU's read finds them without the snoop: each copy's wait halved and sendrecv took 12-17 %
-//! less time at 8-16 MiB at 2 ranks (runs 272-273, 278; docs/BENCHMARKS.md, GPU buffers). Host
-//! buffers are not demoted: NCCL reads them later, from the cache, and demoting cost them up to
-//! 17 % (run 272).
+//! less time at 8-16 MiB at 2 ranks (runs 272-273, 278; docs/BENCHMARKS.md, GPU buffers). It is
+//! not free: the loop below took more of the I/O threads' time than it saved in their socket
+//! copies (run 280, perf), and the collectives, whose bounce pages NCCL's kernel reads, took
+//! 1-34 % longer with it (run 279), so NCCL_TCPXR_BOUNCE_DEMOTE is off by default. Host buffers
+//! are not demoted: NCCL reads them later, from the cache, and demoting cost them up to 17 % (run
+//! 272).
 //!
 //! `cldemote` is a hint: it never changes memory. CPUs without it (before Sapphire Rapids, and
 //! AMD's) decode it as a no-op (it sits in the reserved-NOP opcodes); they are skipped all the
