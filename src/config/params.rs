@@ -407,7 +407,7 @@ pub const BOUNCE_DEMOTE: Param = Param {
           CPU without it), so the GPU reads them (copy engine or NCCL's kernel) without a snoop \
           into that core. Measured: each copy into GPU memory waits half as long and sendrecv \
           takes 12-17 % less time at 8-16 MiB at 2 ranks, but all_reduce, all_gather and \
-          reduce_scatter, whose bounce pages NCCL's kernel reads, take 1-34 % more at 8-512 MiB \
+          reduce_scatter, whose bounce pages NCCL's kernel reads, take 4-26 % more at 8-512 MiB \
           (the cldemote loop costs the I/O threads more than the copies it speeds up), so it is \
           off by default (docs/BENCHMARKS.md, GPU buffers). Host buffers are never demoted: NCCL \
           reads them later, from the cache.",
