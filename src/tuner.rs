@@ -589,6 +589,14 @@ mod tests {
         t
     }
 
+    /// `t`'s choice on `costs`, which it must leave as they were (it sets channels only).
+    fn channels_only(t: &Tuner, func: ncclFunc_t, bytes: usize, mut costs: Vec<f32>) -> Option<i32> {
+        let before = costs.clone();
+        let channels = t.choose(func, bytes, &mut costs, N_PROTO);
+        assert_eq!(costs, before, "{func} {bytes}: the costs changed");
+        channels
+    }
+
     #[test]
     fn mid_size_all_reduce_moves_from_ll_to_simple_on_two_channels() {
         let t = Tuner::new(&facts());
@@ -703,13 +711,11 @@ mod tests {
             let mut costs = vec![-1.0; N_ALGO * N_PROTO];
             costs[NCCL_ALGO_RING * N_PROTO + proto] = 10.0;
             costs[0] = 900.0; // tree LL
-            let before = costs.clone();
             assert_eq!(
-                t.choose(func, bytes, &mut costs, N_PROTO),
+                channels_only(&t, func, bytes, costs),
                 channels,
                 "{func} {bytes} {proto}"
             );
-            assert_eq!(costs, before, "{func} {bytes}");
         }
         // PAT (NCCL spreads it by traffic itself): 4 at any size below bulk, none from it.
         for (bytes, channels) in [(1024, Some(4)), ((64 << 20) - 8, Some(4)), (64 << 20, None)] {
@@ -736,13 +742,11 @@ mod tests {
         ] {
             let mut costs = table(40.0, 60.0);
             costs[NCCL_ALGO_TREE * N_PROTO + proto] = 10.0;
-            let before = costs.clone();
             assert_eq!(
-                four.choose(ncclFuncAllReduce, bytes, &mut costs, N_PROTO),
+                channels_only(&four, ncclFuncAllReduce, bytes, costs),
                 channels,
                 "tree {proto} {bytes}"
             );
-            assert_eq!(costs, before, "tree {proto} {bytes}");
         }
         // LL's threshold grows with the ranks: on 8, 128 KiB for 4 channels.
         let eight = Tuner::new(&Facts { n_ranks: 8, ..facts() });
