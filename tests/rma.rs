@@ -791,7 +791,9 @@ fn regmrsym_fails_when_a_peer_closed_before_registering() {
         .expect("regMrSym still waiting 10 s after its only peer closed");
     assert_eq!(res, ncclResult_t::ncclRemoteError);
     expect_log("before registering its window");
-    nccl_net_tcpxr::testlog::claim_all("(ncclRma v14)");
+    // The group's later calls repeat its error. Only this test's lines: a claim of every RMA WARN
+    // took another test's line before it could claim it (a CI failure of the killed-peer test).
+    nccl_net_tcpxr::testlog::claim_all("before registering its window");
     r0.close(&[]);
 }
 
@@ -831,7 +833,7 @@ fn a_put_into_a_window_its_owner_deregistered_fails_the_owner_and_says_so() {
         }
     }
     expect_log("named window 1, which this rank does not have (deregistered here");
-    nccl_net_tcpxr::testlog::claim_all("(ncclRma v14)");
+    nccl_net_tcpxr::testlog::claim_all("named window 1, which this rank does not have");
     assert_eq!(
         wins[1],
         vec![2u8; 4096],
@@ -896,14 +898,17 @@ fn a_killed_peer_is_a_remote_error_within_seconds() {
     };
     assert_eq!(code, ncclResult_t::ncclRemoteError);
     assert!(start.elapsed() < Duration::from_secs(5));
-    expect_log("RMA connection to rank 1");
+    // Either the get met the dead connection (an I/O error on it), or a progress pass had
+    // already seen it closed with nothing owed, and the get was refused for that: both name it.
+    nccl_net_tcpxr::testlog::expect_any(&["RMA connection to rank 1", "rank 1 has closed its RMA connection"]);
     // Later calls say so too.
     assert_eq!(r.progress(), ncclResult_t::ncclRemoteError);
     let mut has = false;
     // SAFETY: a live context; out-pointer valid.
     assert_eq!(unsafe { rma().queryLastError.unwrap()(r.ctx, &mut has) }, OK);
     assert!(has);
-    nccl_net_tcpxr::testlog::claim_all("(ncclRma v14)");
+    nccl_net_tcpxr::testlog::claim_all("RMA connection to rank 1");
+    nccl_net_tcpxr::testlog::claim_all("rank 1 has closed its RMA connection");
     let _ = &mut win;
     r.close(&[mh]);
 }
