@@ -10,10 +10,8 @@
 //! CUDA; TCPXR_REQUIRE_GPU=1 makes that a failure).
 mod common;
 
-use common::gpu::{gpu_or_skip, place_from_ring, DevBuf};
-use common::spin::cu;
+use common::gpu::{gpu_or_skip, place_from_ring, read_ring, DevBuf};
 use common::*;
-use cudarc::driver::sys;
 use nccl_net_tcpxr::abi::*;
 use std::ffi::c_void;
 use std::time::Instant;
@@ -29,14 +27,7 @@ fn large_gpu_receives_are_copied_into_place_and_small_ones_keep_records_or_skipp
     unsafe { std::env::set_var("NCCL_TCPXR_GPU_COPY_BYTES", "65536") };
     let net = v12();
     let (send, recv, dev) = unpack_pair(&net, true);
-    let mut raw = [0u8; std::mem::size_of::<unpackNetDeviceHandle>()];
-    cu(
-        // SAFETY: the handle is device-readable memory of 24 bytes; a synchronous copy reads it.
-        unsafe { sys::cuMemcpyDtoH_v2(raw.as_mut_ptr() as *mut c_void, dev as u64, raw.len()) },
-        "read the device handle",
-    );
-    // SAFETY: the bytes of an unpackNetDeviceHandle.
-    let ring: unpackNetDeviceHandle = unsafe { std::ptr::read_unaligned(raw.as_ptr() as *const unpackNetDeviceHandle) };
+    let ring = read_ring(dev);
     const SLOTS: usize = 16;
     const CAP: usize = 1 << 20;
     let dst = DevBuf::new(SLOTS * CAP);

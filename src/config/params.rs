@@ -401,16 +401,16 @@ pub const BOUNCE_DEMOTE: Param = Param {
     default: "0",
     accepted: "0 or 1",
     range: Some(range(0, 1)),
-    doc: "GPU buffers over socket: received bytes leave the reading core's caches as they land. \
-          With 1, the I/O thread that reads a receive into pinned bounce memory moves the lines \
-          it wrote from its core's private caches to the shared L3 (x86 cldemote; nothing on a \
-          CPU without it), so the GPU reads them (copy engine or NCCL's kernel) without a snoop \
-          into that core. Measured: each copy into GPU memory waits half as long and sendrecv \
-          takes 12-17 % less time at 8-16 MiB at 2 ranks, but all_reduce, all_gather and \
-          reduce_scatter, whose bounce pages NCCL's kernel reads, take 4-26 % more at 8-512 MiB \
-          (the cldemote loop costs the I/O threads more than the copies it speeds up), so it is \
-          off by default (docs/BENCHMARKS.md, GPU buffers). Host buffers are never demoted: NCCL \
-          reads them later, from the cache.",
+    doc: "GPU buffers over socket: received bytes the copy engine places leave the reading core's \
+          caches as they land. With 1, the I/O thread that reads a receive into pinned bounce \
+          memory which the copy engine may copy into the GPU (NCCL_TCPXR_GPU_COPY_BYTES: \
+          point-to-point connections by default) moves the lines it wrote from its core's \
+          private caches to the shared L3 (x86 cldemote; nothing on a CPU without it), so the \
+          copy reads them without a snoop into that core. Measured: each copy waits half as \
+          long and sendrecv takes 12-17 % less time at 8-16 MiB at 2 ranks. Receives a kernel \
+          reads (NCCL's unpack, tcpxr's own) are never demoted: it made all_reduce, all_gather \
+          and reduce_scatter 4-26 % slower (docs/BENCHMARKS.md, GPU buffers). Host buffers are \
+          never demoted: NCCL reads them later, from the cache.",
 };
 pub const TUNER: Param = Param {
     name: "NCCL_TCPXR_TUNER",

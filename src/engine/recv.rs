@@ -327,7 +327,7 @@ impl RecvComm {
                 RecvCtx {
                     gpu: gpu.is_some(),
                     reg,
-                    bounce: false,
+                    copied_from_bounce: false,
                 },
             ),
             RecvMode::DeviceUnpack(ring) => {
@@ -345,7 +345,7 @@ impl RecvComm {
                         RecvCtx {
                             gpu: false,
                             reg: None,
-                            bounce: true,
+                            copied_from_bounce: ring.copies(capacity),
                         },
                     ),
                     false => (
@@ -353,7 +353,7 @@ impl RecvComm {
                         RecvCtx {
                             gpu: false,
                             reg,
-                            bounce: false,
+                            copied_from_bounce: false,
                         },
                     ),
                 }

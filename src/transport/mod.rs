@@ -248,7 +248,8 @@ pub trait InnerRecv: InnerStripe {
     fn post(&mut self, ptr: *mut u8, len: usize, mr: InnerMr) -> Result<bool>;
     /// As `post`, into the engine's own pinned bounce memory, which the copy engine reads into
     /// the GPU as soon as the receive has landed: the transport may leave the bytes where that
-    /// read is cheapest (the socket transport demotes them from its core's caches).
+    /// read is cheapest (the socket transport demotes them from its core's caches, with
+    /// NCCL_TCPXR_BOUNCE_DEMOTE). Bounce memory a kernel reads is posted with `post`.
     fn post_bounce(&mut self, ptr: *mut u8, len: usize) -> Result<bool> {
         self.post(ptr, len, InnerMr::NONE)
     }

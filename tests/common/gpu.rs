@@ -148,6 +148,18 @@ impl Drop for DevBuf {
     }
 }
 
+/// The device-unpack ring handle accept returned at `dev` (device-readable memory), read back.
+pub fn read_ring(dev: *mut c_void) -> unpackNetDeviceHandle {
+    let mut raw = [0u8; std::mem::size_of::<unpackNetDeviceHandle>()];
+    cu(
+        // SAFETY: the handle is device-readable memory of its size; a synchronous copy reads it.
+        unsafe { sys::cuMemcpyDtoH_v2(raw.as_mut_ptr() as *mut c_void, dev as u64, raw.len()) },
+        "read the device handle",
+    );
+    // SAFETY: the bytes of an unpackNetDeviceHandle.
+    unsafe { std::ptr::read_unaligned(raw.as_ptr() as *const unpackNetDeviceHandle) }
+}
+
 /// What NCCL's kernel does for receive `n`: copy every record of slot n % 16 from the bounce
 /// buffer to `dst` (here with the copy engine, after the test's kernel has finished); returns how
 /// many records there were.

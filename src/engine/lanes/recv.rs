@@ -8,7 +8,7 @@ use crate::engine::stage::{write_records, RecvStage, FRAGMENT};
 use crate::engine::striper::Lane;
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Mapped};
-use crate::transport::{InnerRecv, InnerStripe, Landed};
+use crate::transport::{InnerMr, InnerRecv, InnerStripe, Landed};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -19,9 +19,11 @@ pub struct RecvCtx {
     pub gpu: bool,
     /// The destination's registration on this comm, if NCCL registered it.
     pub reg: Option<Arc<Registration>>,
-    /// The destination is the comm's bounce memory, which the GPU reads as soon as the receive
-    /// lands (NCCL's device unpack over socket): posted with [`InnerRecv::post_bounce`].
-    pub bounce: bool,
+    /// The destination is the comm's bounce memory and the copy engine may read it as soon as the
+    /// receive lands (NCCL's device unpack over socket, a receive `DeviceRing::copies` may place):
+    /// posted with [`InnerRecv::post_bounce`]. Bounce memory NCCL's or tcpxr's kernel reads is
+    /// posted as any other: demoting its lines made the collectives slower (run 279).
+    pub copied_from_bounce: bool,
 }
 
 enum RecvChunk {
@@ -111,7 +113,7 @@ impl Lane for RecvLane {
 
     fn post(&mut self, ptr: usize, len: usize, ctx: &RecvCtx, stage: &mut Option<&mut RecvStage>) -> Result<bool> {
         if !ctx.gpu || self.inner.gpu_direct() {
-            let posted = match ctx.bounce {
+            let posted = match ctx.copied_from_bounce {
                 true => self.inner.post_bounce(ptr as *mut u8, len)?,
                 false => self.inner.post(ptr as *mut u8, len, stripe_mr(&ctx.reg, self.index))?,
             };
@@ -131,7 +133,8 @@ impl Lane for RecvLane {
         self.prepare(lent(stage)?.gpu())?;
         let (slots, _) = self.bounce.as_mut().expect("bounce slots just made");
         let Some(slot) = slots.free.pop() else { return Ok(false) };
-        if !self.inner.post_bounce(slots.host(slot), len)? {
+        // tcpxr's kernel reads the slot, not the copy engine: no demote (see RecvCtx).
+        if !self.inner.post(slots.host(slot), len, InnerMr::NONE)? {
             slots.free.push(slot);
             return Ok(false);
         }
@@ -234,14 +237,14 @@ mod tests {
     }
 
     #[test]
-    fn a_receive_into_bounce_memory_is_posted_as_one_and_any_other_is_not() {
+    fn a_receive_the_copy_engine_reads_from_bounce_memory_is_posted_as_one_and_any_other_is_not() {
         let rec = Recorder::default();
         let posts = rec.0.clone();
         let mut lane = RecvLane::new(0, Box::new(rec), 1 << 20);
-        let ctx = |bounce| RecvCtx {
+        let ctx = |copied_from_bounce| RecvCtx {
             gpu: false,
             reg: None,
-            bounce,
+            copied_from_bounce,
         };
         assert!(lane.post(0x1000, 64, &ctx(true), &mut None).unwrap());
         assert!(lane.post(0x2000, 32, &ctx(false), &mut None).unwrap());
