@@ -539,7 +539,7 @@ pub fn idle_chunk(config: &Config, movers: &Movers, over_tcpx: bool) -> Split {
     }
 }
 
-/// NCCL_TCPXR_BOUNCE_DEMOTE as it acts: on (set by the user) does nothing where the CPU has no
+/// NCCL_TCPXR_BOUNCE_DEMOTE as it acts: on (set or by default) does nothing where the CPU has no
 /// `cldemote` (transport/socket/demote.rs), so the line says off and why.
 pub fn bounce_demote(on: bool, cpu_has_it: bool) -> Line {
     let var = "NCCL_TCPXR_BOUNCE_DEMOTE";

@@ -142,8 +142,8 @@ pub struct Config {
     /// the copy engine under device unpack over socket (engine/copy_in.rs); 0: none; None: auto
     /// ([`crate::settings::gpu_copy`]).
     pub gpu_copy_bytes: Option<usize>,
-    /// NCCL_TCPXR_BOUNCE_DEMOTE: receives into bounce memory leave the reading core's caches as
-    /// they land (transport/socket/demote.rs).
+    /// NCCL_TCPXR_BOUNCE_DEMOTE: receives into bounce memory that the copy engine places leave
+    /// the reading core's caches as they land (transport/socket/demote.rs).
     pub bounce_demote: bool,
     /// The tuner exported beside the net tables acts (tuner.rs); auto: over socket.
     pub tuner: Switch,
@@ -564,7 +564,7 @@ mod tests {
                 stall_seconds: 60,
                 gpu_buffers: Switch::Auto,
                 gpu_copy_bytes: None,
-                bounce_demote: false,
+                bounce_demote: true,
                 tuner: Switch::Auto,
                 loopback_devices: 1,
                 rails: Vec::new(),
@@ -766,9 +766,9 @@ mod tests {
     }
 
     #[test]
-    fn bounce_demote_is_off_unless_set_to_1_and_takes_nothing_but_0_or_1() {
+    fn bounce_demote_is_on_unless_set_to_0_and_takes_nothing_but_0_or_1() {
         let n = "NCCL_TCPXR_BOUNCE_DEMOTE";
-        assert!(!with(&[]).unwrap().bounce_demote);
+        assert!(with(&[]).unwrap().bounce_demote);
         assert!(!one(n, "0").unwrap().bounce_demote);
         assert!(one(n, "1").unwrap().bounce_demote);
         for bad in ["2", "yes", "-1"] {
@@ -1008,7 +1008,7 @@ mod tests {
             ("NCCL_TCPXR_STATS", "1"),
             ("NCCL_TCPXR_GPU_BUFFERS", "1"),
             ("NCCL_TCPXR_GPU_COPY_BYTES", "1M"),
-            ("NCCL_TCPXR_BOUNCE_DEMOTE", "1"),
+            ("NCCL_TCPXR_BOUNCE_DEMOTE", "0"),
             ("NCCL_TCPXR_LOOPBACK_DEVICES", "3"),
             ("NCCL_TCPXR_RAILS", "0:1, 2,32767:0"),
         ])

@@ -398,7 +398,7 @@ pub const GPU_COPY_BYTES: Param = Param {
 };
 pub const BOUNCE_DEMOTE: Param = Param {
     name: "NCCL_TCPXR_BOUNCE_DEMOTE",
-    default: "0",
+    default: "1",
     accepted: "0 or 1",
     range: Some(range(0, 1)),
     doc: "GPU buffers over socket: received bytes the copy engine places leave the reading core's \
@@ -407,10 +407,11 @@ pub const BOUNCE_DEMOTE: Param = Param {
           point-to-point connections by default) moves the lines it wrote from its core's \
           private caches to the shared L3 (x86 cldemote; nothing on a CPU without it), so the \
           copy reads them without a snoop into that core. Measured: each copy waits half as \
-          long and sendrecv takes 12-17 % less time at 8-16 MiB at 2 ranks. Receives a kernel \
-          reads (NCCL's unpack, tcpxr's own) are never demoted: it made all_reduce, all_gather \
-          and reduce_scatter 4-26 % slower (docs/BENCHMARKS.md, GPU buffers). Host buffers are \
-          never demoted: NCCL reads them later, from the cache.",
+          long and sendrecv takes 8-20 % less time at 8-16 MiB at 2 ranks, the collectives' \
+          time unchanged. Receives a kernel reads (NCCL's unpack, tcpxr's own) are never \
+          demoted: it made all_reduce, all_gather and reduce_scatter 4-26 % slower \
+          (docs/BENCHMARKS.md, GPU buffers). Host buffers are never demoted: NCCL reads them \
+          later, from the cache. 0: no receive is demoted.",
 };
 pub const TUNER: Param = Param {
     name: "NCCL_TCPXR_TUNER",

@@ -9,8 +9,9 @@
 //! less time at 8-16 MiB at 2 ranks (runs 272-273, 278; docs/BENCHMARKS.md, GPU buffers). It is
 //! not free: the loop below took more of the I/O threads' time than it saved in their socket
 //! copies (run 280, perf), and the collectives, whose bounce pages NCCL's kernel reads, took
-//! 4-26 % longer with it at 2 ranks (run 279), so NCCL_TCPXR_BOUNCE_DEMOTE is off by default and
-//! demotes, when on, only the receives the copy engine places (engine/lanes/recv.rs, RecvCtx).
+//! 4-26 % longer with it at 2 ranks (run 279), so only the receives the copy engine places are
+//! demoted (engine/lanes/recv.rs, RecvCtx): sendrecv keeps its gain and the collectives their
+//! time (run 285). NCCL_TCPXR_BOUNCE_DEMOTE=0 turns it off.
 //! Host buffers are not demoted: NCCL reads them later, from the cache, and demoting cost them up
 //! to 17 % (run 272).
 //!
