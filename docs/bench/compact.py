@@ -19,7 +19,7 @@ again from the outputs.
 A new run is added by copying its output folder to docs/bench/<date>/runNN/ and running this
 script: the day's archive is unpacked, the new files are laid over it, it is packed again
 (deterministically: sorted names, fixed times and owners, xz -9) and the loose raw files are
-removed. The tables are rewritten from the archives: `tests.csv`, one row per nccl-tests output
+removed. The tables are rewritten from the archives: `tests.csv.xz`, one row per nccl-tests output
 (run, part, op, config, date, settings, machine, commit, ...), and `results.csv.xz`, one row per
 message size of each (time, busbw, #wrong); the columns are explained in docs/bench/README.md.
 """
@@ -42,11 +42,12 @@ KEEP_EXT = (".sh", ".py", ".c", ".cu", ".cpp", ".h", ".patch")
 # Built libraries, and plots (ncclTests/replot.py draws a run's plot again from its outputs).
 DROP_EXT = (".so", ".png")
 ARCHIVE = "raw.tar.xz"
-# results.csv.xz is kept compressed: it is the largest file here (3.2 MB as text on 2026-11-27,
-# 0.3 as xz) and only ever read through this script, xzcat or a csv reader over lzma.open.
+# Both tables are kept compressed: results.csv.xz was 3.2 MB as text on 2026-11-27 (0.3 as xz),
+# tests.csv 0.71 MB on 2026-11-28 (0.04 as xz), and docs/bench stays under 10 MB. Each is read
+# through this script, xzcat, or a csv reader over lzma.open.
 TABLE = "results.csv.xz"
-TESTS = "tests.csv"
-# tests.csv: one row per nccl-tests output; results.csv.xz: one row per message size of each.
+TESTS = "tests.csv.xz"
+# tests.csv.xz: one row per nccl-tests output; results.csv.xz: one row per message size of each.
 TEST_COLUMNS = [
     "run", "part", "op", "config", "date", "env", "ranks", "gpus", "iters", "cores", "nccl",
     "commit", "machine", "file",
