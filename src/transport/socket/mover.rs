@@ -240,8 +240,10 @@ impl Mover {
                 return Ok(Outcome::Budget);
             }
             let mut iov = [EMPTY; 2 * GATHER];
-            // Which entries are payloads to demote once read into.
+            // Which entries are payloads to demote once read into, and whether any is (only
+            // receives into bounce memory are: most reads skip the demote pass entirely).
             let mut demote = [false; 2 * GATHER];
+            let mut any_demote = false;
             let mut k = 0;
             // The rest of the oldest frame and the whole of the next ones, `left` payload bytes
             // at most; a frame none of whose payload fits is left for later.
@@ -252,6 +254,7 @@ impl Mover {
                     iov_len: len,
                 };
                 demote[k] = demoted;
+                any_demote |= demoted;
                 k += 1;
             };
             for (i, f) in self.frames.iter_mut().take(GATHER).enumerate() {
@@ -294,7 +297,7 @@ impl Mover {
                 // A send of a non-empty iovec that takes nothing: treat as full.
                 Ok(0) => return Ok(Outcome::Blocked),
                 Ok(n) => {
-                    if self.dir == Direction::Recv {
+                    if any_demote {
                         for (ptr, len) in written(&iov[..k], &demote[..k], n) {
                             demote::lines(ptr, len);
                         }
