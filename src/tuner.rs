@@ -8,14 +8,18 @@
 //! gives 2 channels for every size and costs 40 % at bulk, so the choice is made per collective
 //! here instead. The measurements are in docs/BENCHMARKS.md#the-mid-band-128-kib---8-mib.
 //!
+//! With GPU buffers over the socket, NCCL's kernel reads every received page of a collective from
+//! host memory at about 2.5 GB/s a channel, so there 4 channels cost more than they save from
+//! shares of 4 MiB: such a process keeps NCCL's 8 from there ([`When::KernelUnpacksHostPages`]).
+//!
 //! The rules are one table, [`RULES`], on a communicator of two or more nodes: each row names the
 //! collectives it covers, the range of sizes (each rank's share, `nBytes / nRanks`: the size of
 //! each ring step's message, whatever the ranks; NCCL gives a tuner an all_gather's and a
 //! reduce_scatter's whole buffer, so their share is one rank's piece; or, for broadcast and
-//! reduce, the whole buffer), what it decides, and why. The first row that covers a collective
-//! decides, except that a row choosing Simple without a channel count lets the later rows choose
-//! the channels. [`describe`] renders the table for the log line at each communicator's init
-//! (and is the text for the docs).
+//! reduce, the whole buffer), when it applies ([`When`]), what it decides, and why. The first
+//! row that covers a collective decides, except that a row choosing Simple without a channel
+//! count lets the later rows choose the channels. [`describe`] renders the table for the log line
+//! at each communicator's init (and is the text for the docs).
 //!
 //! Over host buffers on the socket transport, the channels of every collective are further capped
 //! by the process's I/O pool ([`POOL_CHANNELS`]): a pool of 2 threads moves bulk faster over 2
@@ -88,6 +92,27 @@ pub enum Decision {
     /// where NCCL would keep at least that many of the 8 tcpxr has it build; a smaller count NCCL
     /// chooses by itself (small messages) stands.
     OwnChannels,
+    /// NCCL's own count over the 8 channels tcpxr has it build (the later rows' cap lifted).
+    BuiltChannels,
+}
+
+/// When a rule applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum When {
+    Always,
+    /// NCCL's kernel places this process's collective receives from host memory: GPU buffers over
+    /// the socket transport, whose collective connections the copy engine does not place
+    /// (`NCCL_TCPXR_GPU_COPY_BYTES`; see `plugin::kernel_unpacks_host_pages`).
+    KernelUnpacksHostPages,
+}
+
+impl When {
+    fn holds(self, kernel_unpacks_host_pages: bool) -> bool {
+        match self {
+            When::Always => true,
+            When::KernelUnpacksHostPages => kernel_unpacks_host_pages,
+        }
+    }
 }
 
 /// One row of the tuner's table.
@@ -96,6 +121,7 @@ pub struct Rule {
     pub funcs: Funcs,
     pub size: Size,
     pub range: Range<usize>,
+    pub when: When,
     pub decision: Decision,
     /// Why, in one line.
     pub why: &'static str,
@@ -105,11 +131,12 @@ pub struct Rule {
 const NCCL_OWN_CHANNELS: i32 = 4;
 
 /// The tuner's rules, first match first (see the module's doc).
-pub const RULES: [Rule; 6] = [
+pub const RULES: [Rule; 7] = [
     Rule {
         funcs: Funcs::AllReduce,
         size: Size::Share,
         range: (16 << 10)..(256 << 10),
+        when: When::Always,
         decision: Decision::RingSimple(Some(1)),
         why: "NCCL's one proxy thread moves every small message: one channel halves the connections it serves and \
               doubles the messages' size (measured: 64-256 KiB 1.1-1.3x faster than on 2 channels, 32 KiB 81-94 us \
@@ -119,6 +146,7 @@ pub const RULES: [Rule; 6] = [
         funcs: Funcs::AllReduce,
         size: Size::Share,
         range: (256 << 10)..(2 << 20),
+        when: When::Always,
         decision: Decision::RingSimple(Some(2)),
         why: "2 channels win once their 64 KiB messages go to the I/O pool rather than inline",
     },
@@ -126,6 +154,7 @@ pub const RULES: [Rule; 6] = [
         funcs: Funcs::GatherScatter,
         size: Size::Share,
         range: (64 << 10)..(256 << 10),
+        when: When::Always,
         decision: Decision::RingSimple(Some(1)),
         why: "where NCCL runs the ring in LL or PAT on 4 channels (measured: 128-256 KiB 1.1-1.4x faster on 1)",
     },
@@ -133,6 +162,7 @@ pub const RULES: [Rule; 6] = [
         funcs: Funcs::GatherScatter,
         size: Size::Share,
         range: (256 << 10)..(1 << 20),
+        when: When::Always,
         decision: Decision::RingSimple(Some(2)),
         why: "measured: 512 KiB - 1 MiB 1.5-1.8x faster on 2 channels than on NCCL's choice; from a 1 MiB share 4 \
               channels are as fast or faster",
@@ -141,6 +171,7 @@ pub const RULES: [Rule; 6] = [
         funcs: Funcs::Rooted,
         size: Size::Bytes,
         range: (64 << 10)..(512 << 10),
+        when: When::Always,
         decision: Decision::RingSimple(None),
         why: "where NCCL runs the ring in LL (measured: 1.2-2.8x faster, on a par with Socket's best); from 512 KiB \
               NCCL chooses Simple itself",
@@ -148,7 +179,18 @@ pub const RULES: [Rule; 6] = [
     Rule {
         funcs: Funcs::Any,
         size: Size::Share,
+        range: (4 << 20)..(32 << 20),
+        when: When::KernelUnpacksHostPages,
+        decision: Decision::BuiltChannels,
+        why: "NCCL's kernel places received host pages at about 2.5 GB/s a channel: with GPU buffers all_reduce, \
+              all_gather and reduce_scatter of 8-32 MiB on two ranks took 1.12-1.41x host buffers' time on 4 channels and \
+              0.89-1.16x on 8; 4 MiB was 5-7 % slower on 8 (run 296)",
+    },
+    Rule {
+        funcs: Funcs::Any,
+        size: Size::Share,
         range: 0..(32 << 20),
+        when: When::Always,
         decision: Decision::OwnChannels,
         why: "tcpxr has NCCL build 8 channels (nccl_settings), which pay only from shares of 32 MiB (measured: all_reduce \
               of 512 MiB-1 GiB 2-21 % faster, all_gather 8-27 %; all_gather and reduce_scatter of 64-256 KiB and 2-4 MiB 1.3-1.8x slower on 8; \
@@ -193,13 +235,14 @@ fn human(n: usize) -> String {
 }
 
 impl Rule {
-    /// Whether this row covers a collective `func` of `n_bytes` over `n_ranks` ranks.
-    fn covers(&self, func: ncclFunc_t, n_bytes: usize, n_ranks: usize) -> bool {
+    /// Whether this row covers a collective `func` of `n_bytes` over `n_ranks` ranks in a process
+    /// where NCCL's kernel does (or does not) place collective receives from host memory.
+    fn covers(&self, func: ncclFunc_t, n_bytes: usize, n_ranks: usize, kernel_unpacks_host_pages: bool) -> bool {
         let size = match self.size {
             Size::Share => n_bytes / n_ranks,
             Size::Bytes => n_bytes,
         };
-        self.funcs.covers(func) && self.range.contains(&size)
+        self.funcs.covers(func) && self.range.contains(&size) && self.when.holds(kernel_unpacks_host_pages)
     }
 
     /// The row in one line, without its reason: "all_reduce with a per-rank share of 16 KiB to
@@ -221,8 +264,16 @@ impl Rule {
                 "at most the {NCCL_OWN_CHANNELS} channels NCCL builds for tcpxr's device by itself, where NCCL \
                  would keep that many (its own smaller counts for small messages stand)"
             ),
+            Decision::BuiltChannels => "NCCL's own count of the 8 channels tcpxr has it build".to_string(),
         };
-        format!("{} with {size} {range}: {decision}", self.funcs.name())
+        let when = match self.when {
+            When::Always => "",
+            When::KernelUnpacksHostPages => {
+                ", where NCCL's kernel places the process's collective receives from host memory (GPU buffers over \
+                 the socket)"
+            }
+        };
+        format!("{} with {size} {range}{when}: {decision}", self.funcs.name())
     }
 }
 
@@ -260,7 +311,7 @@ pub fn describe(channels: bool) -> String {
         .iter()
         .filter_map(|r| match (r.decision, channels) {
             (_, true) => Some(r.summary()),
-            (Decision::OwnChannels, false) => None,
+            (Decision::OwnChannels | Decision::BuiltChannels, false) => None,
             (Decision::RingSimple(_), false) => Some(
                 Rule {
                     decision: Decision::RingSimple(None),
@@ -310,6 +361,8 @@ pub struct Tuner {
     pub may_name: bool,
     /// The pool's cap on channels ([`POOL_CHANNELS`]; None inside: no cap), once known.
     pub pool_cap: OnceLock<Option<i32>>,
+    /// [`Facts::kernel_unpacks_host_pages`].
+    pub kernel_unpacks_host_pages: Option<bool>,
 }
 
 /// What a tuner that sees no cost table (v1, v2) tells NCCL: an algorithm and protocol (both or
@@ -339,6 +392,10 @@ pub struct Facts {
     /// The I/O pool's threads for the channel cap, as `plugin::pool_threads_for_tuner` says it:
     /// Some(None) where no cap applies, None while not known yet.
     pub pool_threads: Option<Option<usize>>,
+    /// Whether NCCL's kernel places collective receives from host memory ([`When`]); None: ask the
+    /// plugin at each collective, since NCCL connects after the tuner's init and the answer
+    /// comes with the first receive comm.
+    pub kernel_unpacks_host_pages: Option<bool>,
 }
 
 impl Tuner {
@@ -363,7 +420,17 @@ impl Tuner {
             set_channels: !f.user_channels,
             may_name: !f.user_algo_proto,
             pool_cap,
+            kernel_unpacks_host_pages: f.kernel_unpacks_host_pages,
         }
+    }
+
+    /// The rows covering a collective `func` of `n_bytes` in this process, in table order.
+    fn rows(&self, func: ncclFunc_t, n_bytes: usize) -> impl Iterator<Item = &'static Rule> {
+        let unpacks = self
+            .kernel_unpacks_host_pages
+            .unwrap_or_else(crate::plugin::kernel_unpacks_host_pages);
+        let n_ranks = self.n_ranks;
+        RULES.iter().filter(move |r| r.covers(func, n_bytes, n_ranks, unpacks))
     }
 
     /// The pool's cap on channels: known at init, or learnt from the plugin once its pool is
@@ -405,6 +472,7 @@ impl Tuner {
             user_channels: crate::nccl_settings::CHANNEL_BOUNDS.iter().any(users),
             user_algo_proto: ["NCCL_ALGO", "NCCL_PROTO"].iter().any(users),
             pool_threads: crate::plugin::pool_threads_for_tuner(),
+            kernel_unpacks_host_pages: None,
         }))
     }
 
@@ -427,7 +495,7 @@ impl Tuner {
             let keeps = bytes_per_channel(algo, proto, self.n_ranks).is_some_and(|per| n_bytes >= n as usize * per);
             (self.set_channels && keeps).then_some(n)
         };
-        for rule in RULES.iter().filter(|r| r.covers(func, n_bytes, self.n_ranks)) {
+        for rule in self.rows(func, n_bytes) {
             match rule.decision {
                 Decision::RingSimple(channels) => {
                     prefer_ring_simple(costs, n_proto);
@@ -437,6 +505,7 @@ impl Tuner {
                     }
                 }
                 Decision::OwnChannels => return at_most(Some(NCCL_OWN_CHANNELS), costs),
+                Decision::BuiltChannels => break,
             }
         }
         at_most(None, costs)
@@ -481,7 +550,7 @@ impl Tuner {
             let keeps = per_channel.is_some_and(|per| n_bytes >= n as usize * per);
             (self.set_channels && keeps).then_some(n)
         };
-        for rule in RULES.iter().filter(|r| r.covers(func, n_bytes, self.n_ranks)) {
+        for rule in self.rows(func, n_bytes) {
             match rule.decision {
                 Decision::RingSimple(channels) => {
                     if self.may_name {
@@ -498,6 +567,7 @@ impl Tuner {
                     pick.channels = at_most(Some(NCCL_OWN_CHANNELS), &pick);
                     return pick;
                 }
+                Decision::BuiltChannels => break,
             }
         }
         pick.channels = at_most(None, &pick);
@@ -576,6 +646,7 @@ mod tests {
             user_channels: false,
             user_algo_proto: false,
             pool_threads: Some(None),
+            kernel_unpacks_host_pages: Some(false),
         }
     }
 
@@ -753,6 +824,41 @@ mod tests {
         let mut costs = table(40.0, 60.0);
         assert_eq!(eight.choose(all_gather, (128 << 10) - 8, &mut costs, N_PROTO), None);
         assert_eq!(eight.choose(all_gather, 128 << 10, &mut costs, N_PROTO), Some(4));
+    }
+
+    #[test]
+    fn where_nccls_kernel_unpacks_host_pages_shares_of_4_to_32_mib_keep_every_channel() {
+        let t = Tuner::new(&Facts {
+            kernel_unpacks_host_pages: Some(true),
+            ..facts()
+        });
+        // (collective, bytes, channels), two ranks, NCCL's choice the ring in Simple.
+        for (func, bytes, channels) in [
+            (ncclFuncAllReduce, (8 << 20) - 8, Some(4)),
+            (ncclFuncAllReduce, 8 << 20, None),
+            (ncclFuncAllReduce, (64 << 20) - 8, None),
+            (ncclFuncAllGather, 4 << 20, Some(4)),
+            (ncclFuncAllGather, 8 << 20, None),
+            (ncclFuncReduceScatter, 32 << 20, None),
+            (ncclFuncAllReduce, 1 << 30, None),
+        ] {
+            let mut costs = vec![-1.0; N_ALGO * N_PROTO];
+            costs[NCCL_ALGO_RING * N_PROTO + NCCL_PROTO_SIMPLE] = 10.0;
+            assert_eq!(channels_only(&t, func, bytes, costs), channels, "{func} {bytes}");
+            assert_eq!(t.pick(func, bytes).channels, channels, "v2: {func} {bytes}");
+        }
+        // The band's rows stand.
+        let mut costs = table(40.0, 60.0);
+        assert_eq!(t.choose(ncclFuncAllReduce, 1 << 20, &mut costs, N_PROTO), Some(2));
+        // On 4 ranks a 4 MiB share is 16 MiB.
+        let four = Tuner::new(&Facts {
+            n_ranks: 4,
+            kernel_unpacks_host_pages: Some(true),
+            ..facts()
+        });
+        let mut costs = table(40.0, 10.0);
+        assert_eq!(four.choose(ncclFuncAllReduce, 8 << 20, &mut costs, N_PROTO), Some(4));
+        assert_eq!(four.choose(ncclFuncAllReduce, 16 << 20, &mut costs, N_PROTO), None);
     }
 
     #[test]
@@ -993,9 +1099,16 @@ mod tests {
             ),
             "{text}"
         );
+        assert!(
+            text.contains(
+                "any collective on the ring, in PAT or in the tree's LL with a per-rank share of 4 MiB to under 32 MiB, \
+                 where NCCL's kernel places"
+            ),
+            "{text}"
+        );
         let bounded = describe(false);
         assert!(!bounded.contains("channel"), "{bounded}");
-        assert_eq!(bounded.matches("; ").count(), RULES.len() - 2, "{bounded}");
+        assert_eq!(bounded.matches("; ").count(), RULES.len() - 3, "{bounded}");
         // Every row says why.
         assert!(RULES.iter().all(|r| !r.why.is_empty()));
     }

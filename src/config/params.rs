@@ -423,7 +423,8 @@ pub const TUNER: Param = Param {
           \"The tuner's rules\" (generated from src/tuner.rs's RULES), by per-rank share (the bytes \
           over the ranks) or size: the mid band in the ring's Simple protocol on 1-2 channels, and at \
           most the 4 channels NCCL builds for tcpxr's device below bulk (tcpxr has it build 8, which \
-          pay only at bulk), and with host buffers over the socket transport every collective on at \
+          pay only at bulk, or from shares of 4 MiB with GPU buffers over the socket, whose collective \
+          receives NCCL's kernel reads from host memory a channel at a time), and with host buffers over the socket transport every collective on at \
           most 2 channels in a process whose I/O pool has 2 threads (logged once the pool is \
           fixed); every other choice is NCCL's. It acts only in a process whose \
           communicators NCCL runs over tcpxr, and leaves the channel count to NCCL when the user \

@@ -187,6 +187,7 @@ pub unsafe fn accept(
         let rules = p.message_rules();
         let copy_bytes = if p2p { rules.gpu_copy_p2p } else { rules.gpu_copy };
         h.handle = comm.enable_device_unpack(gpu.as_ref(), copy_bytes)?;
+        super::device_unpack_enabled(&p, copy_bytes);
         h.size = std::mem::size_of::<unpackNetDeviceHandle>();
         h.needsProxyProgress = 1;
         log::debug!(

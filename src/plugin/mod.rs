@@ -224,6 +224,24 @@ pub fn assigned() -> bool {
     ASSIGNED.load(Ordering::Acquire)
 }
 
+/// A receive comm of this process runs NCCL's device unpack over the socket transport with no
+/// copies (`NCCL_TCPXR_GPU_COPY_BYTES` 0 there: a collective's connection at auto): NCCL's kernel
+/// reads every received page from host memory, about 2.5 GB/s a channel. The tuner gives such a
+/// process more channels (tuner::When); set at accept, never cleared (a process's GPU buffers
+/// stay its GPU buffers).
+static KERNEL_UNPACKS_HOST_PAGES: AtomicBool = AtomicBool::new(false);
+
+pub fn kernel_unpacks_host_pages() -> bool {
+    KERNEL_UNPACKS_HOST_PAGES.load(Ordering::Acquire)
+}
+
+/// Notes a receive comm's device unpack (see [`KERNEL_UNPACKS_HOST_PAGES`]).
+fn device_unpack_enabled(p: &Plugin, copy_bytes: usize) {
+    if p.transport.kind() == TransportKind::Socket && copy_bytes == 0 {
+        KERNEL_UNPACKS_HOST_PAGES.store(true, Ordering::Release);
+    }
+}
+
 /// What the tuner's channel cap (tuner::pool_channels) is decided from: Some(Some(threads)) for
 /// host buffers over the socket transport once its I/O pool is fixed (at the first listen or
 /// connect); Some(None) where the cap does not apply (TCPX, or GPU buffers offered: their
