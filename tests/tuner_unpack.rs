@@ -11,8 +11,8 @@ use common::*;
 fn a_receive_comm_with_nccls_device_unpack_lifts_the_four_channel_cap_from_4_mib_shares() {
     // Read once, at the first init in this process (this binary has no other test). A pool of one
     // thread on any host: a 2-thread pool's own cap (tuner_pool.rs) applies where GPU buffers are
-    // not offered, as on a host without CUDA, and would hide the rows.
-    set_env(&[("NCCL_TCPXR_IO_THREADS", "1")]);
+    // not offered, as on a host without CUDA, and would hide the rows. INFO: the line below.
+    set_env(&[("NCCL_TCPXR_IO_THREADS", "1"), ("TCPXR_LOG", "info")]);
     let net = v12();
     assert_eq!(net.init(), OK);
     // NCCL asks the net it assigned for its devices' properties, then loads the tuner.
@@ -25,6 +25,7 @@ fn a_receive_comm_with_nccls_device_unpack_lifts_the_four_channel_cap_from_4_mib
 
     // A collective's connection (no point-to-point hint: no copies at auto) with device unpack.
     let (send, recv, _) = unpack_pair(&net, true);
+    expect_log("NCCL's kernel places this process's collective receives from host memory");
 
     for tuner in [&early, &TunerV5::open(2, 2)] {
         assert_eq!(tuner.choice(8 << 20), (RING_LL, 0), "a 4 MiB share: NCCL's 8");

@@ -235,10 +235,18 @@ pub fn kernel_unpacks_host_pages() -> bool {
     KERNEL_UNPACKS_HOST_PAGES.load(Ordering::Acquire)
 }
 
-/// Notes a receive comm's device unpack (see [`KERNEL_UNPACKS_HOST_PAGES`]).
+/// Notes a receive comm's device unpack (see [`KERNEL_UNPACKS_HOST_PAGES`]); the first such comm
+/// of the process says so at INFO, since the tuner's choices change from then on.
 fn device_unpack_enabled(p: &Plugin, copy_bytes: usize) {
-    if p.transport.kind() == TransportKind::Socket && copy_bytes == 0 {
-        KERNEL_UNPACKS_HOST_PAGES.store(true, Ordering::Release);
+    if p.transport.kind() == TransportKind::Socket
+        && copy_bytes == 0
+        && !KERNEL_UNPACKS_HOST_PAGES.swap(true, Ordering::AcqRel)
+    {
+        log::info!(
+            target: "tcpxr::tuner",
+            "tuner: NCCL's kernel places this process's collective receives from host memory (GPU buffers \
+             over the socket, no copies): its rows for that apply from the next collective"
+        );
     }
 }
 
