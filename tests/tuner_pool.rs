@@ -1,4 +1,4 @@
-//! The tuner's pool cap (src/tuner.rs `POOL_CHANNELS`) as NCCL meets it: host buffers over the
+//! The tuner's pool cap (src/tuner/rules.rs `POOL_CHANNELS`) as NCCL meets it: host buffers over the
 //! socket transport in a process whose I/O pool has 2 threads. Until the pool is fixed (the first
 //! listen or connect) the tuner leaves bulk to NCCL; from then on, for a communicator made before
 //! or after, every collective runs on at most 2 channels where NCCL keeps that many, and the

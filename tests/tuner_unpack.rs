@@ -1,4 +1,4 @@
-//! The tuner's row for GPU buffers over the socket (src/tuner.rs `When::KernelUnpacksHostPages`)
+//! The tuner's row for GPU buffers over the socket (src/tuner/rules.rs `When::KernelUnpacksHostPages`)
 //! as NCCL meets it: NCCL connects after the tuner's init, so a communicator learns at its next
 //! collective that NCCL's kernel places this process's collective receives from host memory
 //! (a receive comm accepted with NCCL's device unpack and no copies), and from then on runs

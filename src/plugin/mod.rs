@@ -250,7 +250,7 @@ fn device_unpack_enabled(p: &Plugin, copy_bytes: usize) {
     }
 }
 
-/// What the tuner's channel cap (tuner::pool_channels) is decided from: Some(Some(threads)) for
+/// What the tuner's channel cap (tuner::rules::pool_channels) is decided from: Some(Some(threads)) for
 /// host buffers over the socket transport once its I/O pool is fixed (at the first listen or
 /// connect); Some(None) where the cap does not apply (TCPX, or GPU buffers offered: their
 /// receives are placed per channel, by NCCL's unpack or tcpxr's, and were not measured capped);
