@@ -196,7 +196,12 @@ pub fn build_emulator() -> PathBuf {
                 }
                 None => {}
             }
-            let out = cmd.output().expect("run cargo to build the TCPX emulator");
+            let out = cmd.output().unwrap_or_else(|e| {
+                panic!(
+                    "cannot run cargo to build the TCPX emulator ({e}); on a host without cargo set TCPX_EMU_LIB \
+                     to a libtcpx_emu.so built elsewhere (cargo build --release -p tcpx-emu)"
+                )
+            });
             let lib = emulator_path();
             assert!(
                 out.status.success() && lib.exists(),
