@@ -137,10 +137,11 @@ while wanted == 0 or cycle < wanted:
 '''.replace("PRINTED_SIZE", PRINTED_SIZE).replace("RECORD_AND_LOG\n", RECORD_AND_LOG.lstrip("\n"))
 
 
-# <op>_perf for run_nccl_tests.py at any rank count: honours -b -e -g and the MPI world
+# <op>_perf for run_nccl_tests.py at any rank count: honours -b -e -g -N and the MPI world
 # (OMPI_COMM_WORLD_SIZE, as mpirun sets it); rank 0 prints nccl-tests' header with one "# Rank"
-# line per rank, a row per size (the sizes nccl-tests prints for the op at that rank count) and
-# the footer; every process writes an NCCL INFO log proving the configured transport and records
+# line per rank, a row per size and cycle (the sizes nccl-tests prints for the op at that rank
+# count; a size's time is 20 + size / 1e4 us, plus 1000 in the first cycle and the cycle's index
+# after it) and the footer; every process writes an NCCL INFO log proving the configured transport and records
 # its arguments and NCCL_/CUDA_/OMPI_ variables in $FAKE_CALLS. FAKE_MODE=mpi0: each process is a
 # job of its own (an MPI=0 build under mpirun).
 NCCL_TESTS_SWEEP = r'''#!PYTHON
@@ -148,7 +149,7 @@ import json, os, socket, sys
 PRINTED_SIZE
 args = sys.argv[1:]
 opt = lambda flag, default=None: args[args.index(flag) + 1] if flag in args else default
-lo, hi, gpus = int(opt("-b")), int(opt("-e")), int(opt("-g", "1"))
+lo, hi, gpus, cycles = int(opt("-b")), int(opt("-e")), int(opt("-g", "1")), int(opt("-N", "1"))
 op, mode = os.path.basename(sys.argv[0])[: -len("_perf")], os.environ.get("FAKE_MODE", "ok")
 procs = 1 if mode == "mpi0" else int(os.environ.get("OMPI_COMM_WORLD_SIZE", "1"))
 rank = 0 if mode == "mpi0" else int(os.environ.get("OMPI_COMM_WORLD_RANK", "0"))
@@ -159,13 +160,15 @@ if rank == 0:
            f"# Collective test starting: {op}_perf", "# Using devices"]
     out += [f"#  Rank {r:2d} Group  0 Pid {os.getpid() + r // gpus:6d} on {socket.gethostname():>10} device "
             f"{r % gpus:2d} [0000:18:00] NVIDIA H200" for r in range(nranks)]
-    size = lo
-    while size <= hi:
-        printed = printed_size(op, size, nranks)
-        in_place = "N/A" if op == "sendrecv" else "0"
-        out.append(f"{printed:12d}  {printed // 4:12d}     float     sum      -1    {20 + printed / 1e4:.2f}    "
-                   f"1.00    1.00       0    {20 + printed / 1e4:.2f}    1.00    1.00  {in_place:>6}")
-        size *= 2
+    for cycle in range(cycles):
+        size = lo
+        while size <= hi:
+            printed = printed_size(op, size, nranks)
+            in_place = "N/A" if op == "sendrecv" else "0"
+            t = 20 + printed / 1e4 + (1000 if cycle == 0 and cycles > 1 else cycle)
+            out.append(f"{printed:12d}  {printed // 4:12d}     float     sum      -1    {t:.2f}    "
+                       f"1.00    1.00       0    {t:.2f}    1.00    1.00  {in_place:>6}")
+            size *= 2
     out += ["# Out of bounds values : 0 OK", "# Avg bus bandwidth    : 1.00 ", "#",
             f"# Collective test concluded: {op}_perf"]
     print("\n".join(out))

@@ -137,6 +137,7 @@ def parse_nccl_tests(text):
            "nccl_tests_version": None, "nccl_headers": None, "nccl_library": None,
            "nccl_version": None, "out_of_bounds": None, "out_of_bounds_ok": None,
            "avg_busbw": None, "errors": []}
+    cycles = {}  # size -> rows of it so far: nccl-tests -N prints the sweep once per cycle
     for line in text.splitlines():
         if m := _ROW.match(line):
             rest = m.group(6).split()
@@ -144,8 +145,10 @@ def parse_nccl_tests(text):
             # all_gather, reduce_scatter and alltoall): nothing was measured.
             if len(rest) < 8 or int(m.group(1)) == 0:
                 continue
+            size = int(m.group(1))
+            cycles[size] = cycles.get(size, 0) + 1
             out["rows"].append({
-                "size": int(m.group(1)), "count": int(m.group(2)), "type": m.group(3),
+                "size": size, "cycle": cycles[size] - 1, "count": int(m.group(2)), "type": m.group(3),
                 "redop": m.group(4), "root": int(m.group(5)),
                 "out_of_place": _body(rest[0:4]), "in_place": _body(rest[4:8]),
             })

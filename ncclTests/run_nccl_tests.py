@@ -154,6 +154,12 @@ def parse_args(argv=None):
                         "config, odd passes in reverse order (so no config always follows the same other); "
                         "the tables give each size's median pass "
                         "(default: %(default)s)")
+    p.add_argument("--cycles", type=int, default=1, metavar="N",
+                   help="run the size sweep N times in each process (nccl-tests -N); with N > 1 the tables "
+                        "leave each process's first cycle out: there every size runs first in a fresh "
+                        "communicator (NCCL connects an algorithm's channels at its first use), the later "
+                        "cycles are the steady state of an application repeating its collectives, each "
+                        "size after the larger ones (default: %(default)s)")
     a = p.parse_args(argv)
     a.configs = [c for c in a.configs.split(",") if c]
     a.ops = [o for o in a.ops.split(",") if o]
@@ -165,6 +171,8 @@ def parse_args(argv=None):
         p.error(str(e))
     if a.repeat < 1:
         p.error(f"--repeat {a.repeat}: at least 1 pass")
+    if a.cycles < 1:
+        p.error(f"--cycles {a.cycles}: at least 1 cycle")
     check_launch_args(p, a)
     return a
 
@@ -183,15 +191,18 @@ def pass_order(configs_in_order, k):
     return seq[n:] + seq[:n]
 
 
-def median_results(runs, ops):
+def median_results(runs, ops, *, steady=False):
     """{op: {config: {size: out_of_place row}}} over every pass that ran without a problem: at each
     size the row of the median time (the lower median for an even count), a row that was measured,
-    not an average of several, so its time and busbw stay one pass's pair."""
+    not an average of several, so its time and busbw stay one pass's pair. `steady` (--cycles N > 1):
+    over the later cycles of every pass, each process's first cycle left out."""
     seen = {op: {} for op in ops}
     for r in runs:
         if r["problems"]:
             continue
         for row in r["result"]["rows"]:
+            if steady and row["cycle"] == 0:
+                continue
             seen[r["op"]].setdefault(r["config"], {}).setdefault(row["size"], []).append(row["out_of_place"])
     return {op: {c: {size: sorted(rows, key=lambda x: x["time_us"])[(len(rows) - 1) // 2]
                      for size, rows in sizes.items()}
@@ -200,8 +211,9 @@ def median_results(runs, ops):
 
 
 def test_flags(a):
+    cycles = ["-N", str(a.cycles)] if a.cycles > 1 else []
     return ["-b", str(a.min_bytes), "-e", str(a.max_bytes), "-f", "2",
-            "-n", str(a.iters), "-w", str(a.warmup), "-c", "1"]
+            "-n", str(a.iters), "-w", str(a.warmup), "-c", "1"] + cycles
 
 
 # --one-gpu: NCCL refuses two ranks of one host on one GPU ("Duplicate GPU detected"), but it
@@ -508,7 +520,7 @@ def main(argv=None):
     if a.mps:
         print("MPS daemon stopped" if not daemon.problems else "MPS daemon: " + "; ".join(daemon.problems))
 
-    results = median_results(runs, a.ops)
+    results = median_results(runs, a.ops, steady=a.cycles > 1)
     failures = [f"{r['op']} {r['config']}" + (f" (pass {r['pass']})" if a.repeat > 1 else "") + f": {p}"
                 for r in runs for p in r["problems"]]
     failures += [f"MPS: {p}" for p in daemon.problems]
@@ -530,6 +542,11 @@ def main(argv=None):
                      f"count; a failed run's pass left out), pass k starting with the k-th config, odd passes in "
                      f"reverse order; each "
                      f"pass's own outputs and settings in r1/ ... r{a.repeat}/")
+    if a.cycles > 1:
+        notes.append(f"each process ran the sweep {a.cycles} times (-N {a.cycles}); each figure is the median of "
+                     f"the later {a.cycles - 1} cycles" + (" of every pass" if a.repeat > 1 else "")
+                     + ", the first cycle (each size's first run in the process) left out; it stays in the "
+                     "raw outputs")
     if a.one_gpu:
         notes.append(one_gpu_note(a))
     if inherited:
@@ -553,7 +570,7 @@ def main(argv=None):
     with open(os.path.join(out_dir, "run.json"), "w") as fh:
         json.dump({"argv": sys.argv, "out": out_dir, "machine": machine_info, "mps": daemon.describe(),
                    "ranks": a.nranks, "launch": mode, "algo": algo_text(a, base_env), "repeat": a.repeat,
-                   "extra_env": a.extra_env, "runs": runs, "failures": failures}, fh, indent=1)
+                   "cycles": a.cycles, "extra_env": a.extra_env, "runs": runs, "failures": failures}, fh, indent=1)
 
     print("\n" + text)
     print(f"plot: {plot} ({note})" if plot else f"plot: none ({note})")

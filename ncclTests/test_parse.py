@@ -32,6 +32,14 @@ class NcclTestsOutput(unittest.TestCase):
         text = "\n".join([row.format(0, 0), row.format(0, 0), row.format(32, 8)])
         self.assertEqual([r["size"] for r in parse.parse_nccl_tests(text)["rows"]], [32])
 
+    def test_rows_count_the_cycles_of_their_size(self):
+        # nccl-tests -N 2 prints the sweep twice: each row says which cycle it came from.
+        row = "{:>12} {:>12}     float     sum      -1     {}    0.00    0.00       0     0.66    0.00    0.00       0"
+        text = "\n".join([row.format(8, 2, 9.5), row.format(16, 4, 9.6), row.format(8, 2, 7.5), row.format(16, 4, 7.6)])
+        rows = parse.parse_nccl_tests(text)["rows"]
+        self.assertEqual([(r["size"], r["cycle"], r["out_of_place"]["time_us"]) for r in rows],
+                         [(8, 0, 9.5), (16, 0, 9.6), (8, 1, 7.5), (16, 1, 7.6)])
+
     def test_known_row(self):
         row = next(r for r in self.ar["rows"] if r["size"] == 1 << 30)
         self.assertEqual((row["count"], row["type"], row["redop"], row["root"]), (268435456, "float", "sum", -1))

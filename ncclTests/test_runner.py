@@ -413,7 +413,7 @@ class EndToEnd(unittest.TestCase):
     def test_median_results_take_the_median_pass_at_each_size_and_skip_failed_runs(self):
         def run(op, config, times, problems=()):
             return {"op": op, "config": config, "problems": list(problems),
-                    "result": {"rows": [{"size": s, "out_of_place": {"time_us": t, "busbw": 1000.0 / t}}
+                    "result": {"rows": [{"size": s, "cycle": 0, "out_of_place": {"time_us": t, "busbw": 1000.0 / t}}
                                         for s, t in times.items()]}}
         runs = [run("sendrecv", "socket", {8: 30.0, 1024: 50.0}), run("sendrecv", "socket", {8: 10.0, 1024: 70.0}),
                 run("sendrecv", "socket", {8: 20.0, 1024: 60.0}), run("sendrecv", "tcpxr-host", {8: 5.0}),
@@ -424,6 +424,29 @@ class EndToEnd(unittest.TestCase):
         self.assertEqual(got["sendrecv"]["tcpxr-host"][8]["time_us"], 5.0)   # lower median of 5 and 9; 1 failed
         self.assertEqual(got["all_reduce"], {})
         self.assertEqual(run_nccl_tests.pass_order(["a", "b", "c"], 4), ["b", "c", "a"])
+
+    def test_cycles_run_the_sweep_n_times_a_process_and_table_the_later_cycles(self):
+        self.sweep_fakes("all_reduce")
+        rc, text = self.run_main("ok", "--mpirun", "--ranks", "2", "--configs", "socket,tcpxr-host",
+                                 "--ops", "all_reduce", "--min", "8", "--max", "64", "--cycles", "3", "--repeat", "2",
+                                 fake_bin=True)
+        self.assertEqual(rc, 0, text)
+        calls = [c for c in self.calls_made() if c["env"].get("OMPI_COMM_WORLD_RANK") == "0"]
+        self.assertEqual(len(calls), 4)
+        self.assertTrue(all(c["argv"][c["argv"].index("-N") + 1] == "3" for c in calls), calls)
+        with open(os.path.join(self.out, "summary.csv")) as fh:
+            rows = {r["size_bytes"]: r for r in csv.DictReader(fh)}
+        # At 8 B each pass took 1020.00 us in its first cycle, then 21.00 and 22.00: the lower
+        # median of the later cycles is 21.00 (22.00 were the first cycles counted).
+        self.assertEqual(float(rows["8"]["time_us_socket"]), 21.0)
+        md = read(os.path.join(self.out, "summary.md"))
+        self.assertIn("each process ran the sweep 3 times (-N 3); each figure is the median of the later 2 "
+                      "cycles of every pass, the first cycle", md)
+        with open(os.path.join(self.out, "run.json")) as fh:
+            self.assertEqual(json.load(fh)["cycles"], 3)
+        # Without --cycles: no -N, every row counts.
+        self.assertNotIn("-N", run_nccl_tests.test_flags(run_nccl_tests.parse_args(
+            ["--nccl-tests", self.build, "--plugin-dir", self.plugin])))
 
     def test_settings_beside_every_output(self):
         rc, text = self.run_main("ok", "--configs", "socket,tcpxr-host", "--ops", "sendrecv",
