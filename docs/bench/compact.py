@@ -406,10 +406,13 @@ def pass_group(part):
     return part if not m else (m.group(1) + "/r*" if m.group(1) else "r*")
 
 
-def show(bench, run, part, op, median=False):
+def show(bench, run, part, op, median=False, steady=False):
     """Print one run's results side by side: time per config, and Socket's best / each tcpxr's.
     With `median`, a run's passes (parts rN) are one table of each config's median pass per size
-    (the lower median for an even count), as run_nccl_tests.py --repeat tables them."""
+    (the lower median for an even count), as run_nccl_tests.py --repeat tables them. An output
+    of several cycles (nccl-tests -N) counts its first cycle only, or with `steady` its later
+    cycles only (their lower median; pooled over the passes with `median`), as
+    run_nccl_tests.py --cycles tables them."""
     rows = [r for r in csv.DictReader(text_open(os.path.join(bench, TABLE)))
             if r["run"] == run and (part is None or r["part"] == part)
             and (op is None or r["op"] == op)]
@@ -425,11 +428,22 @@ def show(bench, run, part, op, median=False):
         others = [c for c in configs if c not in socket]
         times = {}
         for r in rs:
-            # Within one output, the first row of a size (nccl-tests prints each once per run).
-            times.setdefault(int(r["size"]), {}).setdefault(r["config"], {}).setdefault(r["part"], float(r["time_us"]))
-        by = {size: {c: sorted(t.values())[(len(t) - 1) // 2] for c, t in per.items()} for size, per in times.items()}
+            # Within one output, a size's rows in cycle order (nccl-tests -N prints the sweep once a cycle).
+            times.setdefault(int(r["size"]), {}).setdefault(r["config"], {}).setdefault(r["part"], []).append(
+                float(r["time_us"]))
+
+        def lower_median(values):
+            return sorted(values)[(len(values) - 1) // 2]
+
+        def counted(cycles):
+            return cycles[1:] if steady and len(cycles) > 1 else cycles[:1]
+        by = {size: {c: lower_median([v for cycles in t.values() for v in counted(cycles)]) if steady
+                     else lower_median([counted(cycles)[0] for cycles in t.values()])
+                     for c, t in per.items()}
+              for size, per in times.items()}
         passes = sorted({r["part"] for r in rs})
         print(f"run {run} {p or '.'} {o}: time_us (out of place)"
+              + (", the later cycles of each output (nccl-tests -N)" if steady else "")
               + (f", median of {len(passes)} passes ({', '.join(passes)})" if len(passes) > 1 else "")
               + (f"; ratio = best of {len(socket)} Socket tunings' time / config's time" if socket else ""))
         head = ["size"] + configs + ([f"{c}/best" for c in others] if socket else [])
@@ -495,13 +509,16 @@ def main():
     sh.add_argument("--median", action="store_true",
                     help="fold the run's passes (parts rN, as run_nccl_tests.py --repeat writes them) into "
                          "each config's median pass per size")
+    sh.add_argument("--steady", action="store_true",
+                    help="outputs of several cycles (nccl-tests -N, run_nccl_tests.py --cycles): the median "
+                         "of the later cycles instead of the first")
     rf = sub.add_parser("refs", help="check that every run the documents cite has its record")
     rf.add_argument("docs", nargs="+", help="e.g. README.md docs/BENCHMARKS.md")
     args = ap.parse_args()
     if args.cmd == "refs":
         return refs(args.bench, args.docs)
     if args.cmd == "show":
-        return show(args.bench, args.run, args.part, args.op, args.median)
+        return show(args.bench, args.run, args.part, args.op, args.median, args.steady)
     return build(args.bench, args.cmd == "check")
 
 
