@@ -122,7 +122,7 @@ pub enum Skip {
 
 impl Lib {
     /// Loads `path` and takes its `ncclNetPlugin_v7`. Refuses tcpxr itself (found by the table's
-    /// address or name), and, when `want_tcpx_name`, any table not named `GPUDirectTCPX*`.
+    /// name), and, when `want_tcpx_name`, any table not named `GPUDirectTCPX*`.
     pub fn load(path: &str, want_tcpx_name: bool) -> std::result::Result<Lib, Skip> {
         // SAFETY: loading a library runs its initialisers; the path is a TCPX-ABI plugin the user
         // named or one of the places TCPX is installed, which NCCL would load just the same.
