@@ -12,12 +12,7 @@ use std::ffi::c_void;
 fn a_two_thread_pool_caps_every_collective_at_two_channels_once_the_pool_is_fixed() {
     // Read once, at the first init in this process (this binary has no other test).
     set_env(&[("NCCL_TCPXR_IO_THREADS", "2")]);
-    let net = v12();
-    assert_eq!(net.init(), OK);
-    // NCCL asks the net it assigned for its devices' properties, then loads the tuner.
-    let (r, _, _) = net.speed_and_ptr(0);
-    assert_eq!(r, OK);
-    let early = TunerV5::open(2, 2);
+    let (net, early) = net_then_tuner(2, 2);
     // Before any connection the pool is not fixed: bulk is NCCL's, below bulk the 4 of the rows.
     assert_eq!(early.choice(1 << 30), (RING_LL, 0));
     assert_eq!(early.choice(4 << 20), (RING_LL, 4));

@@ -13,12 +13,7 @@ fn a_receive_comm_with_nccls_device_unpack_lifts_the_four_channel_cap_from_4_mib
     // thread on any host: a 2-thread pool's own cap (tuner_pool.rs) applies where GPU buffers are
     // not offered, as on a host without CUDA, and would hide the rows. INFO: the line below.
     set_env(&[("NCCL_TCPXR_IO_THREADS", "1"), ("TCPXR_LOG", "info")]);
-    let net = v12();
-    assert_eq!(net.init(), OK);
-    // NCCL asks the net it assigned for its devices' properties, then loads the tuner.
-    let (r, _, _) = net.speed_and_ptr(0);
-    assert_eq!(r, OK);
-    let early = TunerV5::open(2, 2);
+    let (net, early) = net_then_tuner(2, 2);
     // Host buffers so far: below bulk the 4 channels of the rows.
     assert_eq!(early.choice(8 << 20), (RING_LL, 4));
     assert_eq!(early.choice((64 << 20) - 4), (RING_LL, 4));

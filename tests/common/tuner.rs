@@ -1,6 +1,6 @@
 //! NCCL's side of the tuner table (`ncclTunerPlugin_v5`, what NCCL 2.28 calls): a cost table shaped
 //! as NCCL's, NCCL's choice from it, and one communicator's tuner context.
-use super::{table, OK};
+use super::{table, v12, Net, OK, V12};
 use nccl_net_tcpxr::abi::*;
 use std::ffi::{c_int, c_void};
 
@@ -8,6 +8,17 @@ pub const N_ALGO: usize = 7;
 pub const N_PROTO: usize = 3;
 pub const RING_LL: usize = NCCL_ALGO_RING * N_PROTO + NCCL_PROTO_LL;
 pub const RING_SIMPLE: usize = NCCL_ALGO_RING * N_PROTO + NCCL_PROTO_SIMPLE;
+
+/// NCCL's order in a process whose communicators run over tcpxr: init the net, ask for its
+/// device's properties (NCCL's topology), then open a communicator's tuner context for `ranks` on
+/// `nodes`; connections come at the first collective. Init reads the environment once: set it first.
+pub fn net_then_tuner(ranks: usize, nodes: usize) -> (V12, TunerV5) {
+    let net = v12();
+    assert_eq!(net.init(), OK);
+    let (r, _, _) = net.speed_and_ptr(0);
+    assert_eq!(r, OK);
+    (net, TunerV5::open(ranks, nodes))
+}
 
 /// A cost table shaped as NCCL's `float[7][3]` for a mid-size all_reduce over a fast net: ring LL
 /// cheapest, ring Simple usable, tree Simple usable, the rest disabled.
