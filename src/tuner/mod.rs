@@ -80,6 +80,9 @@ pub struct Tuner {
     /// Whether [`Tuner::pick`] may name an algorithm and protocol (not when the user set NCCL_ALGO
     /// or NCCL_PROTO, which NCCL does not check a named choice against).
     pub may_name: bool,
+    /// Whether [`Tuner::pick`] may name LL: not where tcpxr set NCCL_PROTO=Simple itself (GPU
+    /// buffers, whose unpack ring only Simple reads), since NCCL would run a named LL regardless.
+    pub may_name_ll: bool,
     /// The pool's cap on channels ([`rules::POOL_CHANNELS`]; None inside: no cap), once known.
     pub pool_cap: OnceLock<Option<i32>>,
     /// [`Facts::kernel_unpacks_host_pages`].
@@ -110,6 +113,8 @@ pub struct Facts {
     /// The user set NCCL_ALGO or NCCL_PROTO (tcpxr's own NCCL_PROTO=Simple for GPU buffers is not
     /// the user's).
     pub user_algo_proto: bool,
+    /// tcpxr set NCCL_PROTO itself (Simple, for GPU buffers).
+    pub tcpxr_set_proto: bool,
     /// The I/O pool's threads for the channel cap, as `plugin::pool_threads_for_tuner` says it:
     /// Some(None) where no cap applies, None while not known yet.
     pub pool_threads: Option<Option<usize>>,
@@ -140,6 +145,7 @@ impl Tuner {
             idle_because,
             set_channels: !f.user_channels,
             may_name: !f.user_algo_proto,
+            may_name_ll: !f.user_algo_proto && !f.tcpxr_set_proto,
             pool_cap,
             kernel_unpacks_host_pages: f.kernel_unpacks_host_pages,
         }
@@ -192,6 +198,7 @@ impl Tuner {
             n_nodes,
             user_channels: crate::nccl_settings::CHANNEL_BOUNDS.iter().any(users),
             user_algo_proto: ["NCCL_ALGO", "NCCL_PROTO"].iter().any(users),
+            tcpxr_set_proto: plugin.as_ref().is_some_and(|p| p.nccl_set.contains(&"NCCL_PROTO")),
             pool_threads: crate::plugin::pool_threads_for_tuner(),
             kernel_unpacks_host_pages: None,
         }))
@@ -227,6 +234,7 @@ impl Tuner {
                 }
                 Decision::OwnChannels => return at_most(Some(NCCL_OWN_CHANNELS), costs),
                 Decision::BuiltChannels => break,
+                Decision::RingLlOverTreeLl => prefer_ring_ll_over_tree_ll(costs, n_proto),
             }
         }
         at_most(None, costs)
@@ -243,6 +251,8 @@ impl Tuner {
     ///   NCCL_ALGO or NCCL_PROTO nothing is named (NCCL takes a named choice without checking it
     ///   against them), and a row's channel count is left to NCCL too, since v3+ give it only
     ///   where the choice lands on the ring's Simple.
+    /// - The row that turns the tree's LL into the ring's names the ring's LL (v2 does not see
+    ///   whether NCCL would run the tree), not where tcpxr set NCCL_PROTO=Simple for GPU buffers.
     /// - The below-bulk row caps the channels at [`NCCL_OWN_CHANNELS`] where NCCL keeps that many:
     ///   under the named ring's Simple by Simple's threshold; otherwise whichever protocol of the
     ///   ring NCCL picks (the largest of their thresholds, since v2 does not see NCCL's choice). NCCL
@@ -289,6 +299,11 @@ impl Tuner {
                     return pick;
                 }
                 Decision::BuiltChannels => break,
+                Decision::RingLlOverTreeLl => {
+                    if self.may_name_ll {
+                        pick.algo_proto = Some((NCCL_ALGO_RING, NCCL_PROTO_LL));
+                    }
+                }
             }
         }
         pick.channels = at_most(None, &pick);
@@ -319,6 +334,18 @@ fn prefer_ring_simple(costs: &mut [f32], n_proto: usize) {
     if ring_or_pat && nccls != Some(ring_simple) && costs[ring_simple] >= 0.0 {
         // Below every other usable cost, so NCCL's own choice (the cheapest) lands on it.
         costs[ring_simple] = 0.0;
+    }
+}
+
+/// Makes the ring's LL NCCL's choice where NCCL's own is the tree's LL and the ring's LL is usable.
+fn prefer_ring_ll_over_tree_ll(costs: &mut [f32], n_proto: usize) {
+    let (tree_ll, ring_ll) = (
+        NCCL_ALGO_TREE * n_proto + NCCL_PROTO_LL,
+        NCCL_ALGO_RING * n_proto + NCCL_PROTO_LL,
+    );
+    if cheapest(costs) == Some(tree_ll) && costs.get(ring_ll).is_some_and(|&c| c >= 0.0) {
+        // Below every other usable cost, so NCCL's own choice (the cheapest) lands on it.
+        costs[ring_ll] = 0.0;
     }
 }
 

@@ -60,6 +60,9 @@ pub enum Decision {
     OwnChannels,
     /// NCCL's own count over the 8 channels tcpxr has it build (the later rows' cap lifted).
     BuiltChannels,
+    /// The ring's LL where NCCL's own choice is the tree's LL (and the ring's LL is usable); the
+    /// later rows choose the channels.
+    RingLlOverTreeLl,
 }
 
 /// When a rule applies.
@@ -70,13 +73,16 @@ pub enum When {
     /// the socket transport, whose collective connections the copy engine does not place
     /// (`NCCL_TCPXR_GPU_COPY_BYTES`; see `plugin::kernel_unpacks_host_pages`).
     KernelUnpacksHostPages,
+    /// On a communicator of this many ranks, inclusive (where the row was measured).
+    Ranks(usize, usize),
 }
 
 impl When {
-    fn holds(self, kernel_unpacks_host_pages: bool) -> bool {
+    fn holds(self, n_ranks: usize, kernel_unpacks_host_pages: bool) -> bool {
         match self {
             When::Always => true,
             When::KernelUnpacksHostPages => kernel_unpacks_host_pages,
+            When::Ranks(least, most) => (least..=most).contains(&n_ranks),
         }
     }
 }
@@ -97,7 +103,7 @@ pub struct Rule {
 pub(super) const NCCL_OWN_CHANNELS: i32 = 4;
 
 /// The tuner's rules, first match first (see the module's doc).
-pub const RULES: [Rule; 7] = [
+pub const RULES: [Rule; 8] = [
     Rule {
         funcs: Funcs::AllReduce,
         size: Size::Share,
@@ -107,6 +113,17 @@ pub const RULES: [Rule; 7] = [
         why: "NCCL's one proxy thread moves every small message: one channel halves the connections it serves and \
               doubles the messages' size (measured: 64-256 KiB 1.1-1.3x faster than on 2 channels, 32 KiB 81-94 us \
               against 110-122); a share of 8 KiB stays in NCCL's LL, which beat Simple there",
+    },
+    Rule {
+        funcs: Funcs::AllReduce,
+        size: Size::Share,
+        range: (2 << 10)..(16 << 10),
+        when: When::Ranks(3, 4),
+        decision: Decision::RingLlOverTreeLl,
+        why: "NCCL runs the tree's LL there, spread over 2-4 channels; in the ring (its LL on one channel, as \
+              Socket's) 8-16 KiB took 78-97 us on 4 ranks one per GPU against the tree's 105-132 and Socket's \
+              114-124, 8-32 KiB 62-117 on 3 ranks against 84-145; 32 KiB on 4 ranks took about as long as in the \
+              tree (170 against 166 us), and the sizes the tree keeps no longer (run 309, steady state)",
     },
     Rule {
         funcs: Funcs::AllReduce,
@@ -214,7 +231,7 @@ impl Rule {
             Size::Share => n_bytes / n_ranks,
             Size::Bytes => n_bytes,
         };
-        self.funcs.covers(func) && self.range.contains(&size) && self.when.holds(kernel_unpacks_host_pages)
+        self.funcs.covers(func) && self.range.contains(&size) && self.when.holds(n_ranks, kernel_unpacks_host_pages)
     }
 
     /// The row in one line, without its reason: "all_reduce with a per-rank share of 16 KiB to
@@ -237,13 +254,14 @@ impl Rule {
                  would keep that many (its own smaller counts for small messages stand)"
             ),
             Decision::BuiltChannels => "NCCL's own count of the 8 channels tcpxr has it build".to_string(),
+            Decision::RingLlOverTreeLl => "the ring's LL where NCCL would run the tree's LL".to_string(),
         };
         let when = match self.when {
-            When::Always => "",
-            When::KernelUnpacksHostPages => {
-                ", where NCCL's kernel places the process's collective receives from host memory (GPU buffers over \
-                 the socket)"
-            }
+            When::Always => String::new(),
+            When::KernelUnpacksHostPages => ", where NCCL's kernel places the process's collective receives from host \
+                                           memory (GPU buffers over the socket)"
+                .to_string(),
+            When::Ranks(least, most) => format!(" on {least}-{most} ranks"),
         };
         format!("{} with {size} {range}{when}: {decision}", self.funcs.name())
     }
@@ -284,6 +302,7 @@ pub fn describe(channels: bool) -> String {
         .filter_map(|r| match (r.decision, channels) {
             (_, true) => Some(r.summary()),
             (Decision::OwnChannels | Decision::BuiltChannels, false) => None,
+            (Decision::RingLlOverTreeLl, false) => Some(r.summary()),
             (Decision::RingSimple(_), false) => Some(
                 Rule {
                     decision: Decision::RingSimple(None),

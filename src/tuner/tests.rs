@@ -16,6 +16,7 @@ fn facts() -> Facts {
         n_nodes: 2,
         user_channels: false,
         user_algo_proto: false,
+        tcpxr_set_proto: false,
         pool_threads: Some(None),
         kernel_unpacks_host_pages: Some(false),
     }
@@ -171,7 +172,8 @@ fn below_bulk_the_ring_keeps_the_channels_nccl_chose_from_four() {
     }
     // The tree in LL and LL128 (4 KiB and 5 KiB a channel at any rank count, NCCL's own
     // choice for a small all_reduce on 4 ranks): 4 where NCCL would keep more, its count below.
-    let four = Tuner::new(&Facts { n_ranks: 4, ..facts() });
+    // On 8 ranks, where no row runs the ring instead.
+    let tree_ranks = Tuner::new(&Facts { n_ranks: 8, ..facts() });
     for (proto, bytes, channels) in [
         (NCCL_PROTO_LL, 32 << 10, Some(4)),
         (NCCL_PROTO_LL, 16 << 10, Some(4)),
@@ -185,7 +187,7 @@ fn below_bulk_the_ring_keeps_the_channels_nccl_chose_from_four() {
         let mut costs = table(40.0, 60.0);
         costs[NCCL_ALGO_TREE * N_PROTO + proto] = 10.0;
         assert_eq!(
-            channels_only(&four, ncclFuncAllReduce, bytes, costs),
+            channels_only(&tree_ranks, ncclFuncAllReduce, bytes, costs),
             channels,
             "tree {proto} {bytes}"
         );
@@ -195,6 +197,85 @@ fn below_bulk_the_ring_keeps_the_channels_nccl_chose_from_four() {
     let mut costs = table(40.0, 60.0);
     assert_eq!(eight.choose(all_gather, (128 << 10) - 8, &mut costs, N_PROTO), None);
     assert_eq!(eight.choose(all_gather, 128 << 10, &mut costs, N_PROTO), Some(4));
+}
+
+#[test]
+fn a_small_all_reduce_on_3_or_4_ranks_runs_the_rings_ll_where_nccl_would_run_the_trees() {
+    let tree_ll = NCCL_ALGO_TREE * N_PROTO + NCCL_PROTO_LL;
+    let ring_ll = NCCL_ALGO_RING * N_PROTO + NCCL_PROTO_LL;
+    // (ranks, bytes, whether the ring replaces the tree); NCCL's choice the tree's LL.
+    for (ranks, bytes, ring) in [
+        (4, 8, false),
+        (4, 8 << 10, true),
+        (4, 32 << 10, true),
+        (4, (64 << 10) - 8, true),
+        (4, 64 << 10, false),
+        (3, 12 << 10, true),
+        (3, 4 << 10, false),
+        (2, 8 << 10, false),
+        (5, 16 << 10, false),
+    ] {
+        let t = Tuner::new(&Facts {
+            n_ranks: ranks,
+            ..facts()
+        });
+        let mut costs = table(40.0, 60.0);
+        costs[tree_ll] = 10.0;
+        let channels = t.choose(ncclFuncAllReduce, bytes, &mut costs, N_PROTO);
+        let choice = cheapest(&costs);
+        assert_eq!(
+            choice,
+            Some(if ring { ring_ll } else { tree_ll }),
+            "{ranks} ranks, {bytes}"
+        );
+        // The ring's LL keeps 16 KiB a channel on 4 ranks: NCCL's own single channel stands.
+        if ring {
+            assert_eq!(channels, None, "{ranks} ranks, {bytes}");
+        }
+        // Other collectives, and an all_reduce NCCL already runs on the ring, are left alone.
+        let mut costs = table(40.0, 60.0);
+        costs[tree_ll] = 10.0;
+        let before = costs.clone();
+        t.choose(ncclFuncAllGather, bytes, &mut costs, N_PROTO);
+        assert_eq!(costs, before);
+    }
+    let t = Tuner::new(&Facts { n_ranks: 4, ..facts() });
+    let mut costs = table(40.0, 60.0);
+    let before = costs.clone();
+    t.choose(ncclFuncAllReduce, 8 << 10, &mut costs, N_PROTO);
+    assert_eq!(costs, before, "NCCL's ring stands");
+    // A ring the user disabled (every ring cost negative) is not chosen.
+    let mut costs = vec![-1.0; N_ALGO * N_PROTO];
+    costs[tree_ll] = 10.0;
+    t.choose(ncclFuncAllReduce, 8 << 10, &mut costs, N_PROTO);
+    assert_eq!(cheapest(&costs), Some(tree_ll));
+    // Nor is the tree in Simple (GPU buffers: LL off).
+    let mut costs = table(-1.0, 60.0);
+    costs[NCCL_ALGO_TREE * N_PROTO + NCCL_PROTO_SIMPLE] = 10.0;
+    let before = costs.clone();
+    t.choose(ncclFuncAllReduce, 8 << 10, &mut costs, N_PROTO);
+    assert_eq!(costs, before, "the tree's Simple stands");
+    // v2 names the ring's LL.
+    assert_eq!(
+        t.pick(ncclFuncAllReduce, 8 << 10).algo_proto,
+        Some((NCCL_ALGO_RING, NCCL_PROTO_LL))
+    );
+    assert_eq!(
+        t.pick(ncclFuncAllReduce, 64 << 10).algo_proto,
+        Some((NCCL_ALGO_RING, NCCL_PROTO_SIMPLE)),
+        "the next row's"
+    );
+    // Not where tcpxr bound NCCL_PROTO to Simple for GPU buffers: NCCL would run a named LL.
+    let gpu_buffers = Tuner::new(&Facts {
+        n_ranks: 4,
+        tcpxr_set_proto: true,
+        ..facts()
+    });
+    assert_eq!(gpu_buffers.pick(ncclFuncAllReduce, 8 << 10).algo_proto, None);
+    assert_eq!(
+        gpu_buffers.pick(ncclFuncAllReduce, 64 << 10).algo_proto,
+        Some((NCCL_ALGO_RING, NCCL_PROTO_SIMPLE))
+    );
 }
 
 #[test]
