@@ -442,8 +442,11 @@ def show(bench, run, part, op, median=False, steady=False):
                      for c, t in per.items()}
               for size, per in times.items()}
         passes = sorted({r["part"] for r in rs})
+        # Outputs of one cycle have no later ones: --steady then counts that cycle, and says so.
+        several = any(len(cycles) > 1 for per in times.values() for t in per.values() for cycles in t.values())
         print(f"run {run} {p or '.'} {o}: time_us (out of place)"
-              + (", the later cycles of each output (nccl-tests -N)" if steady else "")
+              + ((", the later cycles of each output (nccl-tests -N)" if several
+                  else ", one cycle per output (no later cycles to count)") if steady else "")
               + (f", median of {len(passes)} passes ({', '.join(passes)})" if len(passes) > 1 else "")
               + (f"; ratio = best of {len(socket)} Socket tunings' time / config's time" if socket else ""))
         head = ["size"] + configs + ([f"{c}/best" for c in others] if socket else [])
