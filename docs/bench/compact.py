@@ -14,7 +14,8 @@ the day's folder (`run136/table/all_reduce.tcpxr-host.txt`). Archives nested in 
 (`logs.tar.xz`) are unpacked into the day's archive in place (`run136/table/logs/...`). Built
 libraries (*.so) are dropped: they are build output, and the commit that built them is recorded;
 so are plots (*.png; the archives kept them until 2026-11-28): ncclTests/replot.py draws them
-again from the outputs.
+again from the outputs. A run.json keeps everything but each run's parsed `result`, a copy of the
+nccl-tests output beside it (dropped on 2026-11-28: docs/bench went from 10.1 to 9.1 MB).
 
 A new run is added by copying its output folder to docs/bench/<date>/runNN/ and running this
 script: the day's archive is unpacked, the new files are laid over it, it is packed again
@@ -94,9 +95,24 @@ def run_key(run):
     return int(m.group(1)), m.group(2)
 
 
+def slim(path):
+    """Drops each run's parsed `result` from run_nccl_tests.py's run.json at `path` (the nccl-tests
+    output beside it holds the same figures); True if the file changed."""
+    with open(path) as fh:
+        doc = json.load(fh)
+    runs = [r for r in doc.get("runs", []) if isinstance(r, dict) and "result" in r]
+    for r in runs:
+        del r["result"]
+    if runs:
+        with open(path, "w") as fh:
+            json.dump(doc, fh, indent=1)
+    return bool(runs)
+
+
 def unpack(day_dir, tree):
     """The day's archive, then its loose raw files over it, into `tree`; returns the loose ones
-    and whether the archive held files that are no longer kept (`DROP_EXT`), to pack it again."""
+    and whether the archive held what is no longer kept (`DROP_EXT`, a run.json's `result`), to
+    pack it again."""
     path = os.path.join(day_dir, ARCHIVE)
     stale = False
     if os.path.exists(path):
@@ -107,6 +123,8 @@ def unpack(day_dir, tree):
                 if f.endswith(DROP_EXT):
                     os.remove(os.path.join(root, f))
                     print(f"  dropped {os.path.relpath(os.path.join(root, f), tree)} from {ARCHIVE}")
+                    stale = True
+                elif f == "run.json" and slim(os.path.join(root, f)):
                     stale = True
     loose = []
     for root, _, files in os.walk(day_dir):
@@ -128,6 +146,8 @@ def unpack(day_dir, tree):
                 continue
             os.makedirs(os.path.dirname(dst), exist_ok=True)
             shutil.copy2(full, dst)
+            if f == "run.json":
+                slim(dst)
     return loose, stale
 
 
