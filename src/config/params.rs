@@ -422,7 +422,8 @@ pub const TUNER: Param = Param {
           unset (2.19-2.20: when it names this library). For collectives on two or more nodes it applies the rules of docs/CONFIG.md's \
           \"The tuner's rules\" (generated from src/tuner/rules.rs's RULES), by per-rank share (the bytes \
           over the ranks) or size: the mid band in the ring's Simple protocol on 1-2 channels, a small \
-          all_reduce on 3-4 ranks in the ring's LL where NCCL would run the tree's, and at most the 4 channels NCCL builds for tcpxr's device below bulk (tcpxr has it build 8, which \
+          all_reduce on 3-4 ranks in the ring's LL where NCCL would run the tree's, and at most the 4 \
+          channels NCCL builds for tcpxr's device below bulk (tcpxr has it build 8, which \
           pay only at bulk, or from shares of 4 MiB with GPU buffers over the socket, whose collective \
           receives NCCL's kernel reads from host memory a channel at a time), and with host buffers over the socket transport every collective on at \
           most 2 channels in a process whose I/O pool has 2 threads (logged once the pool is \

@@ -328,24 +328,25 @@ fn ring_simple_at(n_proto: usize) -> usize {
 /// Makes the ring in Simple NCCL's choice where NCCL's own is another protocol on the ring or PAT
 /// and Simple is usable (not disabled by NCCL_PROTO or unsupported).
 fn prefer_ring_simple(costs: &mut [f32], n_proto: usize) {
-    let ring_simple = ring_simple_at(n_proto);
     let nccls = cheapest(costs);
     let ring_or_pat = nccls.is_some_and(|c| matches!(c / n_proto, NCCL_ALGO_RING | NCCL_ALGO_PAT));
-    if ring_or_pat && nccls != Some(ring_simple) && costs[ring_simple] >= 0.0 {
-        // Below every other usable cost, so NCCL's own choice (the cheapest) lands on it.
-        costs[ring_simple] = 0.0;
+    if ring_or_pat && nccls != Some(ring_simple_at(n_proto)) {
+        make_cheapest(costs, ring_simple_at(n_proto));
     }
 }
 
 /// Makes the ring's LL NCCL's choice where NCCL's own is the tree's LL and the ring's LL is usable.
 fn prefer_ring_ll_over_tree_ll(costs: &mut [f32], n_proto: usize) {
-    let (tree_ll, ring_ll) = (
-        NCCL_ALGO_TREE * n_proto + NCCL_PROTO_LL,
-        NCCL_ALGO_RING * n_proto + NCCL_PROTO_LL,
-    );
-    if cheapest(costs) == Some(tree_ll) && costs.get(ring_ll).is_some_and(|&c| c >= 0.0) {
+    if cheapest(costs) == Some(NCCL_ALGO_TREE * n_proto + NCCL_PROTO_LL) {
+        make_cheapest(costs, NCCL_ALGO_RING * n_proto + NCCL_PROTO_LL);
+    }
+}
+
+/// Makes entry `at` NCCL's choice if it is usable (not negative: disabled or unsupported).
+fn make_cheapest(costs: &mut [f32], at: usize) {
+    if let Some(c) = costs.get_mut(at).filter(|c| **c >= 0.0) {
         // Below every other usable cost, so NCCL's own choice (the cheapest) lands on it.
-        costs[ring_ll] = 0.0;
+        *c = 0.0;
     }
 }
 
