@@ -71,11 +71,12 @@ fn the_band_is_32_kib_to_4_mib_on_two_ranks_with_one_channel_below_512_kib() {
 }
 
 #[test]
-fn all_gather_and_reduce_scatter_of_64_kib_to_1_mib_shares_run_the_ring_in_simple_on_one_or_two_channels() {
+fn all_gather_and_reduce_scatter_of_16_kib_to_1_mib_shares_run_the_ring_in_simple_on_one_or_two_channels() {
     let t = Tuner::new(&facts());
     let (broadcast, ll, simple) = (ncclFuncBroadcast, NCCL_PROTO_LL, NCCL_PROTO_SIMPLE);
     // (collective, bytes over two ranks, NCCL's cheapest (algorithm, protocol), channels).
     for (func, bytes, (algo, proto), channels) in [
+        (ncclFuncAllGather, 32 << 10, (NCCL_ALGO_RING, ll), Some(1)),
         (ncclFuncAllGather, 128 << 10, (NCCL_ALGO_RING, ll), Some(1)),
         (ncclFuncReduceScatter, (512 << 10) - 8, (NCCL_ALGO_RING, ll), Some(1)),
         (ncclFuncAllGather, 512 << 10, (NCCL_ALGO_PAT, simple), Some(2)),
@@ -91,9 +92,9 @@ fn all_gather_and_reduce_scatter_of_64_kib_to_1_mib_shares_run_the_ring_in_simpl
             "{func} {bytes}"
         );
     }
-    // Outside the band (shares of 32 KiB and 1 MiB), and a broadcast: NCCL's protocol stays.
+    // Outside the band (shares under 16 KiB and of 1 MiB), and a broadcast: NCCL's protocol stays.
     for (func, bytes) in [
-        (ncclFuncAllGather, (128 << 10) - 8),
+        (ncclFuncAllGather, (32 << 10) - 8),
         (ncclFuncReduceScatter, 2 << 20),
         (broadcast, 512 << 10),
     ] {
@@ -143,11 +144,11 @@ fn below_bulk_the_ring_keeps_the_channels_nccl_chose_from_four() {
         // Other collectives at any smaller size where NCCL would keep 4 or more.
         (all_gather, (64 << 20) - 8, NCCL_PROTO_SIMPLE, Some(4)),
         (all_gather, 2 << 20, NCCL_PROTO_SIMPLE, Some(4)),
-        (all_gather, 32 << 10, NCCL_PROTO_LL, Some(4)),
+        (ncclFuncBroadcast, 32 << 10, NCCL_PROTO_LL, Some(4)),
         (all_gather, 20 << 10, NCCL_PROTO_LL128, Some(4)),
         // Where NCCL itself keeps fewer (LL: 8 KiB a channel on two ranks), its choice.
-        (all_gather, (32 << 10) - 8, NCCL_PROTO_LL, None),
-        (all_gather, 64 << 10, NCCL_PROTO_SIMPLE, None),
+        (ncclFuncBroadcast, (32 << 10) - 8, NCCL_PROTO_LL, None),
+        (ncclFuncBroadcast, (128 << 10) - 8, NCCL_PROTO_SIMPLE, None),
         (all_gather, 8, NCCL_PROTO_LL, None),
         (ncclFuncAllReduce, 8, NCCL_PROTO_LL, None),
     ] {
@@ -192,11 +193,12 @@ fn below_bulk_the_ring_keeps_the_channels_nccl_chose_from_four() {
             "tree {proto} {bytes}"
         );
     }
-    // LL's threshold grows with the ranks: on 8, 128 KiB for 4 channels.
+    // LL's threshold grows with the ranks: on 8, 128 KiB for 4 channels (a broadcast: no row
+    // names its protocol there).
     let eight = Tuner::new(&Facts { n_ranks: 8, ..facts() });
     let mut costs = table(40.0, 60.0);
-    assert_eq!(eight.choose(all_gather, (128 << 10) - 8, &mut costs, N_PROTO), None);
-    assert_eq!(eight.choose(all_gather, 128 << 10, &mut costs, N_PROTO), Some(4));
+    assert_eq!(eight.choose(ncclFuncBroadcast, 32 << 10, &mut costs, N_PROTO), None);
+    assert_eq!(eight.choose(ncclFuncBroadcast, 512 << 10, &mut costs, N_PROTO), Some(4));
 }
 
 #[test]
@@ -495,12 +497,12 @@ fn without_a_cost_table_the_rows_name_the_ring_in_simple_and_cap_channels_where_
         (ncclFuncAllReduce, 4 << 20, pick(None, Some(4))),
         (ncclFuncAllReduce, (64 << 20) - 8, pick(None, Some(4))),
         (ncclFuncAllReduce, 64 << 20, Pick::default()),
-        // all_gather's band, and below it: 4 only from 4 x 32 KiB (Simple's threshold, the
-        // ring's largest on two ranks).
+        // all_gather's band from a 16 KiB share, and below it NCCL's choice (4 channels only
+        // from 4 x 32 KiB, Simple's threshold and the ring's largest on two ranks, inside the band).
+        (ncclFuncAllGather, 32 << 10, pick(simple, Some(1))),
         (ncclFuncAllGather, 128 << 10, pick(simple, Some(1))),
         (ncclFuncReduceScatter, 1 << 20, pick(simple, Some(2))),
-        (ncclFuncAllGather, (128 << 10) - 8, Pick::default()),
-        (ncclFuncAllGather, 64 << 10, Pick::default()),
+        (ncclFuncAllGather, (32 << 10) - 8, Pick::default()),
         // broadcast and reduce: named, then the below-bulk row by Simple's threshold.
         (ncclFuncBroadcast, 64 << 10, pick(simple, None)),
         (ncclFuncReduce, 128 << 10, pick(simple, Some(4))),
@@ -508,10 +510,11 @@ fn without_a_cost_table_the_rows_name_the_ring_in_simple_and_cap_channels_where_
     ] {
         assert_eq!(t.pick(func, bytes), want, "{func} {bytes}");
     }
-    // LL's threshold grows with the ranks: on 16, 256 KiB for 4 channels.
-    let sixteen = Tuner::new(&Facts { n_ranks: 16, ..facts() });
-    assert_eq!(sixteen.pick(ncclFuncAllGather, (256 << 10) - 8), Pick::default());
-    assert_eq!(sixteen.pick(ncclFuncAllGather, 256 << 10), pick(None, Some(4)));
+    // LL's threshold grows with the ranks, past Simple's from 9: on 64, 1 MiB for 4 channels (a
+    // broadcast, above the sizes its row names).
+    let many = Tuner::new(&Facts { n_ranks: 64, ..facts() });
+    assert_eq!(many.pick(ncclFuncBroadcast, (1 << 20) - 8), Pick::default());
+    assert_eq!(many.pick(ncclFuncBroadcast, 1 << 20), pick(None, Some(4)));
     // The user's NCCL_ALGO or NCCL_PROTO: nothing named, nor a named row's channels.
     let named_by_user = Tuner::new(&Facts {
         user_algo_proto: true,
