@@ -90,6 +90,7 @@ def parse_args(argv=None):
     except ValueError as e:
         p.error(str(e))
     runner.check_launch_args(p, a)
+    runner.check_ops_for_algo(p, a)
     if a.min_channels and "NCCL_MIN_NCHANNELS" not in a.extra_env:
         a.extra_env["NCCL_MIN_NCHANNELS"] = str(a.min_channels)
     return a

@@ -265,6 +265,18 @@ class Ranks(unittest.TestCase):
         over = configs.overrides("tcpxr-host", "/p", "x", base_env={}, extra=a.extra_env)
         self.assertEqual(over["NCCL_ALGO"], "Tree")
 
+    def test_forced_tree_refuses_the_collectives_nccl_has_no_tree_for(self):
+        with contextlib.redirect_stderr(io.StringIO()) as err, self.assertRaises(SystemExit):
+            self.args("--one-gpu", "--algo", "Tree", "--ops", "all_reduce,all_gather,sendrecv,reduce")
+        self.assertIn("refuses all_gather, reduce", err.getvalue())
+        with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit):
+            self.args("--env", "NCCL_ALGO=tree", "--ops", "reduce_scatter")
+        # The tree with the point-to-point ops, or with another algorithm allowed: accepted.
+        self.assertEqual(self.args("--algo", "Tree", "--ops", "all_reduce,sendrecv,alltoall").ops,
+                         ["all_reduce", "sendrecv", "alltoall"])
+        for algo in ("Tree,Ring", "^Ring", "allreduce:Tree"):
+            self.assertEqual(self.args("--algo", algo, "--ops", "all_gather").ops, ["all_gather"])
+
     def test_rows_scale_with_ranks(self):
         """nccl-tests 2.19.6 (<op>GetCollByteCount): all_gather, reduce_scatter and alltoall hold
         (count / nranks) & ~3 floats a rank and print that times the ranks; the others print MIN..MAX."""
@@ -510,12 +522,12 @@ class EndToEnd(unittest.TestCase):
         self.assertIn("MPS daemon stopped", text)
         self.assertTrue(json.loads(read(os.path.join(self.out, "run.json")))["mps"].startswith("on ("))
 
-    def test_three_ranks_on_one_gpu_with_tree_forced(self):
-        """--one-gpu --mps --ranks 3 --algo Tree: three processes, each its own NCCL host, every one
-        told NCCL_ALGO=Tree (through mpirun -x), all_gather's rows at 3 ranks expected, and the
+    def test_three_ranks_on_one_gpu_with_the_ring_forced(self):
+        """--one-gpu --mps --ranks 3 --algo Ring: three processes, each its own NCCL host, every one
+        told NCCL_ALGO=Ring (through mpirun -x), all_gather's rows at 3 ranks expected, and the
         algorithm named in the settings, the summary, the plot's title and run.json."""
         self.sweep_fakes("all_gather", "sendrecv")
-        rc, text = self.run_main("ok", "--one-gpu", "--mps", "--ranks", "3", "--algo", "Tree",
+        rc, text = self.run_main("ok", "--one-gpu", "--mps", "--ranks", "3", "--algo", "Ring",
                                  "--configs", "socket,tcpxr-host", "--ops", "all_gather,sendrecv", "--max", "32M",
                                  fake_bin=True)
         self.assertEqual(rc, 0, text)
@@ -525,21 +537,21 @@ class EndToEnd(unittest.TestCase):
         self.assertEqual(sorted({c["env"]["NCCL_HOSTID"] for c in ranks}),
                          ["tcpxr-one-gpu-rank0", "tcpxr-one-gpu-rank1", "tcpxr-one-gpu-rank2"])
         for c in ranks:
-            self.assertEqual((c["env"]["NCCL_ALGO"], c["env"]["NCCL_TESTS_DEVICE"]), ("Tree", "0"))
+            self.assertEqual((c["env"]["NCCL_ALGO"], c["env"]["NCCL_TESTS_DEVICE"]), ("Ring", "0"))
             self.assertEqual(c["env"]["OMPI_COMM_WORLD_SIZE"], "3")
         got = read(os.path.join(self.out, "all_gather.tcpxr-host.settings.txt"))
         for line in ("launch: mpirun -np 3 on GPU 0, one NCCL_HOSTID per rank, -g 1, under MPS", "ranks: 3",
-                     "NCCL algorithm: NCCL_ALGO=Tree (forced by --algo)", "--env extras: NCCL_ALGO=Tree",
-                     "command: mpirun --allow-run-as-root --bind-to none -np 3 ", "-x NCCL_ALGO", "  NCCL_ALGO=Tree"):
+                     "NCCL algorithm: NCCL_ALGO=Ring (forced by --algo)", "--env extras: NCCL_ALGO=Ring",
+                     "command: mpirun --allow-run-as-root --bind-to none -np 3 ", "-x NCCL_ALGO", "  NCCL_ALGO=Ring"):
             self.assertIn(line, got)
         md = read(os.path.join(self.out, "summary.md"))
-        self.assertIn("ranks: 3; NCCL algorithm: NCCL_ALGO=Tree (forced by --algo)", md)
-        self.assertIn(", 3 ranks, NCCL_ALGO=Tree", md.splitlines()[0])
+        self.assertIn("ranks: 3; NCCL algorithm: NCCL_ALGO=Ring (forced by --algo)", md)
+        self.assertIn(", 3 ranks, NCCL_ALGO=Ring", md.splitlines()[0])
         self.assertIn("all 3 ranks share GPU 0 and run concurrently", md)
         self.assertIn("| 32 MiB |", md)                           # sendrecv's last row
         self.assertIn("| 33554400 B |", md)                       # all_gather's: 2796200 floats a rank x 3
         run = json.loads(read(os.path.join(self.out, "run.json")))
-        self.assertEqual((run["ranks"], run["algo"]), (3, "NCCL_ALGO=Tree (forced by --algo)"))
+        self.assertEqual((run["ranks"], run["algo"]), (3, "NCCL_ALGO=Ring (forced by --algo)"))
 
     def test_four_ranks_one_per_gpu(self):
         self.sweep_fakes("alltoall")

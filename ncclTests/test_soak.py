@@ -46,7 +46,7 @@ class Args(unittest.TestCase):
     def test_bad(self):
         with contextlib.redirect_stderr(io.StringIO()):
             for bad in (["--duration", "30", "--warmup-seconds", "30"], ["--interval", "0"], ["--configs", "x"],
-                        ["--hostfile", "h"], ["--max", "1X"]):
+                        ["--hostfile", "h"], ["--max", "1X"], ["--algo", "Tree", "--ops", "all_gather"]):
                 with self.assertRaises(SystemExit):
                     soak.parse_args(ARGS + bad)
 
@@ -332,17 +332,17 @@ class EndToEnd(unittest.TestCase):
     def test_three_ranks_on_one_gpu(self):
         """3 ranks, 3 NCCL hosts: all_gather's cycles end at its own last row (not MAX), and each
         job must show 3 rank processes."""
-        rc, text = self.run_main("ok", "--one-gpu", "--mps", "--ranks", "3", "--algo", "Tree", "--configs", "tcpxr-host",
+        rc, text = self.run_main("ok", "--one-gpu", "--mps", "--ranks", "3", "--algo", "Ring", "--configs", "tcpxr-host",
                                  "--ops", "all_gather,sendrecv")
         self.assertEqual(rc, 0, text)
         ranks = self.ranks()
         self.assertEqual(len(ranks), 2 * 3)
         self.assertEqual(sorted({c["env"]["NCCL_HOSTID"] for c in ranks}),
                          [f"tcpxr-one-gpu-rank{r}" for r in range(3)])
-        self.assertTrue(all(c["env"]["NCCL_ALGO"] == "Tree" for c in ranks))
+        self.assertTrue(all(c["env"]["NCCL_ALGO"] == "Ring" for c in ranks))
         md = self.read("soak.md")
         self.assertIn("3 rank process(es) in every sample after warm-up", md)
-        self.assertIn("ranks: 3; NCCL algorithm: NCCL_ALGO=Tree (forced by --algo)", md)
+        self.assertIn("ranks: 3; NCCL algorithm: NCCL_ALGO=Ring (forced by --algo)", md)
         self.assertRegex(md, r"\| all_gather\.tcpxr-host \| -15 \(stopped by the soak\) \| [1-9]\d* \|")
 
     def test_one_gpu_under_mps(self):
