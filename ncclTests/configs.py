@@ -143,6 +143,28 @@ def check_names(names):
     return names
 
 
+# Collectives with no tree in NCCL: forced to the tree alone, NCCL refuses them (ncclInvalidUsage,
+# "no algorithm/protocol available", run 318). Point-to-point operations take no algorithm.
+NO_TREE_OPS = ("all_gather", "reduce_scatter", "broadcast", "reduce")
+
+
+def ops_without_tree(nccl_algo, ops):
+    """The ops NCCL would refuse where NCCL_ALGO allows the tree alone ("Tree", any case); none
+    where it allows more, excludes some (^...) or names collectives (NCCL's per-collective syntax)."""
+    if not nccl_algo or ":" in nccl_algo or nccl_algo.startswith("^"):
+        return []
+    if {x.strip().lower() for x in nccl_algo.split(",")} != {"tree"}:
+        return []
+    return [op for op in ops if op in NO_TREE_OPS]
+
+
+def treeless_message(nccl_algo, treeless, option):
+    """Why a tool refuses `treeless` (from ops_without_tree) under NCCL_ALGO=nccl_algo."""
+    return (f"NCCL_ALGO={nccl_algo}: NCCL has a tree for all_reduce only and refuses {', '.join(treeless)} "
+            f"with ncclInvalidUsage (no algorithm available); leave them out of {option}, or allow another "
+            f"algorithm (e.g. Tree,Ring)")
+
+
 def parse_env(pairs):
     """--env KEY=VALUE arguments -> {KEY: VALUE}."""
     out = {}

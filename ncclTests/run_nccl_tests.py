@@ -178,28 +178,11 @@ def parse_args(argv=None):
     return a
 
 
-# Collectives with no tree in NCCL: forced to the tree alone, NCCL refuses them (ncclInvalidUsage,
-# "no algorithm/protocol available", run 318). sendrecv and alltoall take no algorithm.
-NO_TREE_OPS = ("all_gather", "reduce_scatter", "broadcast", "reduce")
-
-
 def check_ops_for_algo(p, a):
     """Refuse --ops that NCCL would refuse under the forced algorithm (after check_launch_args)."""
-    treeless = ops_without_tree(a.extra_env.get("NCCL_ALGO"), a.ops)
+    treeless = configs.ops_without_tree(a.extra_env.get("NCCL_ALGO"), a.ops)
     if treeless:
-        p.error(f"NCCL_ALGO={a.extra_env['NCCL_ALGO']}: NCCL has a tree for all_reduce only and refuses "
-                f"{', '.join(treeless)} with ncclInvalidUsage (no algorithm available); leave them out of "
-                f"--ops, or allow another algorithm (e.g. Tree,Ring)")
-
-
-def ops_without_tree(nccl_algo, ops):
-    """The ops NCCL would refuse where NCCL_ALGO allows the tree alone ("Tree", any case); none
-    where it allows more, excludes some (^...) or names collectives (NCCL's per-collective syntax)."""
-    if not nccl_algo or ":" in nccl_algo or nccl_algo.startswith("^"):
-        return []
-    if {x.strip().lower() for x in nccl_algo.split(",")} != {"tree"}:
-        return []
-    return [op for op in ops if op in NO_TREE_OPS]
+        p.error(configs.treeless_message(a.extra_env["NCCL_ALGO"], treeless, "--ops"))
 
 
 def pass_order(configs_in_order, k):

@@ -110,7 +110,7 @@ class TorchBenchMain(unittest.TestCase):
             return fh.read()
 
     def test_exact_three_ranks_on_one_gpu(self):
-        rc, text = self.run_main("--one-gpu", "--mps", "--ranks", "3", "--exact", "--algo", "Tree")
+        rc, text = self.run_main("--one-gpu", "--mps", "--ranks", "3", "--exact", "--algo", "Ring")
         self.assertEqual(rc, 0, text)
         self.assertIn("SKIPPED tcpxr-tcpx skipped: set NCCL_TCPXR_TCPX_LIB", text)
         # default --exact configs: socket (the check's own reference), tcpxr-host, tcpxr-gpu
@@ -118,7 +118,7 @@ class TorchBenchMain(unittest.TestCase):
         self.assertEqual(sorted({w["hostid"] for w in FakeProcess.started}),
                          ["tcpxr-one-gpu-rank0", "tcpxr-one-gpu-rank1", "tcpxr-one-gpu-rank2"])
         for w in FakeProcess.started:
-            self.assertEqual((w["world"], w["env"]["NCCL_ALGO"]), (3, "Tree"))
+            self.assertEqual((w["world"], w["env"]["NCCL_ALGO"]), (3, "Ring"))
             checks = w["exact"]
             self.assertEqual({c["op"] for c in checks}, set(exactness.OPS))
             self.assertEqual({c["dtype"] for c in checks}, {"float32", "bfloat16", "int32"})
@@ -126,18 +126,18 @@ class TorchBenchMain(unittest.TestCase):
             self.assertEqual({c["part"] for c in checks if c["op"] == "broadcast"}, {"root 0", "root 1", "root 2"})
             self.assertEqual({c["part"] for c in checks if c["op"] == "sendrecv"}, {"from prev", "from next"})
         md = self.read("exact.md")
-        self.assertIn("NCCL algorithm: NCCL_ALGO=Tree (forced by --algo)", md)
+        self.assertIn("NCCL algorithm: NCCL_ALGO=Ring (forced by --algo)", md)
         self.assertIn("## tcpxr-gpu", md)
         self.assertIn("| all_to_all | bfloat16 | result | ok | ok | ok | ok | ok | ok |", md)
         self.assertIn("3 processes, --exact, float32,bfloat16,int32: 3 ranks on cuda:0 under MPS", md)
         self.assertIn("162 of 162 checks exact on all 3 ranks", text)   # (4 ops + 3 roots + 2 directions) x 18
         settings_text = self.read("raw/torch.tcpxr-host.settings.txt")
-        for line in ("ranks: 3 ranks on cuda:0 under MPS", "NCCL algorithm: NCCL_ALGO=Tree (forced by --algo)",
+        for line in ("ranks: 3 ranks on cuda:0 under MPS", "NCCL algorithm: NCCL_ALGO=Ring (forced by --algo)",
                      "check: --exact: bit-exact results", "counts (elements): 1,7,4097,65537,1048577,3145729",
-                     "NCCL_HOSTID: all on cuda:0; rank r sets NCCL_HOSTID=tcpxr-one-gpu-rank<r>", "  NCCL_ALGO=Tree"):
+                     "NCCL_HOSTID: all on cuda:0; rank r sets NCCL_HOSTID=tcpxr-one-gpu-rank<r>", "  NCCL_ALGO=Ring"):
             self.assertIn(line, settings_text)
         result = json.loads(self.read("torch_results.json"))
-        self.assertEqual((result["world"], result["exact"], result["algo"]), (3, True, "NCCL_ALGO=Tree (forced by --algo)"))
+        self.assertEqual((result["world"], result["exact"], result["algo"]), (3, True, "NCCL_ALGO=Ring (forced by --algo)"))
         self.assertEqual(len(result["runs"][0]["exact"]), 162 * 3)
 
     def test_exact_mismatch_names_the_rank_and_fails(self):
@@ -179,9 +179,13 @@ class TorchBenchMain(unittest.TestCase):
         with contextlib.redirect_stderr(io.StringIO()):
             for bad in (["--exact-dtypes", "float16"], ["--exact-ops", "scan"], ["--exact-counts", "0"],
                         ["--exact-counts", "x"], ["--ranks", "1"], ["--exact", "--ranks", "18"],
-                        ["--algo", "Ring", "--env", "NCCL_ALGO=Tree"]):
+                        ["--algo", "Ring", "--env", "NCCL_ALGO=Tree"], ["--exact", "--algo", "Tree"]):
                 with self.assertRaises(SystemExit):
                     torch_bench.parse_args(["--plugin-dir", "p"] + bad)
+        # The tree alone covers all_reduce and the point-to-point checks (NCCL has no other tree).
+        tree = torch_bench.parse_args(["--plugin-dir", "p", "--exact", "--algo", "Tree",
+                                       "--exact-ops", "all_reduce,all_to_all,sendrecv"])
+        self.assertEqual(tree.exact_ops, ["all_reduce", "all_to_all", "sendrecv"])
         a = torch_bench.parse_args(["--plugin-dir", "p", "--exact", "--ranks", "17", "--exact-dtypes", "bfloat16"])
         self.assertEqual(a.configs, torch_bench.EXACT_CONFIGS)
 

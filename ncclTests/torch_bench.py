@@ -507,7 +507,8 @@ def parse_args(argv=None):
         epilog="examples:\n"
                "  %(prog)s --configs socket-4x4,tcpxr-host,tcpxr-gpu --plugin-dir target/release\n"
                "  %(prog)s --one-gpu --mps --ranks 3 --exact --plugin-dir target/release\n"
-               "  %(prog)s --ranks 4 --exact --algo Tree --plugin-dir target/release   (4 GPUs)\n"
+               "  %(prog)s --ranks 4 --exact --algo Tree --exact-ops all_reduce,all_to_all,sendrecv "
+               "--plugin-dir target/release   (4 GPUs)\n"
                "configs: " + "; ".join(f"{n}: {d}" for n, d in configs.DESCRIPTIONS.items()))
     which = p.add_mutually_exclusive_group()
     which.add_argument("--config", help="one config")
@@ -577,6 +578,10 @@ def parse_args(argv=None):
             if a.extra_env.get("NCCL_ALGO", a.algo) != a.algo:
                 raise ValueError(f"--algo {a.algo} and --env NCCL_ALGO={a.extra_env['NCCL_ALGO']} disagree: give one")
             a.extra_env["NCCL_ALGO"] = a.algo
+        ops, option = (a.exact_ops, "--exact-ops") if a.exact else (a.ops, "--ops")
+        treeless = configs.ops_without_tree(a.extra_env.get("NCCL_ALGO"), ops)
+        if treeless:
+            raise ValueError(configs.treeless_message(a.extra_env["NCCL_ALGO"], treeless, option))
     except ValueError as e:
         p.error(str(e))
     return a
