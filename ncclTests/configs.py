@@ -148,18 +148,17 @@ def check_names(names):
 NO_TREE_OPS = ("all_gather", "reduce_scatter", "broadcast", "reduce")
 
 
-def ops_without_tree(nccl_algo, ops):
-    """The ops NCCL would refuse where NCCL_ALGO allows the tree alone ("Tree", any case); none
-    where it allows more, excludes some (^...) or names collectives (NCCL's per-collective syntax)."""
+def tree_refusal(nccl_algo, ops, option):
+    """Why a tool refuses `ops` (given as `option`) where NCCL_ALGO=nccl_algo allows the tree alone
+    ("Tree", any case) and some of them have no tree; None where none does, or where NCCL_ALGO
+    allows more, excludes some (^...) or names collectives (NCCL's per-collective syntax)."""
     if not nccl_algo or ":" in nccl_algo or nccl_algo.startswith("^"):
-        return []
+        return None
     if {x.strip().lower() for x in nccl_algo.split(",")} != {"tree"}:
-        return []
-    return [op for op in ops if op in NO_TREE_OPS]
-
-
-def treeless_message(nccl_algo, treeless, option):
-    """Why a tool refuses `treeless` (from ops_without_tree) under NCCL_ALGO=nccl_algo."""
+        return None
+    treeless = [op for op in ops if op in NO_TREE_OPS]
+    if not treeless:
+        return None
     return (f"NCCL_ALGO={nccl_algo}: NCCL has a tree for all_reduce only and refuses {', '.join(treeless)} "
             f"with ncclInvalidUsage (no algorithm available); leave them out of {option}, or allow another "
             f"algorithm (e.g. Tree,Ring)")

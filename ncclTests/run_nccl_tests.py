@@ -180,9 +180,9 @@ def parse_args(argv=None):
 
 def check_ops_for_algo(p, a):
     """Refuse --ops that NCCL would refuse under the forced algorithm (after check_launch_args)."""
-    treeless = configs.ops_without_tree(a.extra_env.get("NCCL_ALGO"), a.ops)
-    if treeless:
-        p.error(configs.treeless_message(a.extra_env["NCCL_ALGO"], treeless, "--ops"))
+    refusal = configs.tree_refusal(a.extra_env.get("NCCL_ALGO"), a.ops, "--ops")
+    if refusal:
+        p.error(refusal)
 
 
 def pass_order(configs_in_order, k):

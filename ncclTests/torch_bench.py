@@ -579,9 +579,9 @@ def parse_args(argv=None):
                 raise ValueError(f"--algo {a.algo} and --env NCCL_ALGO={a.extra_env['NCCL_ALGO']} disagree: give one")
             a.extra_env["NCCL_ALGO"] = a.algo
         ops, option = (a.exact_ops, "--exact-ops") if a.exact else (a.ops, "--ops")
-        treeless = configs.ops_without_tree(a.extra_env.get("NCCL_ALGO"), ops)
-        if treeless:
-            raise ValueError(configs.treeless_message(a.extra_env["NCCL_ALGO"], treeless, option))
+        refusal = configs.tree_refusal(a.extra_env.get("NCCL_ALGO"), ops, option)
+        if refusal:
+            raise ValueError(refusal)
     except ValueError as e:
         p.error(str(e))
     return a
