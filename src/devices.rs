@@ -35,7 +35,14 @@ pub struct Devices {
 
 impl Devices {
     /// One device per transport device. `rails`: NCCL_TCPXR_RAILS, one per device or none.
-    pub fn new(transport: &[DeviceInfo], ptr_support: c_int, rails: &[Rail]) -> Result<Devices> {
+    /// `assumed_mbps`: the speed NCCL is told for a device whose transport assumed one
+    /// ([`DeviceInfo::speed_assumed`]); None: the transport's figure.
+    pub fn new(
+        transport: &[DeviceInfo],
+        ptr_support: c_int,
+        rails: &[Rail],
+        assumed_mbps: Option<c_int>,
+    ) -> Result<Devices> {
         if !rails.is_empty() && rails.len() != transport.len() {
             let names: Vec<&str> = transport.iter().map(|d| d.name.as_str()).collect();
             return Err(Error::invalid_argument(format!(
@@ -54,7 +61,7 @@ impl Devices {
                     pci_path: d.pci_path.clone().and_then(|p| CString::new(p).ok()),
                     guid: d.guid,
                     ptr_support,
-                    speed_mbps: d.speed_mbps,
+                    speed_mbps: assumed_mbps.filter(|_| d.speed_assumed).unwrap_or(d.speed_mbps),
                     members: vec![i],
                     rail: rails.get(i).map(|r| r.rail),
                     plane: rails.get(i).and_then(|r| r.plane),
@@ -217,6 +224,7 @@ mod tests {
             ctrl_addr: IpAddr::V4(Ipv4Addr::LOCALHOST),
             pci_path: Some(format!("/sys/devices/pci0000:00/{name}")),
             speed_mbps: speed,
+            speed_assumed: false,
             guid: name.len() as u64,
         }
     }
@@ -236,7 +244,13 @@ mod tests {
                 plane: Some(1),
             },
         ];
-        Devices::new(&[info("eth1", 100), info("eth2", 200), info("eth3", 100)], 3, &rails).unwrap()
+        Devices::new(
+            &[info("eth1", 100), info("eth2", 200), info("eth3", 100)],
+            3,
+            &rails,
+            None,
+        )
+        .unwrap()
     }
 
     #[test]
@@ -301,10 +315,21 @@ mod tests {
     }
 
     #[test]
+    fn an_assumed_speed_is_replaced_and_a_link_speed_kept() {
+        let mut lo = info("lo", 400_000);
+        lo.speed_assumed = true;
+        let d = Devices::new(&[info("eth1", 100), lo.clone()], 1, &[], Some(10_000)).unwrap();
+        let speeds = |d: &Devices| [0, 1].map(|i| d.get(i, "test").unwrap().speed_mbps);
+        assert_eq!(speeds(&d), [100, 10_000]);
+        let d = Devices::new(&[info("eth1", 100), lo], 1, &[], None).unwrap();
+        assert_eq!(speeds(&d), [100, 400_000]);
+    }
+
+    #[test]
     fn devices_on_no_pci_device_are_fused_only_where_the_user_placed_them() {
         let mut lo = info("lo", 100);
         lo.pci_path = None;
-        let d = Devices::new(&[info("eth1", 100), lo], 1, &[]).unwrap();
+        let d = Devices::new(&[info("eth1", 100), lo], 1, &[], None).unwrap();
         let e = d.fuse(&[0, 1], 4, false).unwrap_err();
         assert!(
             e.msg.contains("lo is on no PCI device") && e.msg.contains("NCCL_TOPO_FILE"),
@@ -318,7 +343,7 @@ mod tests {
     #[test]
     fn rails_must_cover_every_device() {
         let one = [Rail { rail: 1, plane: None }];
-        let e = Devices::new(&[info("eth1", 1), info("eth2", 1)], 1, &one)
+        let e = Devices::new(&[info("eth1", 1), info("eth2", 1)], 1, &one, None)
             .err()
             .unwrap();
         assert!(
@@ -327,10 +352,10 @@ mod tests {
             "{}",
             e.msg
         );
-        let d = Devices::new(&[info("eth1", 1)], 1, &one).unwrap();
+        let d = Devices::new(&[info("eth1", 1)], 1, &one, None).unwrap();
         assert_eq!(d.get(0, "t").unwrap().rail, Some(1));
         assert_eq!(
-            Devices::new(&[info("eth1", 1)], 1, &[])
+            Devices::new(&[info("eth1", 1)], 1, &[], None)
                 .unwrap()
                 .get(0, "t")
                 .unwrap()

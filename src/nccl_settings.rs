@@ -1,5 +1,6 @@
 //! The NCCL settings tcpxr gives a value when the user left them unset, as aws-ofi-nccl sets
-//! NCCL's defaults per platform, and the GPU-buffer decision that rests on NCCL's own settings.
+//! NCCL's defaults per platform, the speed NCCL is told for an interface that reports none, and
+//! the GPU-buffer decision that rests on NCCL's own settings.
 //! NCCL reads each of these while it sets up a communicator, after its net plugins' init, so
 //! plugin's init applies them (through crate::env, which says why that point is safe); every one
 //! is logged at INFO with why.
@@ -66,6 +67,27 @@ pub(crate) fn defaults(tuner_acts: bool, env: &mut dyn FnMut(&str) -> Option<Str
         ));
     }
     set
+}
+
+/// The speed NCCL is told for an interface that reports none (lo: the socket transport assumes
+/// 400 Gb/s, [`crate::transport::DeviceInfo::speed_assumed`]), in Mb/s, with why; None: the
+/// transport's figure.
+///
+/// 10 Gb/s, what NCCL's own Socket reports there, where this process moves host buffers and tcpxr
+/// has NCCL build its 8 channels (`NCCL_MIN_NCHANNELS` in `nccl_set`). NCCL 2.28 (tuning.cc) runs
+/// the ring's Simple kernel on 256 threads a channel where the ring's bandwidth times its channels
+/// is at most 12 GB/s, else on 512. Over pinned host memory, on 256 all_reduce, all_gather and
+/// reduce_scatter of 512 KiB-4 MiB took 5-20 % less time and of 32-256 MiB 3-35 % less on 4 ranks
+/// one per GPU, NCCL's choices of algorithm and channels unchanged at 1-4 MiB (runs 322-323,
+/// docs/BENCHMARKS.md). Not with GPU buffers: NCCL's kernel then places received pages, and the
+/// lower speed made all_reduce of 1-256 MiB take 12-31 % longer (run 323). Not where NCCL sizes
+/// the channels from the speed (tcpxr's 8 not set): it would build 2, slower at bulk (run 322).
+pub(crate) fn assumed_speed(gpu_offered: bool, nccl_set: &[&str]) -> Option<(i32, &'static str)> {
+    (!gpu_offered && nccl_set.contains(&"NCCL_MIN_NCHANNELS")).then_some((
+        10_000,
+        "host buffers with tcpxr's 8 channels: NCCL then runs the ring's Simple kernel on 256 threads a channel, \
+         not 512, which moves host-buffer collectives faster (runs 322-323)",
+    ))
 }
 
 /// Whether the NCCL that called `table` will run tcpxr's tuner, and if not why. NCCL 2.21 and later
@@ -270,6 +292,16 @@ mod tests {
             assert_eq!(defaults(true, &[(bound, "2")]), all[1..], "{bound}");
         }
         assert_eq!(defaults(false, &[]), all[1..]);
+    }
+
+    #[test]
+    fn an_assumed_speed_is_lowered_only_for_host_buffers_on_tcpxrs_channels() {
+        let eight = ["NCCL_MIN_NCHANNELS", "NCCL_P2P_NET_CHUNKSIZE"];
+        assert_eq!(assumed_speed(false, &eight).map(|(mbps, _)| mbps), Some(10_000));
+        // GPU buffers: NCCL's kernel places received pages, on 512 threads.
+        assert_eq!(assumed_speed(true, &eight), None);
+        // NCCL sizes the channels itself (the user's bound, or no tuner): the speed keeps its 4.
+        assert_eq!(assumed_speed(false, &eight[1..]), None);
     }
 
     #[test]

@@ -28,8 +28,11 @@ fn the_tuner_acts_only_once_tcpxr_is_the_net_of_a_multi_node_communicator() {
 
     // NCCL asks the net it assigned for its devices' properties (its topology), then loads the
     // tuner; connections come at the first collective.
-    let (r, _, _) = net.speed_and_ptr(0);
+    let (r, speed, ptr) = net.speed_and_ptr(0);
     assert_eq!(r, OK);
+    // lo has no link speed: with host buffers on tcpxr's 8 channels NCCL is told Socket's 10 Gb/s
+    // (its ring's Simple kernel then runs 256 threads a channel), not the socket transport's 400.
+    assert_eq!((speed, ptr), (10_000, NCCL_PTR_HOST));
     // Mid size on two nodes: Simple on 2 channels from 512 KiB, on 1 channel from 32 KiB below it.
     assert_eq!(v5_choice(2, 2, 1 << 20), (RING_SIMPLE, 2));
     assert_eq!(v5_choice(2, 2, 512 << 10), (RING_SIMPLE, 2));

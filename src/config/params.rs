@@ -280,8 +280,10 @@ pub const SPEED_MBPS: Param = Param {
         zero: true,
         ..range(1, 10_000_000)
     }),
-    doc: "Port speed reported to NCCL in Mbit/s; it steers NCCL's choice of channel count. 0: the \
-          speed sysfs gives the interface; the loopback, which has none there, reports 400000.",
+    doc: "Port speed reported to NCCL in Mbit/s; it steers NCCL's choice of channel count and its \
+          ring kernel's threads. 0: the speed sysfs gives the interface; the loopback, which has none \
+          there, reports 400000, or 10000 where the process moves host buffers on tcpxr's 8 channels \
+          (NCCL then runs its ring's Simple kernel on 256 threads a channel, faster over host memory).",
 };
 pub const HANDSHAKE_TIMEOUT_MS: Param = Param {
     name: "NCCL_TCPXR_HANDSHAKE_TIMEOUT_MS",

@@ -56,7 +56,13 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
     } else {
         NCCL_PTR_HOST
     };
-    let devices = Devices::new(transport.devices(), ptr_support, &config.rails)?;
+    let assumed_speed = nccl_settings::assumed_speed(gpu.offered, &nccl_set);
+    let devices = Devices::new(
+        transport.devices(),
+        ptr_support,
+        &config.rails,
+        assumed_speed.map(|(mbps, _)| mbps),
+    )?;
     log_summary(table, config, transport.as_ref(), &shape, &gpu.summary);
     let lines = effective_lines(
         config,
@@ -67,6 +73,7 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
         tuner,
         &nccl_given,
     );
+    let lines: Vec<Line> = lines.into_iter().chain(assumed_speed.map(assumed_speed_line)).collect();
     log::info!(target: "tcpxr::init", "{}", settings::block("resolved at init", &lines));
     let built = PLUGIN.set(Arc::new(Plugin {
         config,
@@ -220,6 +227,16 @@ fn effective_lines(
     .into_iter()
     .chain(nccl_lines)
     .collect()
+}
+
+/// The speed NCCL is told for interfaces without one, where tcpxr chose it
+/// (`nccl_settings::assumed_speed`).
+fn assumed_speed_line((mbps, why): (i32, &str)) -> Line {
+    Line::new(
+        "NCCL_TCPXR_SPEED_MBPS",
+        format!("{mbps} for interfaces without a link speed (lo)"),
+        Source::Auto(format!("unset: {why}")),
+    )
 }
 
 /// The interfaces tcpxr may use and the variable that said so: NCCL_TCPXR_IFNAME, else NCCL's own

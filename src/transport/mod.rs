@@ -56,6 +56,10 @@ pub struct DeviceInfo {
     pub ctrl_addr: IpAddr,
     pub pci_path: Option<String>,
     pub speed_mbps: i32,
+    /// `speed_mbps` is tcpxr's figure for an interface that reports no link speed (lo, veth), not
+    /// a link's nor the user's (NCCL_TCPXR_SPEED_MBPS): the plugin may tell NCCL another
+    /// (`nccl_settings::assumed_speed`).
+    pub speed_assumed: bool,
     pub guid: u64,
 }
 

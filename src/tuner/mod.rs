@@ -5,8 +5,9 @@
 //! its LL protocol on 4 channels up to 1 MiB, and LL's many small messages cost tcpxr 2-4x Socket's
 //! time there; Simple on at most 2 channels measured fastest from 32 KiB to 4 MiB (two ranks),
 //! while NCCL's own choice (Simple, 4 channels) stays best from 4 MiB up. Reporting a lower speed
-//! gives 2 channels for every size and costs 40 % at bulk, so the choice is made per collective
-//! here instead. The measurements are in docs/BENCHMARKS.md#the-mid-band-128-kib---8-mib.
+//! alone gives 2 channels for every size and costs 40 % at bulk, so the choice is made per
+//! collective here instead (a lower speed with tcpxr's 8 channels kept is another matter:
+//! `nccl_settings::assumed_speed`). The measurements are in docs/BENCHMARKS.md#the-mid-band-128-kib---8-mib.
 //!
 //! With GPU buffers over the socket, NCCL's kernel reads every received page of a collective from
 //! host memory at about 2.5 GB/s a channel, so there 4 channels cost more than they save from

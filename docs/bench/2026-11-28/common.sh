@@ -55,7 +55,10 @@ tests_228(){ NT=/tmp/nt-2.28.3/build; build_tests_in /tmp/nt-2.28.3 /usr 48
 checks(){ local lib=$1 ops=${2:-all_reduce,sendrecv} np algo al
   for np in 3 4; do for algo in NCCL Ring Tree; do
     al=(); [ $algo != NCCL ] && al=(--algo $algo)
-    CUDA_VISIBLE_DEVICES=0 timeout 100 python3 ncclTests/run_nccl_tests.py --nccl-tests $NT --plugin-dir $lib --one-gpu --mps --ranks $np "${al[@]}" --ops $ops --configs tcpxr-host,tcpxr-gpu --max 32M --iters 2 --warmup 1 --timeout 60 --out $A/check-$np-$algo > $A/check-$np-$algo.txt 2>&1
+    # NCCL has no tree for all_gather or reduce_scatter (NCCL_ALGO=Tree: invalid usage, run 318).
+    local o=$ops; [ $algo = Tree ] && o=$(echo $ops | tr , '\n' | grep -v -x -e all_gather -e reduce_scatter | paste -sd,)
+    [ -z "$o" ] && continue
+    CUDA_VISIBLE_DEVICES=0 timeout 100 python3 ncclTests/run_nccl_tests.py --nccl-tests $NT --plugin-dir $lib --one-gpu --mps --ranks $np "${al[@]}" --ops $o --configs tcpxr-host,tcpxr-gpu --max 32M --iters 2 --warmup 1 --timeout 60 --out $A/check-$np-$algo > $A/check-$np-$algo.txt 2>&1
     el "check $np ranks $algo rc=$? $(grep -c ' ok, ' $A/check-$np-$algo.txt) ok, $(grep -c FAILED $A/check-$np-$algo.txt) failed"
   done; done
   CUDA_VISIBLE_DEVICES=0 timeout 100 python3 ncclTests/run_nccl_tests.py --nccl-tests $NT --plugin-dir $lib --one-gpu --ranks 4 --ops $ops --configs tcpxr-gpu --env CUDA_DEVICE_MAX_CONNECTIONS=1 --max 32M --iters 2 --warmup 1 --timeout 90 --out $A/check-4-cdmc1 > $A/check-4-cdmc1.txt 2>&1

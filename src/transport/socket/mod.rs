@@ -119,21 +119,26 @@ impl SocketTransport {
         }
         let devices = ifaces::split_loopback(chosen, loopback_devices)
             .iter()
-            .map(|i| DeviceInfo {
-                name: i.name.clone(),
-                ctrl_addr: i.addr,
-                pci_path: ifaces::pci_path(&i.name),
-                speed_mbps: if speed_override > 0 {
-                    speed_override as i32
-                } else {
-                    // lo reports no speed. NCCL sizes its channel count from this figure, and
-                    // loopback TCP carries about 400 Gb/s on a modern host (measured: 53 GB/s
-                    // with 16 streams): reporting that gives NCCL 4 channels instead of 2 and
-                    // doubles all_reduce (docs/BENCHMARKS.md#defaults). Other interfaces
-                    // without a speed get NCCL's own default.
-                    ifaces::speed_mbps(&i.name).unwrap_or(if i.loopback { LOOPBACK_MBPS } else { 10_000 })
-                },
-                guid: ifaces::guid(i),
+            .map(|i| {
+                // lo reports no speed. NCCL sizes its channel count from this figure, and
+                // loopback TCP carries about 400 Gb/s on a modern host (measured: 53 GB/s with 16
+                // streams): reporting that gives NCCL 4 channels instead of 2 and doubles
+                // all_reduce where tcpxr does not set NCCL's channels (docs/BENCHMARKS.md#defaults).
+                // Other interfaces without a speed get NCCL's own default.
+                let link = ifaces::speed_mbps(&i.name);
+                let assumed = if i.loopback { LOOPBACK_MBPS } else { 10_000 };
+                DeviceInfo {
+                    name: i.name.clone(),
+                    ctrl_addr: i.addr,
+                    pci_path: ifaces::pci_path(&i.name),
+                    speed_mbps: match (speed_override, link) {
+                        (0, Some(mbps)) => mbps,
+                        (0, None) => assumed,
+                        (user, _) => user as i32,
+                    },
+                    speed_assumed: speed_override == 0 && link.is_none(),
+                    guid: ifaces::guid(i),
+                }
             })
             .collect();
         host::announce();

@@ -150,6 +150,7 @@ impl TcpxTransport {
                 name: p.name,
                 pci_path: p.pci_path,
                 speed_mbps: p.speed_mbps,
+                speed_assumed: false,
                 guid: p.guid,
             });
         }
