@@ -51,7 +51,11 @@ use std::sync::OnceLock;
 /// while `nBytes < channels x threads x threshold`. The ring's at NCCL's most threads per channel
 /// (device.h: LL and Simple 512, LL128 640) and its per-thread thresholds (comm.h: LL and LL128
 /// 8 bytes, Simple 64; tuning.cc multiplies LL's by the ranks, the ring's only), so that NCCL
-/// surely keeps as many channels as `nBytes` holds of these. PAT: none (NCCL sets no thread count
+/// surely keeps as many channels as `nBytes` holds of these (where NCCL runs the ring's Simple on
+/// 256 threads, as with host buffers over `lo` reported at 10 Gb/s, `nccl_settings::assumed_speed`,
+/// it keeps them down to half these bytes: a cap then acts only from twice the bytes it could,
+/// and below that NCCL's own count stands even where it exceeds the cap; never raised, not
+/// measured). PAT: none (NCCL sets no thread count
 /// for PAT in that formula, so it keeps all its channels and only spreads a small collective over
 /// fewer of them by its traffic, as it did over the 4 it built before).
 ///
