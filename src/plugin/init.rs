@@ -64,7 +64,7 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
         assumed_speed.map(|(mbps, _)| mbps),
     )?;
     log_summary(table, config, transport.as_ref(), &shape, &gpu.summary);
-    let lines = effective_lines(
+    let mut lines = effective_lines(
         config,
         (kind, &transport_why),
         &shape,
@@ -73,7 +73,7 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
         tuner,
         &nccl_given,
     );
-    let lines: Vec<Line> = lines.into_iter().chain(assumed_speed.map(assumed_speed_line)).collect();
+    lines.extend(assumed_speed.map(assumed_speed_line));
     log::info!(target: "tcpxr::init", "{}", settings::block("resolved at init", &lines));
     let built = PLUGIN.set(Arc::new(Plugin {
         config,
