@@ -4,6 +4,7 @@
     python3 docs/bench/compact.py [pack]          # pack new raw files, rewrite the tables
     python3 docs/bench/compact.py check           # rebuild the tables from the archives, compare
     python3 docs/bench/compact.py show 136 table  # one run's figures side by side
+    python3 docs/bench/compact.py show 327 --median --bands 256,32K,256K,4M  # and each band's ratios
     python3 docs/bench/compact.py refs README.md docs/BENCHMARKS.md  # cited runs have records
 
 What stays in git, per day (docs/bench/<date>/): every run's script.sh and the other small sources
@@ -426,13 +427,46 @@ def pass_group(part):
     return part if not m else (m.group(1) + "/r*" if m.group(1) else "r*")
 
 
-def show(bench, run, part, op, median=False, steady=False):
+def human(size):
+    """A size as the docs write it: 8 B, 32 KiB, 512 MiB."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if size >= 1 << shift and size % (1 << shift) == 0:
+            return f"{size >> shift} {unit}"
+    return f"{size} B"
+
+
+def parse_size(text):
+    """'256' -> 256, '32K' -> 32768, '4M', '1G': binary units, as run_nccl_tests.py reads them."""
+    m = re.fullmatch(r"(\d+)([KMG]?)", text.strip().upper())
+    if not m:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (accepted: digits with K, M or G)")
+    return int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[m.group(2)]
+
+
+def band_lines(ratios, tops):
+    """The README's band cells for one config's {size: ratio}: each band (sizes up to each of
+    `tops`, inclusive, and the rest) as its lowest-highest ratio, and the sizes below 1.0."""
+    bands, lo = [], 0
+    for top in list(tops) + [None]:
+        sizes = [z for z in sorted(ratios) if z > lo and (top is None or z <= top)]
+        if sizes:
+            rs = [ratios[z] for z in sizes]
+            span = human(sizes[0]) if len(sizes) == 1 else f"{human(sizes[0])} - {human(sizes[-1])}"
+            low, high = min(rs), max(rs)
+            bands.append(f"{span}: {low:.2f}" + (f"-{high:.2f}" if f"{high:.2f}" != f"{low:.2f}" else ""))
+        lo = top if top is not None else lo
+    below = [f"{human(z)} {r:.2f}" for z, r in sorted(ratios.items()) if z and r < 1.0]
+    return bands, below
+
+
+def show(bench, run, part, op, median=False, steady=False, bands=None):
     """Print one run's results side by side: time per config, and Socket's best / each tcpxr's.
     With `median`, a run's passes (parts rN) are one table of each config's median pass per size
     (the lower median for an even count), as run_nccl_tests.py --repeat tables them. An output
     of several cycles (nccl-tests -N) counts its first cycle only, or with `steady` its later
     cycles only (their lower median; pooled over the passes with `median`), as
-    run_nccl_tests.py --cycles tables them."""
+    run_nccl_tests.py --cycles tables them. With `bands` (upper sizes, inclusive), each tcpxr
+    config's ratios are also summed up per band, as README's tables give them."""
     rows = [r for r in csv.DictReader(text_open(os.path.join(bench, TABLE)))
             if r["run"] == run and (part is None or r["part"] == part)
             and (op is None or r["op"] == op)]
@@ -479,6 +513,16 @@ def show(bench, run, part, op, median=False, steady=False):
                 cells += [f"{best / t[c]:12.2f}" if best and c in t and t[c] else f"{'-':>12}"
                           for c in others]
             print(f"{size:>12} " + " ".join(cells))
+        if socket and bands:
+            for c in others:
+                ratios = {}
+                for size, t in by.items():
+                    best = min((t[s] for s in socket if s in t), default=None)
+                    if best and t.get(c):
+                        ratios[size] = best / t[c]
+                cells, below = band_lines(ratios, bands)
+                print(f"  {c}/best by band: " + "; ".join(cells))
+                print(f"  {c}/best below 1.0: " + (", ".join(below) if below else "none"))
         print()
     return 0
 
@@ -535,13 +579,17 @@ def main():
     sh.add_argument("--steady", action="store_true",
                     help="outputs of several cycles (nccl-tests -N, run_nccl_tests.py --cycles): the median "
                          "of the later cycles instead of the first")
+    sh.add_argument("--bands", type=lambda v: [parse_size(x) for x in v.split(",")],
+                    help="with Socket tunings in the run: each tcpxr config's ratio per band of sizes, "
+                         "the bands ending at these sizes (inclusive) and the rest, e.g. 256,32K,256K,4M; "
+                         "and the sizes below 1.0")
     rf = sub.add_parser("refs", help="check that every run the documents cite has its record")
     rf.add_argument("docs", nargs="+", help="e.g. README.md docs/BENCHMARKS.md")
     args = ap.parse_args()
     if args.cmd == "refs":
         return refs(args.bench, args.docs)
     if args.cmd == "show":
-        return show(args.bench, args.run, args.part, args.op, args.median, args.steady)
+        return show(args.bench, args.run, args.part, args.op, args.median, args.steady, args.bands)
     return build(args.bench, args.cmd == "check")
 
 
