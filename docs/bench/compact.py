@@ -455,7 +455,8 @@ def band_lines(ratios, tops):
             low, high = min(rs), max(rs)
             bands.append(f"{span}: {low:.2f}" + (f"-{high:.2f}" if f"{high:.2f}" != f"{low:.2f}" else ""))
         lo = top if top is not None else lo
-    below = [f"{human(z)} {r:.2f}" for z, r in sorted(ratios.items()) if z and r < 1.0]
+    # Below 1.0 as the cells print it: 0.997 is 1.00, not a loss.
+    below = [f"{human(z)} {r:.2f}" for z, r in sorted(ratios.items()) if z and round(r, 2) < 1.0]
     return bands, below
 
 
