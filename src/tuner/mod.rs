@@ -239,7 +239,8 @@ impl Tuner {
                 }
                 Decision::OwnChannels => return at_most(Some(NCCL_OWN_CHANNELS), costs),
                 Decision::BuiltChannels => break,
-                Decision::RingLlOverTreeLl => prefer_ring_ll_over_tree_ll(costs, n_proto),
+                Decision::RingLlOverTreeLl => prefer_ll(costs, n_proto, NCCL_ALGO_TREE, NCCL_ALGO_RING),
+                Decision::TreeLlOverRingLl => prefer_ll(costs, n_proto, NCCL_ALGO_RING, NCCL_ALGO_TREE),
             }
         }
         at_most(None, costs)
@@ -309,6 +310,11 @@ impl Tuner {
                         pick.algo_proto = Some((NCCL_ALGO_RING, NCCL_PROTO_LL));
                     }
                 }
+                Decision::TreeLlOverRingLl => {
+                    if self.may_name_ll {
+                        pick.algo_proto = Some((NCCL_ALGO_TREE, NCCL_PROTO_LL));
+                    }
+                }
             }
         }
         pick.channels = at_most(None, &pick);
@@ -340,10 +346,11 @@ fn prefer_ring_simple(costs: &mut [f32], n_proto: usize) {
     }
 }
 
-/// Makes the ring's LL NCCL's choice where NCCL's own is the tree's LL and the ring's LL is usable.
-fn prefer_ring_ll_over_tree_ll(costs: &mut [f32], n_proto: usize) {
-    if cheapest(costs) == Some(NCCL_ALGO_TREE * n_proto + NCCL_PROTO_LL) {
-        make_cheapest(costs, NCCL_ALGO_RING * n_proto + NCCL_PROTO_LL);
+/// Makes algorithm `to`'s LL NCCL's choice where NCCL's own is algorithm `from`'s LL and `to`'s
+/// LL is usable.
+fn prefer_ll(costs: &mut [f32], n_proto: usize, from: usize, to: usize) {
+    if cheapest(costs) == Some(from * n_proto + NCCL_PROTO_LL) {
+        make_cheapest(costs, to * n_proto + NCCL_PROTO_LL);
     }
 }
 

@@ -63,6 +63,9 @@ pub enum Decision {
     /// The ring's LL where NCCL's own choice is the tree's LL (and the ring's LL is usable); the
     /// later rows choose the channels.
     RingLlOverTreeLl,
+    /// The tree's LL where NCCL's own choice is the ring's LL (and the tree's LL is usable); the
+    /// later rows choose the channels.
+    TreeLlOverRingLl,
 }
 
 /// When a rule applies.
@@ -103,7 +106,7 @@ pub struct Rule {
 pub(super) const NCCL_OWN_CHANNELS: i32 = 4;
 
 /// The tuner's rules, first match first (see the module's doc).
-pub const RULES: [Rule; 8] = [
+pub const RULES: [Rule; 9] = [
     Rule {
         funcs: Funcs::AllReduce,
         size: Size::Share,
@@ -113,6 +116,17 @@ pub const RULES: [Rule; 8] = [
         why: "NCCL's one proxy thread moves every small message: one channel halves the connections it serves and \
               doubles the messages' size (measured: 64-256 KiB 1.1-1.3x faster than on 2 channels, 32 KiB 81-94 us \
               against 110-122); a share of 8 KiB stays in NCCL's LL, which beat Simple there",
+    },
+    Rule {
+        funcs: Funcs::AllReduce,
+        size: Size::Share,
+        range: 0..(2 << 10),
+        when: When::Ranks(3, 4),
+        decision: Decision::TreeLlOverRingLl,
+        why: "with lo reported at 10 Gb/s NCCL's model runs these in the ring's LL, at 400 Gb/s in the tree's LL, \
+              which was faster: 4 ranks on one H200, 2 KiB 52-58 us against 62-77 and 4 KiB 63-65 against 64-81 \
+              (run 333, each of 3 passes); 3 ranks there, 2 KiB 45-49 against 48-53, 4 KiB level (run 333); 4 ranks \
+              one per GPU, 2 KiB 52 against 64 and 4 KiB 63 against 68 (run 323)",
     },
     Rule {
         funcs: Funcs::AllReduce,
@@ -256,6 +270,7 @@ impl Rule {
             ),
             Decision::BuiltChannels => "NCCL's own count of the 8 channels tcpxr has it build".to_string(),
             Decision::RingLlOverTreeLl => "the ring's LL where NCCL would run the tree's LL".to_string(),
+            Decision::TreeLlOverRingLl => "the tree's LL where NCCL would run the ring's LL".to_string(),
         };
         let when = match self.when {
             When::Always => String::new(),
@@ -303,7 +318,7 @@ pub fn describe(channels: bool) -> String {
         .filter_map(|r| match (r.decision, channels) {
             (_, true) => Some(r.summary()),
             (Decision::OwnChannels | Decision::BuiltChannels, false) => None,
-            (Decision::RingLlOverTreeLl, false) => Some(r.summary()),
+            (Decision::RingLlOverTreeLl | Decision::TreeLlOverRingLl, false) => Some(r.summary()),
             (Decision::RingSimple(_), false) => Some(
                 Rule {
                     decision: Decision::RingSimple(None),

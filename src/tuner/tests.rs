@@ -202,6 +202,66 @@ fn below_bulk_the_ring_keeps_the_channels_nccl_chose_from_four() {
 }
 
 #[test]
+fn a_tiny_all_reduce_on_3_or_4_ranks_runs_the_trees_ll_where_nccl_would_run_the_rings() {
+    let tree_ll = NCCL_ALGO_TREE * N_PROTO + NCCL_PROTO_LL;
+    let ring_ll = NCCL_ALGO_RING * N_PROTO + NCCL_PROTO_LL;
+    // (ranks, bytes, whether the tree replaces the ring); NCCL's choice the ring's LL.
+    for (ranks, bytes, tree) in [
+        (4, 8, true),
+        (4, 2 << 10, true),
+        (4, (8 << 10) - 4, true),
+        (4, 8 << 10, false),
+        (3, 2 << 10, true),
+        (3, (6 << 10) - 3, true),
+        (3, 6 << 10, false),
+        (2, 2 << 10, false),
+        (5, 2 << 10, false),
+    ] {
+        let t = Tuner::new(&Facts {
+            n_ranks: ranks,
+            ..facts()
+        });
+        let mut costs = table(10.0, 60.0);
+        costs[tree_ll] = 40.0;
+        t.choose(ncclFuncAllReduce, bytes, &mut costs, N_PROTO);
+        let want = if tree { tree_ll } else { ring_ll };
+        assert_eq!(cheapest(&costs), Some(want), "{ranks} ranks, {bytes}");
+        // Other collectives are left alone.
+        let mut costs = table(10.0, 60.0);
+        costs[tree_ll] = 40.0;
+        let before = costs.clone();
+        t.choose(ncclFuncAllGather, bytes, &mut costs, N_PROTO);
+        assert_eq!(costs, before, "{ranks} ranks, {bytes}: all_gather");
+    }
+    let t = Tuner::new(&Facts { n_ranks: 4, ..facts() });
+    // A tree NCCL cannot run (its cost negative: disabled or unsupported) is not chosen.
+    let mut costs = table(10.0, 60.0);
+    costs[tree_ll] = -1.0;
+    let before = costs.clone();
+    t.choose(ncclFuncAllReduce, 2 << 10, &mut costs, N_PROTO);
+    assert_eq!(costs, before, "no tree");
+    // NCCL's own tree stands, and so does the ring's Simple where NCCL chose it.
+    for (ring_ll_cost, ring_simple_cost, tree_cost) in [(40.0, 60.0, 10.0), (-1.0, 5.0, 40.0)] {
+        let mut costs = table(ring_ll_cost, ring_simple_cost);
+        costs[tree_ll] = tree_cost;
+        let before = costs.clone();
+        t.choose(ncclFuncAllReduce, 2 << 10, &mut costs, N_PROTO);
+        assert_eq!(costs, before);
+    }
+    // v2 names the tree's LL, but not where tcpxr bound NCCL_PROTO to Simple.
+    assert_eq!(
+        t.pick(ncclFuncAllReduce, 2 << 10).algo_proto,
+        Some((NCCL_ALGO_TREE, NCCL_PROTO_LL))
+    );
+    let gpu_buffers = Tuner::new(&Facts {
+        n_ranks: 4,
+        tcpxr_set_proto: true,
+        ..facts()
+    });
+    assert_eq!(gpu_buffers.pick(ncclFuncAllReduce, 2 << 10).algo_proto, None);
+}
+
+#[test]
 fn a_small_all_reduce_on_3_or_4_ranks_runs_the_rings_ll_where_nccl_would_run_the_trees() {
     let tree_ll = NCCL_ALGO_TREE * N_PROTO + NCCL_PROTO_LL;
     let ring_ll = NCCL_ALGO_RING * N_PROTO + NCCL_PROTO_LL;
