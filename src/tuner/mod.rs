@@ -239,8 +239,7 @@ impl Tuner {
                 }
                 Decision::OwnChannels => return at_most(Some(NCCL_OWN_CHANNELS), costs),
                 Decision::BuiltChannels => break,
-                Decision::RingLlOverTreeLl => prefer_ll(costs, n_proto, NCCL_ALGO_TREE, NCCL_ALGO_RING),
-                Decision::TreeLlOverRingLl => prefer_ll(costs, n_proto, NCCL_ALGO_RING, NCCL_ALGO_TREE),
+                Decision::Ll { from, to } => prefer_ll(costs, n_proto, from, to),
             }
         }
         at_most(None, costs)
@@ -257,8 +256,8 @@ impl Tuner {
     ///   NCCL_ALGO or NCCL_PROTO nothing is named (NCCL takes a named choice without checking it
     ///   against them), and a row's channel count is left to NCCL too, since v3+ give it only
     ///   where the choice lands on the ring's Simple.
-    /// - The row that turns the tree's LL into the ring's names the ring's LL (v2 does not see
-    ///   whether NCCL would run the tree), not where tcpxr set NCCL_PROTO=Simple for GPU buffers.
+    /// - A row that trades one algorithm's LL for the other's names its LL (v2 does not see which
+    ///   NCCL would run), not where tcpxr set NCCL_PROTO=Simple for GPU buffers.
     /// - The below-bulk row caps the channels at [`NCCL_OWN_CHANNELS`] where NCCL keeps that many:
     ///   under the named ring's Simple by Simple's threshold; otherwise whichever protocol of the
     ///   ring NCCL picks (the largest of their thresholds, since v2 does not see NCCL's choice). NCCL
@@ -305,14 +304,9 @@ impl Tuner {
                     return pick;
                 }
                 Decision::BuiltChannels => break,
-                Decision::RingLlOverTreeLl => {
+                Decision::Ll { to, .. } => {
                     if self.may_name_ll {
-                        pick.algo_proto = Some((NCCL_ALGO_RING, NCCL_PROTO_LL));
-                    }
-                }
-                Decision::TreeLlOverRingLl => {
-                    if self.may_name_ll {
-                        pick.algo_proto = Some((NCCL_ALGO_TREE, NCCL_PROTO_LL));
+                        pick.algo_proto = Some((to, NCCL_PROTO_LL));
                     }
                 }
             }

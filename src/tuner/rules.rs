@@ -3,6 +3,7 @@
 //! init log line and docs/CONFIG.md. The decisions are applied in `tuner/mod.rs`.
 use crate::abi::{
     ncclFuncAllGather, ncclFuncAllReduce, ncclFuncBroadcast, ncclFuncReduce, ncclFuncReduceScatter, ncclFunc_t,
+    NCCL_ALGO_RING, NCCL_ALGO_TREE,
 };
 use std::ops::Range;
 
@@ -60,12 +61,9 @@ pub enum Decision {
     OwnChannels,
     /// NCCL's own count over the 8 channels tcpxr has it build (the later rows' cap lifted).
     BuiltChannels,
-    /// The ring's LL where NCCL's own choice is the tree's LL (and the ring's LL is usable); the
-    /// later rows choose the channels.
-    RingLlOverTreeLl,
-    /// The tree's LL where NCCL's own choice is the ring's LL (and the tree's LL is usable); the
-    /// later rows choose the channels.
-    TreeLlOverRingLl,
+    /// Algorithm `to`'s LL where NCCL's own choice is algorithm `from`'s LL (and `to`'s LL is
+    /// usable); the later rows choose the channels. NCCL's algorithm indices, ring or tree.
+    Ll { from: usize, to: usize },
 }
 
 /// When a rule applies.
@@ -122,7 +120,10 @@ pub const RULES: [Rule; 9] = [
         size: Size::Share,
         range: 0..(2 << 10),
         when: When::Ranks(3, 4),
-        decision: Decision::TreeLlOverRingLl,
+        decision: Decision::Ll {
+            from: NCCL_ALGO_RING,
+            to: NCCL_ALGO_TREE,
+        },
         why: "with lo reported at 10 Gb/s NCCL's model runs these in the ring's LL, at 400 Gb/s in the tree's LL, \
               which was faster: 4 ranks on one H200, 2 KiB 52-58 us against 62-77 and 4 KiB 63-65 against 64-81 \
               (run 333, each of 3 passes); 3 ranks there, 2 KiB 45-49 against 48-53, 4 KiB level (run 333); 4 ranks \
@@ -133,7 +134,10 @@ pub const RULES: [Rule; 9] = [
         size: Size::Share,
         range: (2 << 10)..(16 << 10),
         when: When::Ranks(3, 4),
-        decision: Decision::RingLlOverTreeLl,
+        decision: Decision::Ll {
+            from: NCCL_ALGO_TREE,
+            to: NCCL_ALGO_RING,
+        },
         why: "NCCL runs the tree's LL there, spread over 2-4 channels; in the ring (its LL on one channel, as \
               Socket's) 8-16 KiB took 78-97 us on 4 ranks one per GPU against the tree's 105-132 and Socket's \
               114-124, 8-32 KiB 62-117 on 3 ranks against 84-145; 32 KiB on 4 ranks took about as long as in the \
@@ -269,8 +273,10 @@ impl Rule {
                  would keep that many (its own smaller counts for small messages stand)"
             ),
             Decision::BuiltChannels => "NCCL's own count of the 8 channels tcpxr has it build".to_string(),
-            Decision::RingLlOverTreeLl => "the ring's LL where NCCL would run the tree's LL".to_string(),
-            Decision::TreeLlOverRingLl => "the tree's LL where NCCL would run the ring's LL".to_string(),
+            Decision::Ll { from, to } => {
+                let name = |algo| if algo == NCCL_ALGO_TREE { "tree" } else { "ring" };
+                format!("the {}'s LL where NCCL would run the {}'s LL", name(to), name(from))
+            }
         };
         let when = match self.when {
             When::Always => String::new(),
@@ -318,7 +324,7 @@ pub fn describe(channels: bool) -> String {
         .filter_map(|r| match (r.decision, channels) {
             (_, true) => Some(r.summary()),
             (Decision::OwnChannels | Decision::BuiltChannels, false) => None,
-            (Decision::RingLlOverTreeLl | Decision::TreeLlOverRingLl, false) => Some(r.summary()),
+            (Decision::Ll { .. }, false) => Some(r.summary()),
             (Decision::RingSimple(_), false) => Some(
                 Rule {
                     decision: Decision::RingSimple(None),
