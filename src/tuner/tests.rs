@@ -201,10 +201,38 @@ fn below_bulk_the_ring_keeps_the_channels_nccl_chose_from_four() {
     assert_eq!(eight.choose(ncclFuncBroadcast, 512 << 10, &mut costs, N_PROTO), Some(4));
 }
 
+/// An all_reduce of `bytes` on `ranks` ranks where NCCL's cheapest choice is algorithm `nccl`'s
+/// LL and algorithm `other`'s LL is usable but costlier: the tuner's choice is `other`'s LL when
+/// `traded`, else NCCL's; an all_gather's costs are left as they were. Returns `choose`'s channels.
+fn ll_trade(ranks: usize, bytes: usize, nccl: usize, other: usize, traded: bool) -> Option<i32> {
+    let t = Tuner::new(&Facts {
+        n_ranks: ranks,
+        ..facts()
+    });
+    let costs_of = || {
+        let mut costs = vec![-1.0; N_ALGO * N_PROTO];
+        costs[nccl * N_PROTO + NCCL_PROTO_LL] = 10.0;
+        costs[other * N_PROTO + NCCL_PROTO_LL] = 40.0;
+        costs[NCCL_ALGO_RING * N_PROTO + NCCL_PROTO_SIMPLE] = 60.0;
+        costs
+    };
+    let mut costs = costs_of();
+    let channels = t.choose(ncclFuncAllReduce, bytes, &mut costs, N_PROTO);
+    let want = if traded { other } else { nccl };
+    assert_eq!(
+        cheapest(&costs),
+        Some(want * N_PROTO + NCCL_PROTO_LL),
+        "{ranks} ranks, {bytes}"
+    );
+    let mut costs = costs_of();
+    t.choose(ncclFuncAllGather, bytes, &mut costs, N_PROTO);
+    assert_eq!(costs, costs_of(), "{ranks} ranks, {bytes}: all_gather");
+    channels
+}
+
 #[test]
 fn a_tiny_all_reduce_on_3_or_4_ranks_runs_the_trees_ll_where_nccl_would_run_the_rings() {
     let tree_ll = NCCL_ALGO_TREE * N_PROTO + NCCL_PROTO_LL;
-    let ring_ll = NCCL_ALGO_RING * N_PROTO + NCCL_PROTO_LL;
     // (ranks, bytes, whether the tree replaces the ring); NCCL's choice the ring's LL.
     for (ranks, bytes, tree) in [
         (4, 8, true),
@@ -217,21 +245,7 @@ fn a_tiny_all_reduce_on_3_or_4_ranks_runs_the_trees_ll_where_nccl_would_run_the_
         (2, 2 << 10, false),
         (5, 2 << 10, false),
     ] {
-        let t = Tuner::new(&Facts {
-            n_ranks: ranks,
-            ..facts()
-        });
-        let mut costs = table(10.0, 60.0);
-        costs[tree_ll] = 40.0;
-        t.choose(ncclFuncAllReduce, bytes, &mut costs, N_PROTO);
-        let want = if tree { tree_ll } else { ring_ll };
-        assert_eq!(cheapest(&costs), Some(want), "{ranks} ranks, {bytes}");
-        // Other collectives are left alone.
-        let mut costs = table(10.0, 60.0);
-        costs[tree_ll] = 40.0;
-        let before = costs.clone();
-        t.choose(ncclFuncAllGather, bytes, &mut costs, N_PROTO);
-        assert_eq!(costs, before, "{ranks} ranks, {bytes}: all_gather");
+        ll_trade(ranks, bytes, NCCL_ALGO_RING, NCCL_ALGO_TREE, tree);
     }
     let t = Tuner::new(&Facts { n_ranks: 4, ..facts() });
     // A tree NCCL cannot run (its cost negative: disabled or unsupported) is not chosen.
@@ -264,7 +278,6 @@ fn a_tiny_all_reduce_on_3_or_4_ranks_runs_the_trees_ll_where_nccl_would_run_the_
 #[test]
 fn a_small_all_reduce_on_3_or_4_ranks_runs_the_rings_ll_where_nccl_would_run_the_trees() {
     let tree_ll = NCCL_ALGO_TREE * N_PROTO + NCCL_PROTO_LL;
-    let ring_ll = NCCL_ALGO_RING * N_PROTO + NCCL_PROTO_LL;
     // (ranks, bytes, whether the ring replaces the tree); NCCL's choice the tree's LL.
     for (ranks, bytes, ring) in [
         (4, 8, false),
@@ -277,29 +290,11 @@ fn a_small_all_reduce_on_3_or_4_ranks_runs_the_rings_ll_where_nccl_would_run_the
         (2, 8 << 10, false),
         (5, 16 << 10, false),
     ] {
-        let t = Tuner::new(&Facts {
-            n_ranks: ranks,
-            ..facts()
-        });
-        let mut costs = table(40.0, 60.0);
-        costs[tree_ll] = 10.0;
-        let channels = t.choose(ncclFuncAllReduce, bytes, &mut costs, N_PROTO);
-        let choice = cheapest(&costs);
-        assert_eq!(
-            choice,
-            Some(if ring { ring_ll } else { tree_ll }),
-            "{ranks} ranks, {bytes}"
-        );
+        let channels = ll_trade(ranks, bytes, NCCL_ALGO_TREE, NCCL_ALGO_RING, ring);
         // The ring's LL keeps 16 KiB a channel on 4 ranks: NCCL's own single channel stands.
         if ring {
             assert_eq!(channels, None, "{ranks} ranks, {bytes}");
         }
-        // Other collectives, and an all_reduce NCCL already runs on the ring, are left alone.
-        let mut costs = table(40.0, 60.0);
-        costs[tree_ll] = 10.0;
-        let before = costs.clone();
-        t.choose(ncclFuncAllGather, bytes, &mut costs, N_PROTO);
-        assert_eq!(costs, before);
     }
     let t = Tuner::new(&Facts { n_ranks: 4, ..facts() });
     let mut costs = table(40.0, 60.0);
