@@ -1,0 +1,18 @@
+#!/bin/bash
+# run344 (one H200 or GPU 0 of any lent machine; prepared in session 40, not run): the candidate
+# dist/c54 (irecv without its progress pass, dist/exp-irecv-lazy.patch on main c307474e) touches
+# the receive path of every transport and buffer kind:
+#  checks on c54: 3 and 4 ranks under MPS, host and GPU buffers, NCCL's choice, Ring, Tree; 4 ranks
+#        with CUDA_DEVICE_MAX_CONNECTIONS=1; all_reduce and sendrecv, -c 1;
+#  s4:   4 ranks on GPU 0 under MPS, the four ops 8 B-64 KiB, c54 against main's head (c53) and
+#        Socket default, 200 iterations, -N 3, two passes alternated.
+cd "$(dirname "$0")/.."; A=/tmp/run344; source dist/common.sh
+start_run; export CUDA_VISIBLE_DEVICES=0; echo "c53: $(cat dist/c53/commit.txt); c54: $(cat dist/c54/commit.txt)" >> $A/machine.txt
+NT=/tmp/nt-2.28.3/build; [ -x $NT/sendrecv_perf ] || tests_228
+checks dist/c54
+timeout 300 python3 ncclTests/run_nccl_tests.py --nccl-tests $NT --plugin-dir dist/c53 --one-gpu --mps --ranks 4 --ops all_reduce,all_gather,reduce_scatter,sendrecv --min 8 --max 64K --iters 200 --warmup 20 --cycles 3 --timeout 40 --repeat 2 \
+  --configs tcpxr-host,tcpxr-host+lazy,socket --variant lazy:NCCL_NET_PLUGIN=$PWD/dist/c54/libnccl-net-tcpxr.so --out $A/s4 > $A/s4.txt 2>&1
+el "s4 rc=$? $(grep -c ' ok, ' $A/s4.txt) ok, $(grep -c FAILED $A/s4.txt) failed"
+rm -rf $A/*/r*/logs $A/*/logs
+el "wrong: $(grep -h 'Out of bounds values' $A/*/*/*.txt $A/*/*.txt 2>/dev/null | awk '{print $7}' | sort | uniq -c | tr '\n' ' ')"
+el done
