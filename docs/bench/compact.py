@@ -531,7 +531,8 @@ def show(bench, run, part, op, median=False, steady=False, bands=None):
 def cited_runs(text):
     """Run ids a document cites: 'run 136', 'runs 114, 115 and 117', 'run 33a'; of a range
     ('runs 89-136') its two ends, since not every number between names a run."""
-    run_id = r"\d{1,3}[a-z]?(?![\w.])"
+    # A suffix names a rerun (33a-33d, 271a); "x" never does, so "run 357, 2x H200" cites 357 only.
+    run_id = r"\d{1,3}[a-w]?(?![\w.])"
     runs = set()
     for m in re.finditer(rf"\bruns? ({run_id}(?:(?:-|, | and | or ){run_id})*)", text):
         for part in re.split(r", | and | or ", m.group(1)):
