@@ -334,8 +334,9 @@ pub const STATS: Param = Param {
     default: "0",
     accepted: "0 or 1",
     range: Some(range(0, 1)),
-    doc: "1 logs each connection's counters when it closes. First its totals and window stalls, \
-          then a line a stripe: bytes, chunks, I/O busy time, how many chunks were queued ahead of each new \
+    doc: "1 logs each connection's counters when it closes. First its totals, window stalls, its \
+          messages by size (each counted in the smallest power of two that holds it) and how many \
+          others were out when each was posted (the depth of NCCL's pipeline on it), then a line a stripe: bytes, chunks, I/O busy time, how many chunks were queued ahead of each new \
           one (near 0: the stripe waits for NCCL; near the window: the stripe is the limit), its \
           hand-offs to the I/O pool with their average wait until a worker took them, a sending \
           socket stripe's waits for its receiver's grant (NCCL_TCPXR_UNREAD_BYTES) and their \

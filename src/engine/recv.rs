@@ -363,6 +363,9 @@ impl RecvComm {
             st.progress()?;
             return Ok(None);
         };
+        if let Some(stats) = &mut st.b.stats {
+            stats.posted(st.b.posted.outstanding() - 1);
+        }
         st.started(capacity, parent);
         st.progress()?;
         Ok(Some(request))

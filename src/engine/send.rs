@@ -156,6 +156,9 @@ impl SendComm {
             st.progress()?;
             return Ok(None);
         };
+        if let Some(stats) = &mut st.b.stats {
+            stats.posted(outstanding);
+        }
         let header = MsgHeader {
             size: size as u64,
             seq: seq as u32,

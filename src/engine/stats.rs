@@ -3,6 +3,10 @@
 //! cuts a line near 1 KiB, which four stripes' details passed).
 use super::striper::StripeCounts;
 
+/// Size classes of [`Stats::by_size`]: class `c` holds messages over `2^(c-1)` bytes and up to
+/// `2^c` (class 0: 0 and 1 byte); the last holds everything larger.
+const SIZE_CLASSES: usize = 41;
+
 /// Per-comm counters, logged at close when NCCL_TCPXR_STATS=1.
 #[derive(Debug)]
 pub struct Stats {
@@ -10,6 +14,14 @@ pub struct Stats {
     pub messages: u64,
     pub bytes: u64,
     pub inline_messages: u64,
+    /// Messages by size class: which sizes NCCL's pipeline sends, which the inline, idle and
+    /// chunk limits are set against.
+    pub by_size: [u64; SIZE_CLASSES],
+    /// Messages posted, and the sum and most of the others then not yet reported done: how deep
+    /// NCCL keeps the comm's pipeline.
+    pub posts: u64,
+    pub out_at_post_sum: u64,
+    pub out_at_post_max: usize,
 }
 
 impl Stats {
@@ -19,13 +31,48 @@ impl Stats {
             messages: 0,
             bytes: 0,
             inline_messages: 0,
+            by_size: [0; SIZE_CLASSES],
+            posts: 0,
+            out_at_post_sum: 0,
+            out_at_post_max: 0,
         }
     }
 
+    /// A message done: its size as it moved.
     pub fn count(&mut self, size: usize, inline: bool) {
         self.messages += 1;
         self.bytes += size as u64;
         self.inline_messages += inline as u64;
+        let class = (usize::BITS - size.saturating_sub(1).leading_zeros()) as usize;
+        self.by_size[class.min(SIZE_CLASSES - 1)] += 1;
+    }
+
+    /// A message posted while `outstanding` others were not yet reported done.
+    pub fn posted(&mut self, outstanding: usize) {
+        self.posts += 1;
+        self.out_at_post_sum += outstanding as u64;
+        self.out_at_post_max = self.out_at_post_max.max(outstanding);
+    }
+
+    /// "; sizes up to 128 B: 2, up to 1 MiB: 5" for the size classes that saw a message.
+    fn sizes_text(&self) -> String {
+        let label = |class: usize| match class {
+            c if c >= 30 => format!("{} GiB", 1u64 << (c - 30)),
+            c if c >= 20 => format!("{} MiB", 1u64 << (c - 20)),
+            c if c >= 10 => format!("{} KiB", 1u64 << (c - 10)),
+            c => format!("{} B", 1u64 << c),
+        };
+        let seen: Vec<String> = (0..SIZE_CLASSES)
+            .filter(|&c| self.by_size[c] > 0)
+            .map(|c| match c {
+                c if c == SIZE_CLASSES - 1 => format!("over {}: {}", label(c - 1), self.by_size[c]),
+                c => format!("up to {}: {}", label(c), self.by_size[c]),
+            })
+            .collect();
+        match seen.is_empty() {
+            true => String::new(),
+            false => format!("; sizes {}", seen.join(", ")),
+        }
     }
 
     /// Logs [`Stats::lines`] at INFO.
@@ -94,13 +141,22 @@ impl Stats {
                 stripes.chunks[i]
             )
         });
+        let depth = match self.posts {
+            0 => String::new(),
+            n => format!(
+                "; others out at a post avg {:.1} max {}",
+                self.out_at_post_sum as f64 / n as f64,
+                self.out_at_post_max
+            ),
+        };
         let totals = format!(
-            "stats {what}: {} messages ({} inline), {:.1} MB in {secs:.2} s; window stalls {}; {} stripes",
+            "stats {what}: {} messages ({} inline), {:.1} MB in {secs:.2} s; window stalls {}; {} stripes{}{depth}",
             self.messages,
             self.inline_messages,
             self.bytes as f64 / 1e6,
             stripes.stalls,
-            stripes.bytes.len()
+            stripes.bytes.len(),
+            self.sizes_text()
         );
         std::iter::once(totals).chain(per).collect()
     }
@@ -122,6 +178,8 @@ mod tests {
         let mut stats = Stats::new();
         stats.count(1 << 20, false);
         stats.count(100, true);
+        stats.posted(0);
+        stats.posted(3);
         let stripes = StripeCounts {
             chunks: vec![4, 0],
             bytes: vec![1 << 20, 0],
@@ -145,7 +203,8 @@ mod tests {
         assert_eq!(
             stats.lines("send", &stripes, 2.0),
             [
-                "stats send: 2 messages (1 inline), 1.0 MB in 2.00 s; window stalls 3; 2 stripes",
+                "stats send: 2 messages (1 inline), 1.0 MB in 2.00 s; window stalls 3; 2 stripes; sizes up to 128 B: 1, \
+                 up to 1 MiB: 1; others out at a post avg 1.5 max 3",
                 "stats send s0: 1.0 MB in 4 chunks 25% busy, queued ahead avg 0.5 max 1, 4 hand-offs waited avg \
                  2.0 us, 2 grant waits avg 25.0 us, window grew 3 times to at most 1024 KiB, 1.0 MB demoted from \
                  the reader's caches, done avg 25.0 us \
@@ -153,5 +212,19 @@ mod tests {
                 "stats send s1: 0.0 MB in 0 chunks",
             ]
         );
+    }
+
+    #[test]
+    fn a_message_counts_in_the_smallest_power_of_two_that_holds_it() {
+        let mut stats = Stats::new();
+        for size in [0, 1, 2, 3, 64, 65, 128 << 10, (128 << 10) + 1, 1 << 40, usize::MAX] {
+            stats.count(size, false);
+        }
+        assert_eq!(
+            stats.sizes_text(),
+            "; sizes up to 1 B: 2, up to 2 B: 1, up to 4 B: 1, up to 64 B: 1, up to 128 B: 1, up to 128 KiB: 1, \
+             up to 256 KiB: 1, over 512 GiB: 2"
+        );
+        assert_eq!(Stats::new().sizes_text(), "", "no message, no sizes");
     }
 }
