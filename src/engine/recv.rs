@@ -359,12 +359,13 @@ impl RecvComm {
                 }
             }
         };
+        let outstanding = st.b.posted.outstanding();
         let Some(request) = st.b.posted.post(Msg::new(data as usize, land, capacity, mem, parent)) else {
             st.progress()?;
             return Ok(None);
         };
         if let Some(stats) = &mut st.b.stats {
-            stats.posted(st.b.posted.outstanding() - 1);
+            stats.posted(outstanding);
         }
         st.started(capacity, parent);
         st.progress()?;
