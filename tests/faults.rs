@@ -555,3 +555,67 @@ fn implausibly_small_socket_buffers_are_honoured_with_a_warn_at_init() {
         );
     }
 }
+
+/// A stripe window (NCCL_TCPXR_UNREAD_BYTES) larger than the receive buffer the host lets a socket
+/// have (net.core.rmem_max caps SO_RCVBUF) is fitted to what the kernel kept, with one WARN naming
+/// the variables, the limit and the windows used: every granted byte must fit in the receiver's
+/// kernel, or a sender closing at once could lose the tail to a reset (transport/socket/grant.rs).
+#[test]
+fn a_stripe_window_beyond_the_hosts_receive_buffer_limit_is_fitted_with_a_warn() {
+    if std::env::var("NCCL_TCPXR_TRANSPORT").as_deref() == Ok("tcpx") {
+        return; // windows and grants are the socket transport's (faults_tcpx.rs runs this file)
+    }
+    let rmem_max: u64 = std::fs::read_to_string("/proc/sys/net/core/rmem_max")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // Asking for twice this, a socket is kept at most 2 * rmem_max, which holds half of it.
+    let window = rmem_max.max(1 << 20).next_multiple_of(4096);
+    if window > 1 << 30 {
+        eprintln!("SKIPPED: net.core.rmem_max {rmem_max} is above the window's range");
+        return;
+    }
+    let mut child = bench()
+        .args(["peer", "--role", "recv", "--size", "1M"])
+        .env("NCCL_TCPXR_UNREAD_BYTES", window.to_string())
+        .env("TCPXR_LOG", "warn")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let hex_handle = read_line(&mut child, &mut out, "HANDLE");
+    let mut handle = [0u8; 128];
+    for (i, b) in handle.iter_mut().enumerate() {
+        *b = u8::from_str_radix(&hex_handle[2 * i..2 * i + 2], 16).unwrap();
+    }
+    let net = v12();
+    assert_eq!(net.init(), OK);
+    let mut s = null();
+    let start = Instant::now();
+    while s.is_null() {
+        assert_eq!(net.connect(0, &mut handle, &mut s), OK);
+        assert!(start.elapsed() < DEADLINE);
+    }
+    read_line(&mut child, &mut out, "CONNECTED");
+    // Bytes move through the fitted windows.
+    let mut buf = vec![3u8; 1 << 20];
+    let mut req = null();
+    assert_eq!(
+        net.isend(s, buf.as_mut_ptr() as *mut c_void, buf.len(), null(), &mut req),
+        OK
+    );
+    assert_eq!(wait_result(&net, req, DEADLINE).0, OK);
+    child.kill().unwrap();
+    let output = child.wait_with_output().unwrap();
+    let log = String::from_utf8_lossy(&output.stderr);
+    let lines = warn_lines(&log, "NCCL_TCPXR_UNREAD_BYTES / NCCL_TCPXR_UNREAD_MAX_BYTES");
+    assert_eq!(lines.len(), 1, "one WARN:\n{log}");
+    assert!(
+        lines[0].contains("net.core.rmem_max caps it") && lines[0].contains(&format!("instead of {window}-{window}")),
+        "{log}"
+    );
+    assert_eq!(net.close_send(s), OK);
+}

@@ -191,7 +191,8 @@ pub const UNREAD_BYTES: Param = Param {
           receiver grants more as it reads and the rest waits in the sender's memory, so the \
           receiving copy finds its bytes in the cache while TCP keeps its own large window. The \
           receiving side's value is used, and its stripes take an SO_RCVBUF of at least twice this \
-          (see NCCL_TCPXR_SOCKET_RCVBUF). 0: no limit but TCP's. Off by default: 262144 made the \
+          (see NCCL_TCPXR_SOCKET_RCVBUF); where net.core.rmem_max keeps them smaller, the window is \
+          cut to a quarter of the buffer the kernel kept, with a WARN. 0: no limit but TCP's. Off by default: 262144 made the \
           4-rank ring 1.4x faster and bulk all_gather up to 22 % at 4 ranks, but sendrecv up to 28 % \
           slower, and 2-rank all_reduce and reduce_scatter up to 15 % (docs/BENCHMARKS.md, \
           \"The stripes' window\"). A frozen peer is then waited for instead of declared dead (see \
@@ -208,7 +209,8 @@ pub const UNREAD_MAX_BYTES: Param = Param {
           doubles a stripe's window when its sender stopped at the grant while the receiver was \
           waiting for bytes, and halves it back after 8 windows read without that \
           (transport/socket/grant.rs). 0: the window keeps its size. The receiving side's value is \
-          used; its stripes take an SO_RCVBUF of at least twice this. At 4 ranks, 262144 growing \
+          used; its stripes take an SO_RCVBUF of at least twice this (cut as \
+          NCCL_TCPXR_UNREAD_BYTES is where the kernel keeps less). At 4 ranks, 262144 growing \
           to 4194304 kept sendrecv at its speed without a window (a fixed 262144: up to 24 % \
           slower) and took bulk all_reduce 7-14 % less time; at 2 ranks it cost sendrecv and \
           reduce_scatter up to 22 % on one instance and nothing beyond the spread on another \

@@ -132,6 +132,33 @@ pub fn set_buffers(stream: &TcpStream, sndbuf: usize, rcvbuf: usize) -> io::Resu
     Ok(())
 }
 
+/// The socket's SO_RCVBUF as the kernel keeps it: twice what was asked for, after
+/// `net.core.rmem_max` capped the request.
+pub fn kept_receive_buffer(stream: &TcpStream) -> io::Result<usize> {
+    let mut value: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: passes a pointer to a live c_int and its size, which getsockopt writes at most.
+    cvt(unsafe {
+        libc::getsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            &mut value as *mut libc::c_int as *mut libc::c_void,
+            &mut len,
+        )
+    })?;
+    Ok(value.max(0) as usize)
+}
+
+/// Bytes in the socket's send queue that the peer's kernel has not acknowledged (SIOCOUTQ: not
+/// yet sent, or sent and not acknowledged).
+pub fn unacknowledged(fd: RawFd) -> io::Result<usize> {
+    let mut value: libc::c_int = 0;
+    // SAFETY: TIOCOUTQ (SIOCOUTQ) writes one c_int through the pointer, which is live.
+    cvt(unsafe { libc::ioctl(fd, libc::TIOCOUTQ, &mut value as *mut libc::c_int) })?;
+    Ok(value.max(0) as usize)
+}
+
 /// Makes a dead or unreachable peer an error within about `timeout_ms`, even when no data flows
 /// (keepalive) or when sent data stays unacknowledged (TCP_USER_TIMEOUT).
 pub fn set_peer_timeout(stream: &TcpStream, timeout_ms: u64) -> io::Result<()> {

@@ -33,6 +33,13 @@
 //! write never finds it full (if it did, the grant is kept and written on the next pump).
 //! No deadlock: a sender stopped at its allowance `g` has sent `g`; a receiver that has read all of
 //! it grants `g + window`, since that is a whole window past `g`.
+//!
+//! **Close.** A grant that reaches a sender after NCCL closed its send comm makes the sender's
+//! kernel answer with a reset, which discards whatever it had not yet had acknowledged, bytes NCCL
+//! already counts as sent. Two rules keep that from losing any: a receiving stripe's window fits
+//! in its socket's receive buffer ([`WindowBounds::fitted`]), so the receiver's kernel takes every
+//! granted byte at once whether or not it reads; and a closing sender waits for that kernel's
+//! acknowledgement of its last bytes (stripe.rs, `CLOSE_ACK_WAIT`), which is then a round trip.
 use super::mover::Wire;
 use crate::error::{Error, Result};
 use crate::net::conn::{self, Direction};
@@ -84,6 +91,12 @@ impl Allowance {
             limit: UNLIMITED,
             ..Allowance::none()
         }
+    }
+
+    /// Whether the receiver may still write grants: it has not granted [`UNLIMITED`], which a
+    /// receiver without a window does once, first.
+    pub fn more_may_come(&self) -> bool {
+        self.limit < UNLIMITED
     }
 
     /// Bytes that may go now, `sent` having gone.
@@ -151,7 +164,41 @@ impl WindowBounds {
             most: window,
         }
     }
+
+    /// The SO_RCVBUF a receiving stripe asks for, `rcvbuf` being NCCL_TCPXR_SOCKET_RCVBUF (0:
+    /// autotuning): at least twice the largest window, so that TCP takes every byte the window
+    /// grants even from a receiver that has read nothing yet (the kernel's autotuning starts near
+    /// 128 KiB, which took 113 KiB unread on loopback). [`WindowBounds::fitted`] is what the
+    /// kernel honours of it.
+    pub fn receive_buffer(self, rcvbuf: usize) -> usize {
+        match self.most {
+            0 => rcvbuf,
+            w => rcvbuf.max(2 * w as usize),
+        }
+    }
+
+    /// The bounds a receiving socket whose kernel keeps an SO_RCVBUF of `kept` bytes can honour:
+    /// at most a quarter of it (Linux keeps twice what was asked, and TCP advertises about half
+    /// of what it keeps), and never below [`MIN_FITTED_WINDOW`]. Every granted byte must fit in
+    /// the receiver's kernel: one the sender's kernel still holds when NCCL closes the send comm
+    /// is lost if a later grant arrives after the close and makes it a reset. The stripes ask
+    /// for twice the window, but `net.core.rmem_max` silently caps what they get (212992 bytes
+    /// on a stock kernel).
+    pub fn fitted(self, kept: usize) -> WindowBounds {
+        if self.most == 0 {
+            return self;
+        }
+        let most = self.most.min(((kept / 4) as u64).max(MIN_FITTED_WINDOW));
+        WindowBounds {
+            least: self.least.min(most),
+            most,
+        }
+    }
 }
+
+/// The smallest window [`WindowBounds::fitted`] leaves: a kernel that keeps less than four times
+/// this for a socket (rmem_max below 8 KiB) cannot hold a useful window at all.
+pub const MIN_FITTED_WINDOW: u64 = 4096;
 
 /// A grown window halves once this many windows have been read without the sender waiting on it:
 /// the bytes a window lets wait unread are what the cache holds for the receiving copy, so it

@@ -251,18 +251,6 @@ pub fn check_stripe_hello(hello: &[u8], token: u64) -> Verdict {
     }
 }
 
-/// A receiving stripe's SO_RCVBUF: at least twice its window, so that TCP takes every byte the
-/// window grants even from a receiver that has read nothing yet (Linux doubles the value; the
-/// kernel's autotuning starts near 128 KiB, which took 113 KiB unread on loopback). Otherwise
-/// granted bytes could wait in the sender's kernel after its chunks count as sent, and a reset
-/// would lose them (grant.rs).
-fn receive_buffer(opts: &SocketOptions) -> usize {
-    match opts.window.most {
-        0 => opts.rcvbuf,
-        w => opts.rcvbuf.max(2 * w as usize),
-    }
-}
-
 fn configure(stream: &TcpStream, opts: &SocketOptions, rcvbuf: usize) -> Result<()> {
     stream.set_nodelay(true).map_err(|e| Error::os("TCP_NODELAY", e))?;
     sys::set_buffers(stream, opts.sndbuf, rcvbuf).map_err(|e| Error::os("socket buffer sizes", e))?;
@@ -348,7 +336,7 @@ impl InnerListener for SocketListener {
         let Some((stream, _)) = got else {
             return Ok(None);
         };
-        configure(&stream, &self.opts, receive_buffer(&self.opts))?;
+        configure(&stream, &self.opts, self.opts.window.receive_buffer(self.opts.rcvbuf))?;
         Ok(Some(Box::new(
             Stripe::receiving(stream, self.pool, self.handoff_bytes, self.opts.window)?
                 .demoting_bounce(self.opts.bounce_demote),

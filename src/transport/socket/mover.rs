@@ -177,6 +177,11 @@ impl Mover {
         }
     }
 
+    /// Whether a sender may still be written grants (its receiver has a window).
+    pub fn grants_may_come(&self) -> bool {
+        matches!(&self.flow, Flow::Send(a) if a.more_may_come())
+    }
+
     /// Whether a send has used all the receiver has granted (it waits for readable bytes, not
     /// for room in the socket).
     pub fn starved(&self) -> bool {

@@ -333,6 +333,60 @@ impl Work for Core {
     }
 }
 
+/// How long closing a sending stripe whose receiver has a window waits for the receiver's kernel
+/// to acknowledge what the sender's still holds (see `Drop`): at most [`CLOSE_ACK_WAIT`] in all,
+/// and no longer than [`CLOSE_ACK_STALL`] without an acknowledgement, which covers a
+/// retransmission (Linux's shortest timeout is 200 ms). With windows fitted to the receivers'
+/// buffers ([`WindowBounds::fitted`]) a receiver's kernel takes every granted byte whether or not
+/// it reads, so the wait is a round trip, and a stopped receiver does not hold up NCCL's teardown.
+/// What is not acknowledged by then may be lost to a reset, which the receiver reports as a remote
+/// error.
+const CLOSE_ACK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+const CLOSE_ACK_STALL: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// Reads and drops the grants waiting on a closing sender's socket; false once the receiver has
+/// closed its end or the connection failed (nothing it sends later matters then).
+fn drain_grants(stream: &TcpStream) -> bool {
+    let mut scratch = [0u8; 256];
+    loop {
+        match (&*stream).read(&mut scratch) {
+            Ok(0) => return false,
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return e.kind() == std::io::ErrorKind::WouldBlock,
+        }
+    }
+}
+
+/// `window` as `stream`'s receive buffer can honour it; the first stripe that has to cap it says
+/// so once (a WARN: the windows the user set are not what the stripes use).
+fn fit_window(stream: &TcpStream, window: WindowBounds) -> Result<WindowBounds> {
+    if window.most == 0 {
+        return Ok(window);
+    }
+    let kept = sys::kept_receive_buffer(stream).map_err(|e| Error::os("SO_RCVBUF", e))?;
+    let fitted = window.fitted(kept);
+    static SAID: std::sync::Once = std::sync::Once::new();
+    if fitted != window {
+        SAID.call_once(|| {
+            log::warn!(
+                target: "tcpxr::socket",
+                "NCCL_TCPXR_UNREAD_BYTES / NCCL_TCPXR_UNREAD_MAX_BYTES: a receiving stripe asked for an \
+                 SO_RCVBUF of at least twice its window ({} bytes) and the kernel kept {kept} \
+                 (net.core.rmem_max caps it), which holds a window of {} bytes at most: the stripes' \
+                 windows are {}-{} bytes instead of {}-{}; raise net.core.rmem_max to keep them",
+                2 * window.most,
+                fitted.most,
+                fitted.least,
+                fitted.most,
+                window.least,
+                window.most
+            )
+        });
+    }
+    Ok(fitted)
+}
+
 /// The stripe as the engine holds it (one end of one stripe of one comm).
 pub struct Stripe {
     core: Arc<Core>,
@@ -366,7 +420,9 @@ impl Stripe {
 
     /// The receiving end, as [`Stripe::sending`], letting the sender have a window of unread
     /// bytes on the wire within `window` (0: no limit). Its first grant is written here.
+    /// The window is capped to what the socket's receive buffer holds ([`WindowBounds::fitted`]).
     pub fn receiving(stream: TcpStream, pool: PoolShape, handoff_bytes: usize, window: WindowBounds) -> Result<Stripe> {
+        let window = fit_window(&stream, window)?;
         Stripe::start(stream, Mover::receiver(window), pool, handoff_bytes)
     }
 
@@ -612,8 +668,30 @@ impl Drop for Stripe {
         if mover.direction() == Direction::Send {
             // Grants left unread would make the close a reset, and a reset discards what the
             // kernel has not sent yet, bytes whose chunks NCCL already counts as sent (grant.rs).
-            let mut scratch = [0u8; 256];
-            while matches!((&core.stream).read(&mut scratch), Ok(n) if n > 0) {}
+            // A grant can also arrive after the close, so while the receiver may still write them
+            // the close waits until its kernel has acknowledged every byte (the reset then discards
+            // nothing the receiver lacks), as long as acknowledgements keep coming and the
+            // receiver has not closed (see CLOSE_ACK_WAIT).
+            let fd = core.stream.as_raw_fd();
+            let (mut unacked, started) = (usize::MAX, Instant::now());
+            let mut progress_at = started;
+            while mover.grants_may_come() {
+                let receiver_open = drain_grants(&core.stream);
+                let now_unacked = sys::unacknowledged(fd).unwrap_or(0);
+                let now = Instant::now();
+                if now_unacked < unacked {
+                    (unacked, progress_at) = (now_unacked, now);
+                }
+                if !receiver_open
+                    || unacked == 0
+                    || now - progress_at >= CLOSE_ACK_STALL
+                    || now - started >= CLOSE_ACK_WAIT
+                {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_micros(100));
+            }
+            drain_grants(&core.stream);
         }
         drop(mover);
         // Out of the readiness sets while the socket is still open (`core` holds it).
@@ -726,16 +804,27 @@ mod tests {
         stripes_with(l, buffers, handoff, WindowBounds::fixed(WINDOW))
     }
 
+    /// As [`stripes`], the receiver's SO_RCVBUF raised for `window` as the transport's accept
+    /// does ([`WindowBounds::receive_buffer`]).
     fn stripes_with(l: &TcpListener, buffers: usize, handoff: usize, window: WindowBounds) -> (Stripe, Stripe) {
         let (a, b) = tcp_pair(l, buffers);
+        sys::set_buffers(&b, 0, window.receive_buffer(buffers)).unwrap();
         let shape = PoolShape {
             stats: true,
             ..PoolShape::threads(2)
         };
         (
             Stripe::sending(a, shape, handoff).unwrap(),
-            Stripe::receiving(b, shape, handoff, window).unwrap(),
+            receiving(b, shape, handoff, window),
         )
+    }
+
+    /// The receiving end of `b`. Its window is fitted to the socket's receive buffer, and the
+    /// first stripe whose window that caps logs a WARN (asserted in tests/faults.rs): a test that
+    /// shrinks the buffer, or a host whose net.core.rmem_max is small, provokes it.
+    fn receiving(b: TcpStream, shape: PoolShape, handoff: usize, window: WindowBounds) -> Stripe {
+        crate::testlog::allow("net.core.rmem_max caps it");
+        Stripe::receiving(b, shape, handoff, window).unwrap()
     }
 
     fn send(tx: &mut Stripe, data: &[u8]) {
@@ -1145,7 +1234,7 @@ mod tests {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         for handoff in [usize::MAX, 1] {
             let (mut a, b) = tcp_pair(&l, 0);
-            let mut rx = Stripe::receiving(b, PoolShape::threads(2), handoff, WindowBounds::fixed(WINDOW)).unwrap();
+            let mut rx = receiving(b, PoolShape::threads(2), handoff, WindowBounds::fixed(WINDOW));
             let mut out = vec![0u8; 1 << 20];
             recv(&mut rx, &mut out);
             a.write_all(&frame::encode(0, 1 << 20)).unwrap();
@@ -1212,7 +1301,7 @@ mod tests {
             // Sleeping: a chunk has started to arrive and its rest never comes; a worker waits
             // for it in epoll.
             let (mut raw, b) = tcp_pair(&l, 0);
-            let mut sleeper = Stripe::receiving(b, PoolShape::threads(2), 1, WindowBounds::fixed(WINDOW)).unwrap();
+            let mut sleeper = receiving(b, PoolShape::threads(2), 1, WindowBounds::fixed(WINDOW));
             let mut sleep_buf = vec![0u8; CHUNK];
             recv(&mut sleeper, &mut sleep_buf);
             raw.write_all(&frame::encode(0, CHUNK)).unwrap();
@@ -1260,5 +1349,75 @@ mod tests {
             "1500 rounds of 3 stripe pairs opened and closed in {:?}",
             start.elapsed()
         );
+    }
+
+    /// A sender that closes as soon as its chunk counts as sent (in its kernel) loses none of it,
+    /// though the reading receiver's grants may still arrive after the close (a reset would
+    /// discard what the sender's kernel holds): where the receiver's kernel keeps less than the
+    /// window asks (net.core.rmem_max caps SO_RCVBUF; here the test lowers it, before the
+    /// stripe starts or after), the window is fitted to it, and the close waits for the receiver's
+    /// kernel to acknowledge what is left.
+    #[test]
+    fn a_sender_closing_at_once_loses_nothing_to_a_later_grant_whatever_the_receive_buffer() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let shape = PoolShape::threads(2);
+        // (window, the receiver's SO_RCVBUF before its stripe starts, and after, 0: unchanged)
+        for (window, before, after) in [
+            (WINDOW, 64 << 10, 0),
+            (4 << 20, 212_992, 0),
+            (4 << 20, 8 << 20, 256 << 10),
+        ] {
+            let (a, b) = tcp_pair(&l, 0);
+            sys::set_buffers(&b, 0, before).unwrap();
+            let kept = sys::kept_receive_buffer(&b).unwrap();
+            let b_fd = b.as_raw_fd();
+            let mut rx = receiving(b, shape, usize::MAX, WindowBounds::fixed(window));
+            let mut tx = Stripe::sending(a, shape, usize::MAX).unwrap();
+            assert_eq!(
+                InnerStripe::window_growth(&rx),
+                Some((0, WindowBounds::fixed(window).fitted(kept).most))
+            );
+            if after > 0 {
+                // SAFETY: b_fd is rx's socket, open until rx drops at the end of the round.
+                let b =
+                    std::mem::ManuallyDrop::new(unsafe { <TcpStream as std::os::fd::FromRawFd>::from_raw_fd(b_fd) });
+                sys::set_buffers(&b, 0, after).unwrap();
+            }
+            let payload = data(3 * window as usize / 4, 9);
+            let mut out = vec![0u8; payload.len()];
+            recv(&mut rx, &mut out);
+            std::thread::scope(|s| {
+                let reader = s.spawn(|| wait_recv(&mut rx));
+                send(&mut tx, &payload);
+                wait_send(&mut tx);
+                drop(tx);
+                let got = reader.join().unwrap();
+                assert!(
+                    got.is_ok(),
+                    "window {window}, receive buffer {before} then {after}: {got:?}"
+                );
+            });
+            assert!(out == payload, "window {window}: the chunk arrived changed");
+        }
+    }
+
+    #[test]
+    fn a_window_is_fitted_to_a_quarter_of_the_buffer_the_kernel_keeps() {
+        let window = WindowBounds {
+            least: 64 << 10,
+            most: 1 << 20,
+        };
+        assert_eq!(window.receive_buffer(0), 2 << 20);
+        assert_eq!(window.receive_buffer(8 << 20), 8 << 20);
+        assert_eq!(WindowBounds::fixed(0).receive_buffer(0), 0);
+        // The kernel keeps twice what was asked: the window as asked fits.
+        assert_eq!(window.fitted(4 << 20), window);
+        // A stock net.core.rmem_max (212992) keeps 425984 whatever was asked.
+        let stock = window.fitted(425_984);
+        assert_eq!((stock.least, stock.most), (64 << 10, 106_496));
+        let small = window.fitted(128 << 10);
+        assert_eq!((small.least, small.most), (32 << 10, 32 << 10));
+        assert_eq!(window.fitted(0).most, super::super::grant::MIN_FITTED_WINDOW);
+        assert_eq!(WindowBounds::fixed(0).fitted(4096), WindowBounds::fixed(0));
     }
 }
