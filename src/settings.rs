@@ -93,6 +93,8 @@ pub enum Source {
     Auto(String),
     /// The user's or default value, lowered to what something else allows, and why.
     Capped(String),
+    /// The user's or default value, raised to what something else needs, and why.
+    Raised(String),
 }
 
 impl fmt::Display for Source {
@@ -102,6 +104,7 @@ impl fmt::Display for Source {
             Source::Default => f.write_str("default"),
             Source::Auto(why) => write!(f, "auto: {why}"),
             Source::Capped(why) => write!(f, "capped: {why}"),
+            Source::Raised(why) => write!(f, "raised: {why}"),
         }
     }
 }
@@ -405,6 +408,39 @@ pub fn capped(var: &str, value: usize, limit: usize, transport: &dyn fmt::Displa
     Value {
         value,
         source: env_or_default(var),
+    }
+}
+
+/// The chunk size where the chunks of a receive stay held until NCCL consumes it (NCCL's device
+/// unpack over tcpx: TCPX keeps the pages NCCL's kernel reads from, each chunk a slot of its
+/// stripe's receive window). Every chunk one stripe carries of a receive must fit in that window
+/// at once, or the receive waits for a chunk the window cannot take until the receive itself is
+/// consumed, and never completes. A receive is at most `largest_receive` bytes, dealt round-robin
+/// over at least `stripes` stripes, so chunks of at least largest_receive / (stripes x window)
+/// keep every receive within the windows; a larger chunk stands (the defaults, 512 KiB x 4
+/// stripes x 16 slots, hold 32 MiB).
+pub fn chunk_for_held_receives(
+    chunk: Value<usize>,
+    stripes: usize,
+    recv_window: usize,
+    largest_receive: usize,
+) -> Value<usize> {
+    let slots = stripes.max(1) * recv_window.max(1);
+    let needed = largest_receive.div_ceil(slots).next_multiple_of(4096);
+    if chunk.value >= needed {
+        return chunk;
+    }
+    let why = format!(
+        "over tcpx a receive with NCCL's device unpack holds its chunks until it is consumed: a \
+         {largest_receive}-byte receive over {stripes} stripe(s) of {recv_window} receive slots \
+         needs chunks of at least {needed} bytes, not {}",
+        chunk.value
+    );
+    // A WARN: only a chunk size, window or stripe count set well below the defaults comes here.
+    log::warn!(target: "tcpxr::init", "NCCL_TCPXR_CHUNK_BYTES raised to {needed}: {why}");
+    Value {
+        value: needed,
+        source: Source::Raised(why),
     }
 }
 
@@ -847,6 +883,26 @@ mod tests {
                 source: Source::Default
             }
         );
+    }
+
+    #[test]
+    fn held_receives_raise_a_chunk_too_small_for_the_windows_and_leave_others() {
+        let default = |value| Value {
+            value,
+            source: Source::Default,
+        };
+        let four_mib = 4 << 20;
+        // The defaults hold 32 MiB; 8 KiB chunks over 1 stripe of 16 slots hold 128 KiB.
+        assert_eq!(
+            chunk_for_held_receives(default(512 << 10), 4, 16, four_mib),
+            default(512 << 10)
+        );
+        let raised = chunk_for_held_receives(default(8 << 10), 1, 16, four_mib);
+        assert_eq!(raised.value, 256 << 10);
+        assert!(matches!(&raised.source, Source::Raised(why) if why.contains("needs chunks of at least 262144")));
+        // Rounded up to a page: 4 MiB over 3 x 5 slots is 279621.3 bytes a chunk.
+        assert_eq!(chunk_for_held_receives(default(4096), 3, 5, four_mib).value, 69 * 4096);
+        assert_eq!(chunk_for_held_receives(default(4096), 1, 1, four_mib).value, four_mib);
     }
 
     #[test]

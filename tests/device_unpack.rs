@@ -8,87 +8,11 @@
 mod common;
 
 use common::*;
-use nccl_net_tcpxr::abi::*;
 use std::ffi::{c_int, c_void};
-use std::time::Instant;
-
-/// A pair whose receive side has NCCL's device unpack, and the device handle accept filled in.
-struct UnpackPair {
-    net: V12,
-    send: *mut c_void,
-    recv: *mut c_void,
-    handle: unpackNetDeviceHandle,
-}
-
-fn connect() -> UnpackPair {
-    let net = v12();
-    let (send, recv, dev) = unpack_pair(&net, true);
-    // Without a GPU tcpxr's ring lives in plain host memory: the device address is the host one.
-    // SAFETY: the handle tcpxr gave NCCL, 24 readable bytes.
-    let handle = unsafe { std::ptr::read(dev as *const unpackNetDeviceHandle) };
-    assert_eq!(
-        handle.head,
-        u64::MAX,
-        "NCCL's kernel increments head before its first slice"
-    );
-    UnpackPair {
-        net,
-        send,
-        recv,
-        handle,
-    }
-}
-
-impl UnpackPair {
-    /// What NCCL's kernel does for receive `n` into `dst`: every record of slot n % 16.
-    fn unpack(&self, n: u64, dst: &mut [u8]) -> usize {
-        let slot = (n % 16) as usize;
-        // SAFETY: the ring the handle points to (host memory here); the count is published before
-        // test reports the receive done, the records before the count.
-        let meta = unsafe { &*self.handle.meta };
-        let cnt = meta.cnt[slot] as usize;
-        for r in &meta.mem[slot][..cnt] {
-            let (src, dst_off, len) = (r.src_off as usize, r.dst_off as usize, r.len as usize);
-            assert!(dst_off + len <= dst.len(), "a record beyond the receive: {r:?}");
-            // SAFETY: src_off counts from bounce_buf, which the comm keeps until irecvConsumed.
-            let from = unsafe { std::slice::from_raw_parts((self.handle.bounce_buf as *const u8).add(src), len) };
-            dst[dst_off..dst_off + len].copy_from_slice(from);
-        }
-        cnt
-    }
-
-    /// How many records receive `n` published.
-    fn published(&self, n: u64) -> usize {
-        // SAFETY: as in unpack.
-        unsafe { (*self.handle.meta).cnt[(n % 16) as usize] as usize }
-    }
-
-    fn consumed(&self, req: *mut c_void) -> R {
-        // SAFETY: tcpxr's table, its own comm and request.
-        unsafe { self.net.0.irecvConsumed.unwrap()(self.recv, 1, req) }
-    }
-}
-
-impl Drop for UnpackPair {
-    fn drop(&mut self) {
-        assert_eq!(self.net.close_send(self.send), OK);
-        assert_eq!(self.net.close_recv(self.recv), OK);
-    }
-}
-
-fn wait(net: &V12, req: *mut c_void) -> c_int {
-    let (mut done, mut size) = (0, -1);
-    let start = Instant::now();
-    while done == 0 {
-        assert_eq!(net.test(req, &mut done, &mut size), OK);
-        assert!(start.elapsed() < DEADLINE, "request never completed");
-    }
-    size
-}
 
 #[test]
 pub fn receives_are_placed_from_the_ring_slot_of_their_number_and_released_by_irecv_consumed() {
-    let p = connect();
+    let p = UnpackPair::connect();
     // Sizes around the inline limit and the chunk size, one empty, one smaller than posted; more
     // receives than ring slots, eight in flight as NCCL keeps them.
     let sizes: Vec<usize> = (0..40)
@@ -119,8 +43,8 @@ pub fn receives_are_placed_from_the_ring_slot_of_their_number_and_released_by_ir
         if i >= depth {
             let k = i - depth;
             let (rq, sq) = reqs[k];
-            assert_eq!(wait(&p.net, rq) as usize, sizes[k]);
-            assert_eq!(wait(&p.net, sq) as usize, sizes[k]);
+            assert_eq!(p.wait(rq) as usize, sizes[k]);
+            assert_eq!(p.wait(sq) as usize, sizes[k]);
             let published = p.published(k as u64);
             if published > 0 {
                 assert!(
@@ -152,7 +76,7 @@ pub fn receives_are_placed_from_the_ring_slot_of_their_number_and_released_by_ir
 
 #[test]
 fn consumes_out_of_order_and_a_seventeenth_unconsumed_receive_are_refused() {
-    let p = connect();
+    let p = UnpackPair::connect();
     let n = 64;
     let mut sent: Vec<Vec<u8>> = (0..17).map(|i| pattern(n, 50 + i)).collect();
     let mut bufs = vec![vec![0u8; n]; 17];
@@ -170,8 +94,8 @@ fn consumes_out_of_order_and_a_seventeenth_unconsumed_receive_are_refused() {
             OK
         );
         assert!(!rq.is_null());
-        assert_eq!(wait(&p.net, rq), n as c_int);
-        assert_eq!(wait(&p.net, sq), n as c_int);
+        assert_eq!(p.wait(rq), n as c_int);
+        assert_eq!(p.wait(sq), n as c_int);
         rqs.push(rq);
     }
     let mut rq = null();
@@ -200,8 +124,8 @@ fn consumes_out_of_order_and_a_seventeenth_unconsumed_receive_are_refused() {
             .isend(p.send, sent[16].as_mut_ptr() as *mut c_void, n, null(), &mut sq),
         OK
     );
-    assert_eq!(wait(&p.net, rq), n as c_int);
-    assert_eq!(wait(&p.net, sq), n as c_int);
+    assert_eq!(p.wait(rq), n as c_int);
+    assert_eq!(p.wait(sq), n as c_int);
     p.unpack(16, &mut bufs[16]);
     assert!(bufs[16] == sent[16]);
     assert_eq!(p.consumed(rq), OK);

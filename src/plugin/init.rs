@@ -6,6 +6,7 @@ use super::{Plugin, INIT, PLUGIN, VERSION};
 use crate::abi::{ncclDebugLogger_t, NCCL_PTR_CUDA, NCCL_PTR_HOST};
 use crate::config::{self, Config};
 use crate::devices::Devices;
+use crate::engine::ring::MAX_RECEIVE_BYTES;
 use crate::error::{Error, Result};
 use crate::nccl_settings::{self, GpuBuffersChoice, Setting};
 use crate::settings::{self, Line, Source, Value};
@@ -114,7 +115,8 @@ fn socket_options(config: &Config, io_threads: Option<usize>) -> SocketOptions {
 }
 
 /// The chunk size and windows in effect: the configured ones, capped to what the transport can
-/// take ([`Transport::limits`]), each with its source.
+/// take ([`Transport::limits`]), the chunk raised where receives are held
+/// ([`settings::chunk_for_held_receives`]), each with its source.
 struct Shape {
     chunk: Value<usize>,
     send: Value<usize>,
@@ -125,15 +127,25 @@ impl Shape {
     fn capped(config: &Config, transport: &dyn Transport) -> Shape {
         let limits = transport.limits();
         let kind = transport.kind();
+        let chunk = settings::capped(
+            "NCCL_TCPXR_CHUNK_BYTES",
+            config.chunk_bytes,
+            limits.max_chunk_bytes,
+            &kind,
+        );
+        let recv = settings::capped("NCCL_TCPXR_RECV_WINDOW", config.recv_window, limits.recv_slots, &kind);
+        // Over tcpx a receive comm NCCL asks for device unpack holds its chunks until NCCL
+        // consumes each receive (accept honours the ask whatever init offered).
+        let chunk = match kind {
+            TransportKind::Tcpx => {
+                settings::chunk_for_held_receives(chunk, config.stripes, recv.value, MAX_RECEIVE_BYTES)
+            }
+            TransportKind::Socket => chunk,
+        };
         Shape {
-            chunk: settings::capped(
-                "NCCL_TCPXR_CHUNK_BYTES",
-                config.chunk_bytes,
-                limits.max_chunk_bytes,
-                &kind,
-            ),
+            chunk,
             send: settings::capped("NCCL_TCPXR_SEND_WINDOW", config.send_window, limits.send_slots, &kind),
-            recv: settings::capped("NCCL_TCPXR_RECV_WINDOW", config.recv_window, limits.recv_slots, &kind),
+            recv,
         }
     }
 }

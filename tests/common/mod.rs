@@ -1123,6 +1123,96 @@ pub fn unpack_pair(net: &V12, unpack: bool) -> (*mut c_void, *mut c_void, *mut c
     (s, r, dev.handle)
 }
 
+/// A pair of the v12 table whose receive side has NCCL's device unpack, with the device handle
+/// accept filled in; this test plays NCCL's kernel ([`UnpackPair::unpack`]). Closed on drop.
+pub struct UnpackPair {
+    pub net: V12,
+    pub send: *mut c_void,
+    pub recv: *mut c_void,
+    handle: unpackNetDeviceHandle,
+}
+
+impl UnpackPair {
+    pub fn connect() -> UnpackPair {
+        let net = v12();
+        let (send, recv, dev) = unpack_pair(&net, true);
+        // Without a GPU tcpxr's ring lives in plain host memory: the device address is the host one.
+        // SAFETY: the handle tcpxr gave NCCL, 24 readable bytes.
+        let handle = unsafe { std::ptr::read(dev as *const unpackNetDeviceHandle) };
+        assert_eq!(
+            handle.head,
+            u64::MAX,
+            "NCCL's kernel increments head before its first slice"
+        );
+        UnpackPair {
+            net,
+            send,
+            recv,
+            handle,
+        }
+    }
+
+    /// What NCCL's kernel does for receive `n` into `dst`: every record of slot n % 16.
+    pub fn unpack(&self, n: u64, dst: &mut [u8]) -> usize {
+        let slot = (n % 16) as usize;
+        // SAFETY: the ring the handle points to (host memory here); the count is published before
+        // test reports the receive done, the records before the count.
+        let meta = unsafe { &*self.handle.meta };
+        let cnt = meta.cnt[slot] as usize;
+        for r in &meta.mem[slot][..cnt] {
+            let (src, dst_off, len) = (r.src_off as usize, r.dst_off as usize, r.len as usize);
+            assert!(dst_off + len <= dst.len(), "a record beyond the receive: {r:?}");
+            // SAFETY: src_off counts from bounce_buf, which the comm keeps until irecvConsumed.
+            let from = unsafe { std::slice::from_raw_parts((self.handle.bounce_buf as *const u8).add(src), len) };
+            dst[dst_off..dst_off + len].copy_from_slice(from);
+        }
+        cnt
+    }
+
+    /// How many records receive `n` published.
+    pub fn published(&self, n: u64) -> usize {
+        // SAFETY: as in unpack.
+        unsafe { (*self.handle.meta).cnt[(n % 16) as usize] as usize }
+    }
+
+    /// A receive into `dst` and a send of `src`; their requests, both non-null.
+    pub fn post(&self, dst: &mut [u8], src: &mut [u8]) -> (*mut c_void, *mut c_void) {
+        let (mut rq, mut sq) = (null(), null());
+        let recv = self
+            .net
+            .irecv(self.recv, dst.as_mut_ptr() as *mut c_void, dst.len(), null(), &mut rq);
+        let send = self
+            .net
+            .isend(self.send, src.as_mut_ptr() as *mut c_void, src.len(), null(), &mut sq);
+        assert_eq!((recv, send), (OK, OK));
+        assert!(!rq.is_null() && !sq.is_null(), "room for both");
+        (rq, sq)
+    }
+
+    /// Tests `req` until it completes (DEADLINE at most); its size.
+    pub fn wait(&self, req: *mut c_void) -> c_int {
+        let (mut done, mut size) = (0, -1);
+        let start = Instant::now();
+        while done == 0 {
+            assert_eq!(self.net.test(req, &mut done, &mut size), OK);
+            assert!(start.elapsed() < DEADLINE, "request never completed");
+        }
+        size
+    }
+
+    pub fn consumed(&self, req: *mut c_void) -> R {
+        // SAFETY: tcpxr's table, its own comm and request.
+        unsafe { self.net.0.irecvConsumed.unwrap()(self.recv, 1, req) }
+    }
+}
+
+impl Drop for UnpackPair {
+    fn drop(&mut self) {
+        assert_eq!(self.net.close_send(self.send), OK);
+        assert_eq!(self.net.close_recv(self.recv), OK);
+    }
+}
+
 /// How many of this process's threads have a name that starts with `prefix` (tcpxr names its I/O
 /// threads `tcpxr-io0`, `tcpxr-io1`, ...).
 pub fn threads_named(prefix: &str) -> usize {
