@@ -74,6 +74,15 @@ impl Devices {
         })
     }
 
+    /// Forgets every fused device; returns how many there were. NCCL reads `devices` at each
+    /// communicator's init as its count of physical devices and fuses from there, and it resets
+    /// its own counts when it unloads the plugin after the last communicator: a fused device
+    /// kept past that would be listed as physical to the next load and fused into nothing
+    /// (the library stays loaded, `-z nodelete`, so nothing else would clear it).
+    pub fn forget_fused(&self) -> usize {
+        std::mem::take(&mut *self.fused.write().unwrap()).len()
+    }
+
     /// Physical and fused devices.
     pub fn count(&self) -> usize {
         self.physical.len() + self.fused.read().unwrap().len()

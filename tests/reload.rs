@@ -1,12 +1,33 @@
 //! NCCL >= 2.28 dlcloses its net plugin when the last communicator goes and loads it again for the
 //! next one. tcpxr must survive that: init again, connect again, move data again, in the same
-//! process, with no thread of the first round left behind.
+//! process, with no thread of the first round left behind, and count its devices as a new process
+//! would (NCCL takes the count at each init for its physical devices and fuses from there).
 mod common;
 use common::*;
-use nccl_net_tcpxr::abi::ncclNet_v12_t;
-use std::ffi::c_void;
+use nccl_net_tcpxr::abi::{ncclNetVDeviceProps_v12_t, ncclNet_v12_t, NCCL_NET_MAX_DEVS_PER_NIC_V12};
+use std::ffi::{c_int, c_void};
 
-/// One communicator's life as NCCL drives it: init, connect a pair, move 1 MiB, close, finalize.
+// Before main: tcpxr reads its configuration once per process. The loopback stands for two
+// devices, which NCCL may fuse (lo is on no PCI device: tcpxr fuses such devices only where a
+// topology file places them).
+before_main! {
+    set_env(&[
+        ("NCCL_TCPXR_TRANSPORT", "socket"),
+        ("NCCL_TCPXR_IFNAME", "=lo"),
+        ("NCCL_TCPXR_LOOPBACK_DEVICES", "2"),
+        ("NCCL_TOPO_FILE", "/nonexistent/topology.xml"),
+    ]);
+}
+
+fn devices(table: &ncclNet_v12_t) -> c_int {
+    let mut n = 0;
+    // SAFETY: a live out-pointer.
+    assert_eq!(unsafe { table.devices.unwrap()(&mut n) }, OK);
+    n
+}
+
+/// One communicator's life as NCCL drives it: init, (the first round) fuse the two devices as
+/// NCCL's topology does, connect a pair, move 1 MiB, close, finalize.
 fn one_round(table: &ncclNet_v12_t, seed: u64) {
     let mut ctx: *mut c_void = null();
     // SAFETY: the table of a loaded tcpxr; out-pointers are live.
@@ -15,9 +36,26 @@ fn one_round(table: &ncclNet_v12_t, seed: u64) {
             table.init.unwrap()(&mut ctx, seed, std::ptr::null_mut(), None, None),
             OK
         );
+        assert_eq!(devices(table), 2, "round {seed}: the physical devices only");
+        if seed == 1 {
+            let mut props = ncclNetVDeviceProps_v12_t {
+                ndevs: 2,
+                devs: [0; NCCL_NET_MAX_DEVS_PER_NIC_V12],
+            };
+            props.devs[1] = 1;
+            let mut d = -1;
+            assert_eq!(table.makeVDevice.unwrap()(&mut d, &mut props), OK);
+            assert_eq!(
+                (d, devices(table)),
+                (2, 3),
+                "the fused device follows the physical ones"
+            );
+        }
         let net = V12(&*(table as *const ncclNet_v12_t));
         {
-            let pair = Pair::new(&net);
+            // In the communicator's context, as NCCL connects: no init of the tests' own (whose
+            // context would never be finalized, and the communicator never the last).
+            let pair = Pair::in_context(&net, ctx);
             let mut data = pattern(1 << 20, seed);
             assert!(pair.transfer(&mut data, 1 << 20) == data);
         }

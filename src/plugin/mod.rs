@@ -197,10 +197,24 @@ pub fn context_opened() -> usize {
     CONTEXTS.fetch_add(1, Ordering::AcqRel) + 1
 }
 
-/// A communicator's finalize: also drops connects NCCL abandoned (`CONNECTING` in connect.rs).
+/// A communicator's finalize: also drops connects NCCL abandoned (`CONNECTING` in connect.rs),
+/// and with the last communicator the fused devices ([`Devices::forget_fused`]): NCCL unloads the
+/// plugin then, and the next load starts from the physical devices, as a new process would.
 pub fn context_closed() -> usize {
     sweep_connects();
-    CONTEXTS.fetch_sub(1, Ordering::AcqRel).saturating_sub(1)
+    let open = CONTEXTS.fetch_sub(1, Ordering::AcqRel).saturating_sub(1);
+    if open == 0 {
+        if let Some(p) = PLUGIN.get() {
+            let forgotten = p.devices.forget_fused();
+            if forgotten > 0 {
+                log::info!(
+                    target: "tcpxr::init",
+                    "last communicator finalized: its {forgotten} fused device(s) forgotten; NCCL fuses again for the next"
+                );
+            }
+        }
+    }
+    open
 }
 
 /// Device `dev` as NCCL asks for its properties (see [`ASSIGNED`]).
