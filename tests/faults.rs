@@ -382,6 +382,27 @@ fn bad_arguments_to_init_iflush_and_get_device_mr_are_errors_with_a_warn() {
     assert_eq!(iflush(pair.recv, 0), ncclResult_t::ncclInvalidArgument);
     expect_log("iflush (ncclNet v12): iflush with n=0: tcpxr reports maxRecvs=1");
 
+    // irecv without a sizes array: an error, and *request still written (NCCL may preset it).
+    let (mut data, mut tags, mut mh) = ([at], [0 as c_int], [null()]);
+    let mut req: *mut c_void = std::ptr::without_provenance_mut(1);
+    // SAFETY: tcpxr's table, its own receive comm, one-entry arrays and a live out-pointer; the
+    // NULL sizes is what is under test.
+    let r = unsafe {
+        net.0.irecv.unwrap()(
+            pair.recv,
+            1,
+            data.as_mut_ptr(),
+            std::ptr::null_mut(),
+            tags.as_mut_ptr(),
+            mh.as_mut_ptr(),
+            std::ptr::null_mut(),
+            &mut req,
+        )
+    };
+    assert_eq!(r, ncclResult_t::ncclInvalidArgument);
+    assert!(req.is_null(), "*request is written, even on error");
+    expect_log("irecv (ncclNet v12): irecv: sizes is NULL");
+
     let mut mh = null();
     assert_eq!(net.reg_mr(pair.recv, at, 64, &mut mh), OK);
     let junk = [0u64; 8];

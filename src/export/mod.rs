@@ -343,8 +343,9 @@ ffi_fn! {
 
 /// # Safety
 /// A non-NULL `data`, `mhandles` and `phandles` (v10+ profiler handles) point to `n` readable
-/// pointers; `size_of(i)` reads NCCL's size array for `i < n`; `comm`, the buffers and the memory handles are as NCCL's irecv passes
-/// them (see plugin::irecv).
+/// pointers; `size_of(i)` reads NCCL's size array for `i < n` (checking it, so that a bad one is
+/// refused after `*request` is written); `comm`, the buffers and the memory handles are as NCCL's
+/// irecv passes them (see plugin::irecv).
 unsafe fn irecv_common(
     comm: *mut c_void,
     n: c_int,
@@ -398,9 +399,9 @@ ffi_fn! {
         mhandles: *mut *mut c_void,
         request: *mut *mut c_void,
     ) {
-        non_null!(sizes, "irecv: sizes");
         let size_of = |i: usize| {
-            // SAFETY: NCCL passes n sizes; irecv_common asks only for i < n.
+            non_null!(sizes, "irecv: sizes");
+            // SAFETY: NCCL passes n sizes (checked non-NULL); irecv_common asks only for i < n.
             let s = unsafe { *sizes.add(i) };
             usize::try_from(s).map_err(|_| Error::invalid_argument(format!("irecv of {s} bytes: a size must not be negative")))
         };
@@ -419,9 +420,11 @@ ffi_fn! {
         mhandles: *mut *mut c_void,
         request: *mut *mut c_void,
     ) {
-        non_null!(sizes, "irecv: sizes");
-        // SAFETY: NCCL passes n sizes; irecv_common asks only for i < n.
-        let size_of = |i: usize| Ok(unsafe { *sizes.add(i) });
+        let size_of = |i: usize| {
+            non_null!(sizes, "irecv: sizes");
+            // SAFETY: NCCL passes n sizes (checked non-NULL); irecv_common asks only for i < n.
+            Ok(unsafe { *sizes.add(i) })
+        };
         // SAFETY: NCCL's arrays of n entries (data, mhandles) and its irecv contract.
         unsafe { irecv_common(recvComm, n, data, mhandles, size_of, std::ptr::null_mut(), request) }
     }
@@ -438,9 +441,11 @@ ffi_fn! {
         phandles: *mut *mut c_void,
         request: *mut *mut c_void,
     ) {
-        non_null!(sizes, "irecv: sizes");
-        // SAFETY: NCCL passes n sizes; irecv_common asks only for i < n.
-        let size_of = |i: usize| Ok(unsafe { *sizes.add(i) });
+        let size_of = |i: usize| {
+            non_null!(sizes, "irecv: sizes");
+            // SAFETY: NCCL passes n sizes (checked non-NULL); irecv_common asks only for i < n.
+            Ok(unsafe { *sizes.add(i) })
+        };
         // SAFETY: NCCL's arrays of n entries (data, mhandles) and its irecv contract.
         unsafe { irecv_common(recvComm, n, data, mhandles, size_of, phandles, request) }
     }
