@@ -534,11 +534,13 @@ unsafe extern "C" fn log_without_args(
         // SAFETY: a non-NULL `file` is a NUL-terminated string (the caller's promise).
         unsafe { CStr::from_ptr(file) }.to_string_lossy()
     };
-    match level {
+    // TCPX calls this from its own threads, outside tcpxr's guarded entry points: a panic in a
+    // logger (a failed write) must not unwind into C, where Rust aborts the process.
+    let _ = std::panic::catch_unwind(|| match level {
         crate::abi::NCCL_LOG_WARN => log::warn!(target: "tcpxr::tcpx", "[{origin}:{line}] {text}"),
         crate::abi::NCCL_LOG_INFO => log::info!(target: "tcpxr::tcpx", "[{origin}:{line}] {text}"),
         _ => log::trace!(target: "tcpxr::tcpx", "[{origin}:{line}] {text}"),
-    }
+    });
 }
 
 #[cfg(test)]
