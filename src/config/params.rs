@@ -295,8 +295,9 @@ pub const HANDSHAKE_TIMEOUT_MS: Param = Param {
     default: "10000",
     accepted: "100-600000",
     range: Some(range(100, 600_000)),
-    doc: "A connection to a listen port that has not completed its hello in this time is dropped, \
-          and a connect that has not completed in this time fails.",
+    doc: "How long a handshake may take: a listen port drops a connection without a complete \
+          hello by then. A connect not complete by then fails, and so does an accept whose peer's \
+          stripes have not all come this long after accept first looked for them.",
 };
 pub const PEER_TIMEOUT_MS: Param = Param {
     name: "NCCL_TCPXR_PEER_TIMEOUT_MS",

@@ -36,6 +36,10 @@ pub(super) struct ListenState {
     /// What went wrong answering the hello on answer.rs's thread, for accept to return.
     failed: Option<Error>,
     accepted: Vec<Option<Box<dyn InnerRecv>>>,
+    /// When accept first looked for the stripes after the welcome: a peer that dies or gives up
+    /// between its welcome and its stripes is an error a handshake timeout later (nothing reads
+    /// the control connection until the comm exists, so its close is not seen).
+    stripes_since: Option<Instant>,
     spent: bool,
 }
 
@@ -147,6 +151,7 @@ impl ListenComm {
             ctrl: None,
             failed: None,
             accepted: (0..stripes).map(|_| None).collect(),
+            stripes_since: None,
             spent: false,
         }));
         answer::watch(&state);
@@ -183,6 +188,22 @@ impl ListenComm {
             }
         }
         if !ctrl.idle() || st.accepted.iter().any(Option::is_none) {
+            // Measured from accept's first look, not from the welcome: NCCL may call accept long
+            // after the answer thread welcomed the peer, and the stripes wait in the backlog then.
+            let since = *st.stripes_since.get_or_insert_with(Instant::now);
+            if since.elapsed() > tuning.handshake_timeout {
+                st.spent = true;
+                let missing = st.accepted.iter().filter(|s| s.is_none()).count();
+                return Err(Error::remote(format!(
+                    "accept: the peer's hello was answered, but {} within NCCL_TCPXR_HANDSHAKE_TIMEOUT_MS ({} ms): \
+                     the peer died or gave up its connect",
+                    match ctrl.idle() {
+                        false => "it did not read the welcome".to_string(),
+                        true => format!("{missing} of its {} stripes did not connect", st.accepted.len()),
+                    },
+                    tuning.handshake_timeout.as_millis()
+                )));
+            }
             return Ok(None);
         }
         st.spent = true;

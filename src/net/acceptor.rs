@@ -138,7 +138,14 @@ pub enum Verdict {
     Reject(String),
 }
 
-/// At most this many connections wait for their hello; beyond it the oldest is dropped.
+/// What became of a pending connection ([`Acceptor::settle`]).
+enum Settled {
+    Waiting,
+    Dropped,
+    Accepted((TcpStream, Vec<u8>)),
+}
+
+/// At most this many connections wait for their hello; beyond it the oldest silent one is dropped.
 pub const MAX_PENDING: usize = 64;
 
 struct Pending {
@@ -194,14 +201,7 @@ impl Acceptor {
                         .set_nonblocking(true)
                         .map_err(|e| Error::os("set_nonblocking", e))?;
                     if self.pending.len() >= MAX_PENDING {
-                        let old = self.pending.remove(0);
-                        warn_stranger(
-                            Stranger::CrowdedOut,
-                            format!(
-                                "{}: too many connections without a hello; dropped {}",
-                                self.what, old.peer
-                            ),
-                        );
+                        self.crowd_out();
                     }
                     let hello = Vec::with_capacity(self.hello_len);
                     self.pending.push(Pending {
@@ -210,6 +210,11 @@ impl Acceptor {
                         hello,
                         since: Instant::now(),
                     });
+                    // A connection that waited in the backlog often has its hello in already: read
+                    // it now, so that silent connections accepted after it cannot crowd it out.
+                    if let Settled::Accepted(found) = self.settle(self.pending.len() - 1, &mut check) {
+                        return Ok(Some(found));
+                    }
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == ErrorKind::Interrupted || e.kind() == ErrorKind::ConnectionAborted => continue,
@@ -218,59 +223,84 @@ impl Acceptor {
         }
         let mut i = 0;
         while i < self.pending.len() {
-            match self.read_hello(i) {
-                HelloState::Incomplete => {
-                    if self.pending[i].since.elapsed() > self.timeout {
-                        let p = self.pending.remove(i);
-                        let line = format!(
-                            "{}: dropped {} after {} ms without a complete hello ({} of {} bytes)",
+            match self.settle(i, &mut check) {
+                Settled::Accepted(found) => return Ok(Some(found)),
+                Settled::Waiting => i += 1,
+                Settled::Dropped => {}
+            }
+        }
+        Ok(None)
+    }
+
+    /// Makes room for one more connection: drops the oldest that has sent nothing (a connection
+    /// part-way through its hello is more likely a peer than a probe), else the oldest.
+    fn crowd_out(&mut self) {
+        let i = self.pending.iter().position(|p| p.hello.is_empty()).unwrap_or(0);
+        let old = self.pending.remove(i);
+        warn_stranger(
+            Stranger::CrowdedOut,
+            format!(
+                "{}: too many connections without a hello; dropped {}",
+                self.what, old.peer
+            ),
+        );
+    }
+
+    /// Reads what has come of pending connection `i`'s hello and acts on it: kept while it is
+    /// incomplete and young, dropped once closed, late or refused, handed out once `check`
+    /// accepts it.
+    fn settle(&mut self, i: usize, check: &mut impl FnMut(&[u8]) -> Verdict) -> Settled {
+        match self.read_hello(i) {
+            HelloState::Incomplete => {
+                if self.pending[i].since.elapsed() <= self.timeout {
+                    return Settled::Waiting;
+                }
+                let p = self.pending.remove(i);
+                let line = format!(
+                    "{}: dropped {} after {} ms without a complete hello ({} of {} bytes)",
+                    self.what,
+                    p.peer,
+                    self.timeout.as_millis(),
+                    p.hello.len(),
+                    self.hello_len
+                );
+                if p.hello.is_empty() {
+                    log::info!("{line}");
+                } else {
+                    warn_stranger(Stranger::CutShort, line);
+                }
+            }
+            HelloState::Closed(why) => {
+                let p = self.pending.remove(i);
+                if p.hello.is_empty() {
+                    log::info!("{}: dropped {} before it sent a hello: {why}", self.what, p.peer);
+                } else {
+                    warn_stranger(
+                        Stranger::CutShort,
+                        format!(
+                            "{}: dropped {} with a truncated hello ({} of {} bytes): {why}",
                             self.what,
                             p.peer,
-                            self.timeout.as_millis(),
                             p.hello.len(),
                             self.hello_len
-                        );
-                        if p.hello.is_empty() {
-                            log::info!("{line}");
-                        } else {
-                            warn_stranger(Stranger::CutShort, line);
-                        }
-                        continue;
-                    }
-                    i += 1;
+                        ),
+                    );
                 }
-                HelloState::Closed(why) => {
-                    let p = self.pending.remove(i);
-                    if p.hello.is_empty() {
-                        log::info!("{}: dropped {} before it sent a hello: {why}", self.what, p.peer);
-                    } else {
+            }
+            HelloState::Complete => {
+                let p = self.pending.remove(i);
+                match check(&p.hello) {
+                    Verdict::Accept => return Settled::Accepted((p.stream, p.hello)),
+                    Verdict::Reject(why) => {
                         warn_stranger(
-                            Stranger::CutShort,
-                            format!(
-                                "{}: dropped {} with a truncated hello ({} of {} bytes): {why}",
-                                self.what,
-                                p.peer,
-                                p.hello.len(),
-                                self.hello_len
-                            ),
+                            Stranger::Refused,
+                            format!("{}: refused connection from {}: {why}", self.what, p.peer),
                         );
-                    }
-                }
-                HelloState::Complete => {
-                    let p = self.pending.remove(i);
-                    match check(&p.hello) {
-                        Verdict::Accept => return Ok(Some((p.stream, p.hello))),
-                        Verdict::Reject(why) => {
-                            warn_stranger(
-                                Stranger::Refused,
-                                format!("{}: refused connection from {}: {why}", self.what, p.peer),
-                            );
-                        }
                     }
                 }
             }
         }
-        Ok(None)
+        Settled::Dropped
     }
 
     fn read_hello(&mut self, i: usize) -> HelloState {
