@@ -1366,3 +1366,99 @@ fn put_lands_beside_a_spinning_kernel(name: &str, start: fn(Duration) -> spin::S
         r.dereg(&[wmh, smh]);
     });
 }
+
+/// deregMrSym of a window that a peer's put is landing in, part-way through its payload, returns
+/// only once the put has landed: no byte reaches the memory after it returns (its owner may free
+/// or reuse it then).
+#[test]
+fn deregistering_a_window_mid_put_waits_for_the_put_and_nothing_lands_after() {
+    const N: usize = 64 << 20;
+    let mut ranks = [Rank::listen(), Rank::listen()];
+    let handles = [ranks[0].handle, ranks[1].handle];
+    let [r0, r1] = &mut ranks;
+    let mut wins = [vec![1u8; N], vec![2u8; N]];
+    let [w0, w1] = &mut wins;
+    let (mh0, mh1) = std::thread::scope(|s| {
+        let t = s.spawn(|| {
+            r1.connect(&handles, 1);
+            r1.reg(w1.as_mut_ptr() as *mut c_void, N) as usize
+        });
+        r0.connect(&handles, 0);
+        let mh0 = r0.reg(w0.as_mut_ptr() as *mut c_void, N);
+        (mh0, t.join().unwrap() as *mut c_void)
+    });
+    let [r0, r1] = ranks;
+    let p = wins[1].as_mut_ptr();
+    let landed = || {
+        (0..N)
+            // SAFETY: rank 1's window (N bytes at p), written only by rank 1's progress, which
+            // runs on this thread.
+            .filter(|&i| unsafe { std::ptr::read_volatile(p.add(i)) } == 1)
+            .count()
+    };
+    let (r, req) = r0.put_signal(0, (mh0, 0), N, (mh0, 0), 1, None);
+    assert_eq!(r, OK);
+    let req = req as usize;
+    let r0 = std::thread::scope(|s| {
+        // Rank 0 keeps sending while rank 1 lets the put start landing, then deregisters.
+        let sender = s.spawn(move || {
+            r0.wait_all(vec![req as *mut c_void]);
+            r0
+        });
+        let start = Instant::now();
+        while landed() == 0 {
+            assert_eq!(r1.progress(), OK);
+            assert!(start.elapsed() < DEADLINE, "the put never started landing");
+        }
+        // SAFETY: a window token of rank 1's group, deregistered once.
+        assert_eq!(unsafe { rma().deregMrSym.unwrap()(r1.coll, mh1) }, OK);
+        assert_eq!(landed(), N, "deregMrSym returned before the put had landed");
+        sender.join().unwrap()
+    });
+    // The owner reuses the memory; nothing of the put comes after.
+    (0..N).for_each(|i| {
+        // SAFETY: rank 1's former window (N bytes at p), no longer registered.
+        unsafe { std::ptr::write_volatile(p.add(i), 0xEE) }
+    });
+    for _ in 0..100 {
+        assert_eq!(r1.progress(), OK);
+    }
+    assert_eq!(landed(), 0);
+    assert!(wins[1].iter().all(|&b| b == 0xEE), "bytes landed after deregMrSym");
+    r0.close(&[mh0]);
+    r1.close(&[]);
+}
+
+/// A put that the peer's kernel discards unread (the peer closes with the bytes in its socket,
+/// which resets the connection) is an error on the rank that put it, though its test said done:
+/// the data and the signal never arrived, and nothing else would say so.
+#[test]
+fn a_put_the_peer_discards_unread_is_an_error_for_the_putting_rank() {
+    let mut ranks = [Rank::listen(), Rank::listen()];
+    let handles = [ranks[0].handle, ranks[1].handle];
+    let [r0, r1] = &mut ranks;
+    let mut wins = [vec![1u8; 65536], vec![2u8; 65536]];
+    let [w0, w1] = &mut wins;
+    let (mh0, mh1) = std::thread::scope(|s| {
+        let t = s.spawn(|| {
+            r1.connect(&handles, 1);
+            r1.reg(w1.as_mut_ptr() as *mut c_void, 65536) as usize
+        });
+        r0.connect(&handles, 0);
+        let mh0 = r0.reg(w0.as_mut_ptr() as *mut c_void, 65536);
+        (mh0, t.join().unwrap() as *mut c_void)
+    });
+    let [r0, r1] = ranks;
+    let (r, req) = r0.put_signal(0, (mh0, 0), 65536, (mh0, 0), 1, Some((mh0, 0, true)));
+    assert_eq!(r, OK);
+    r0.wait_all(vec![req]);
+    r1.close(&[mh1]);
+    let start = Instant::now();
+    let mut got = OK;
+    while got == OK && start.elapsed() < Duration::from_secs(5) {
+        got = r0.progress();
+    }
+    assert_eq!(got, ncclResult_t::ncclRemoteError);
+    expect_log("RMA connection to rank 1");
+    assert_eq!(wins[1][0], 2, "the put never landed");
+}

@@ -319,8 +319,9 @@ impl Peer {
             Ok(0) => return Ok(Next::Stop),
             Ok(n) => n,
             Err(e) => {
-                self.eof_between_ops =
-                    *got == 0 && matches!(e.kind(), ErrorKind::UnexpectedEof | ErrorKind::ConnectionReset);
+                // An end of stream only: a reset says the peer's kernel threw away bytes this rank
+                // sent and counted done (a put whose test said done), which no one else will report.
+                self.eof_between_ops = *got == 0 && e.kind() == ErrorKind::UnexpectedEof;
                 return Err(self.io_error(Direction::Recv, e));
             }
         };
@@ -483,11 +484,17 @@ impl Peer {
         Ok(())
     }
 
-    /// Whether an operation reading window `win` is still queued, or a get landing in it pending.
+    /// Whether an operation reading window `win` is still queued, a get landing in it pending, or
+    /// the peer's put into it part-way through its payload (the rest would land in memory its
+    /// owner may have freed once deregMrSym returned).
     pub fn uses(&self, win: u32) -> bool {
         self.out.iter().any(|o| o.window == Some(win))
             || self.gets.iter().any(|g| g.window == win)
-            || matches!(&self.inbound, Inbound::Payload { get: Some(g), .. } if g.window == win)
+            || match &self.inbound {
+                Inbound::Payload { get: Some(g), .. } => g.window == win,
+                Inbound::Payload { head, get: None, .. } => matches!(head.op, Op::Put) && head.win == win,
+                Inbound::Header { .. } => false,
+            }
     }
 }
 
