@@ -91,8 +91,12 @@ impl Request {
             owner: r.owner.load(Ordering::Relaxed),
             slot: r.slot,
         };
-        // A close that retired the table between the two reads wins.
-        match r.magic.load(Ordering::Acquire) {
+        // A close that retired the table between the two reads wins. As a seqlock's reader: the
+        // fence orders the reads above before the second read of the magic, so an owner the close
+        // cleared (written after its RETIRED magic and its release fence) is never seen with the
+        // live magic.
+        std::sync::atomic::fence(Ordering::Acquire);
+        match r.magic.load(Ordering::Relaxed) {
             REQUEST_MAGIC => Lookup::Live(live),
             _ => Lookup::Closed,
         }
@@ -174,8 +178,12 @@ impl Drop for Requests {
     /// The comm closes: its requests are retired (a later `test` on one is refused) and the table
     /// goes back to the pool.
     fn drop(&mut self) {
+        // Every magic retired before any owner is cleared (see `lookup`'s second read).
         for r in self.table {
             r.magic.store(RETIRED_MAGIC, Ordering::Release);
+        }
+        std::sync::atomic::fence(Ordering::Release);
+        for r in self.table {
             r.owner.store(std::ptr::null_mut(), Ordering::Relaxed);
         }
         RETIRED.lock().unwrap_or_else(|e| e.into_inner()).push_back(self.table);
