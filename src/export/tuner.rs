@@ -31,7 +31,7 @@ fn open(
     non_null!(context, "init: context");
     // SAFETY: NCCL passes a writable pointer-sized slot (checked non-NULL).
     unsafe { *context = std::ptr::null_mut() };
-    let t = Tuner::open(n_ranks, n_nodes)?;
+    let t = Tuner::open(n_ranks, n_nodes);
     match &t.idle_because {
         None => log::info!(
             target: "tcpxr::tuner",

@@ -39,7 +39,6 @@ use crate::abi::{
     ncclFunc_t, NCCL_ALGO_PAT, NCCL_ALGO_RING, NCCL_ALGO_TREE, NCCL_PROTO_LL, NCCL_PROTO_LL128, NCCL_PROTO_SIMPLE,
 };
 use crate::config::{self, Switch};
-use crate::error::Result;
 use crate::transport::TransportKind;
 
 pub use rules::describe;
@@ -186,16 +185,38 @@ impl Tuner {
         rule.map(|p| p.channels)
     }
 
-    /// From tcpxr's configuration and process state, for NCCL's init of a communicator.
-    pub fn open(n_ranks: usize, n_nodes: usize) -> Result<Tuner> {
-        let config = config::global()?;
+    /// From tcpxr's configuration and process state, for NCCL's init of a communicator; idle,
+    /// never an error, where the configuration was refused.
+    pub fn open(n_ranks: usize, n_nodes: usize) -> Tuner {
         let plugin = crate::plugin::get().ok();
+        let config = match config::global() {
+            Ok(c) => c,
+            // The net's init refused it, said why, and NCCL went on with another net; NCCL still
+            // loads this tuner from the library it keeps open, and a tuner init that fails fails
+            // the whole communicator. So the tuner stays out of NCCL's way instead.
+            Err(e) => {
+                let mut idle = Tuner::new(&Facts {
+                    setting: Switch::Off,
+                    transport: None,
+                    assigned: false,
+                    n_ranks,
+                    n_nodes,
+                    user_channels: false,
+                    user_algo_proto: false,
+                    tcpxr_set_proto: false,
+                    pool_threads: None,
+                    kernel_unpacks_host_pages: None,
+                });
+                idle.idle_because = Some(format!("tcpxr's configuration was refused: {}", e.msg));
+                return idle;
+            }
+        };
         // A bound tcpxr set itself (nccl_settings::defaults) is not the user's.
         let users = |k: &&str| {
             std::env::var_os(k).is_some_and(|v| !v.is_empty())
                 && !plugin.as_ref().is_some_and(|p| p.nccl_set.contains(k))
         };
-        Ok(Tuner::new(&Facts {
+        Tuner::new(&Facts {
             setting: config.tuner,
             transport: plugin.as_ref().map(|p| p.transport.kind()),
             assigned: crate::plugin::assigned(),
@@ -206,7 +227,7 @@ impl Tuner {
             tcpxr_set_proto: plugin.as_ref().is_some_and(|p| p.nccl_set.contains(&"NCCL_PROTO")),
             pool_threads: crate::plugin::pool_threads_for_tuner(),
             kernel_unpacks_host_pages: None,
-        }))
+        })
     }
 
     /// NCCL's `getCollInfo`: may lower the ring's Simple cost in `costs` (`n_proto` columns per
