@@ -797,26 +797,34 @@ fn regmrsym_fails_when_a_peer_closed_before_registering() {
     r0.close(&[]);
 }
 
+/// Two connected ranks of one process, each with one window registered: rank 0's is `wins[0]`,
+/// rank 1's `wins[1]` (the same length), each rank on its own thread as regMrSym needs.
+fn two_ranks_with_windows(wins: &mut [Vec<u8>; 2]) -> (Rank, Rank, *mut c_void, *mut c_void) {
+    let mut ranks = [Rank::listen(), Rank::listen()];
+    let handles = [ranks[0].handle, ranks[1].handle];
+    let [r0, r1] = &mut ranks;
+    let [w0, w1] = wins;
+    let n = w0.len();
+    let (mh0, mh1) = std::thread::scope(|s| {
+        let t = s.spawn(|| {
+            r1.connect(&handles, 1);
+            r1.reg(w1.as_mut_ptr() as *mut c_void, n) as usize
+        });
+        r0.connect(&handles, 0);
+        let mh0 = r0.reg(w0.as_mut_ptr() as *mut c_void, n);
+        (mh0, t.join().unwrap() as *mut c_void)
+    });
+    let [r0, r1] = ranks;
+    (r0, r1, mh0, mh1)
+}
+
 /// A put that reaches a window its owner has deregistered fails the owner's group with
 /// ncclRemoteError and a WARN saying the window was deregistered there (not "never registered"):
 /// window numbers are never reused, so the bytes cannot land in a newer window.
 #[test]
 fn a_put_into_a_window_its_owner_deregistered_fails_the_owner_and_says_so() {
-    let mut ranks = [Rank::listen(), Rank::listen()];
-    let handles = [ranks[0].handle, ranks[1].handle];
-    let [r0, r1] = &mut ranks;
     let mut wins = [vec![1u8; 4096], vec![2u8; 4096]];
-    let [w0, w1] = &mut wins;
-    let (mh0, mh1) = std::thread::scope(|s| {
-        let t = s.spawn(|| {
-            r1.connect(&handles, 1);
-            r1.reg(w1.as_mut_ptr() as *mut c_void, 4096) as usize
-        });
-        r0.connect(&handles, 0);
-        let mh0 = r0.reg(w0.as_mut_ptr() as *mut c_void, 4096);
-        (mh0, t.join().unwrap() as *mut c_void)
-    });
-    let [r0, r1] = ranks;
+    let (r0, r1, mh0, mh1) = two_ranks_with_windows(&mut wins);
     // SAFETY: a window token of r1's group, deregistered once.
     assert_eq!(unsafe { rma().deregMrSym.unwrap()(r1.coll, mh1) }, OK);
     let (r, req) = r0.put_signal(0, (mh0, 0), 64, (mh0, 0), 1, None);
@@ -1373,21 +1381,8 @@ fn put_lands_beside_a_spinning_kernel(name: &str, start: fn(Duration) -> spin::S
 #[test]
 fn deregistering_a_window_mid_put_waits_for_the_put_and_nothing_lands_after() {
     const N: usize = 64 << 20;
-    let mut ranks = [Rank::listen(), Rank::listen()];
-    let handles = [ranks[0].handle, ranks[1].handle];
-    let [r0, r1] = &mut ranks;
     let mut wins = [vec![1u8; N], vec![2u8; N]];
-    let [w0, w1] = &mut wins;
-    let (mh0, mh1) = std::thread::scope(|s| {
-        let t = s.spawn(|| {
-            r1.connect(&handles, 1);
-            r1.reg(w1.as_mut_ptr() as *mut c_void, N) as usize
-        });
-        r0.connect(&handles, 0);
-        let mh0 = r0.reg(w0.as_mut_ptr() as *mut c_void, N);
-        (mh0, t.join().unwrap() as *mut c_void)
-    });
-    let [r0, r1] = ranks;
+    let (r0, r1, mh0, mh1) = two_ranks_with_windows(&mut wins);
     let p = wins[1].as_mut_ptr();
     let landed = || {
         (0..N)
@@ -1434,21 +1429,8 @@ fn deregistering_a_window_mid_put_waits_for_the_put_and_nothing_lands_after() {
 /// the data and the signal never arrived, and nothing else would say so.
 #[test]
 fn a_put_the_peer_discards_unread_is_an_error_for_the_putting_rank() {
-    let mut ranks = [Rank::listen(), Rank::listen()];
-    let handles = [ranks[0].handle, ranks[1].handle];
-    let [r0, r1] = &mut ranks;
     let mut wins = [vec![1u8; 65536], vec![2u8; 65536]];
-    let [w0, w1] = &mut wins;
-    let (mh0, mh1) = std::thread::scope(|s| {
-        let t = s.spawn(|| {
-            r1.connect(&handles, 1);
-            r1.reg(w1.as_mut_ptr() as *mut c_void, 65536) as usize
-        });
-        r0.connect(&handles, 0);
-        let mh0 = r0.reg(w0.as_mut_ptr() as *mut c_void, 65536);
-        (mh0, t.join().unwrap() as *mut c_void)
-    });
-    let [r0, r1] = ranks;
+    let (r0, r1, mh0, mh1) = two_ranks_with_windows(&mut wins);
     let (r, req) = r0.put_signal(0, (mh0, 0), 65536, (mh0, 0), 1, Some((mh0, 0, true)));
     assert_eq!(r, OK);
     r0.wait_all(vec![req]);
