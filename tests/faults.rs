@@ -597,30 +597,14 @@ fn a_stripe_window_beyond_the_hosts_receive_buffer_limit_is_fitted_with_a_warn()
         eprintln!("SKIPPED: net.core.rmem_max {rmem_max} is above the window's range");
         return;
     }
-    let mut child = bench()
-        .args(["peer", "--role", "recv", "--size", "1M"])
-        .env("NCCL_TCPXR_UNREAD_BYTES", window.to_string())
-        .env("TCPXR_LOG", "warn")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let hex_handle = read_line(&mut child, &mut out, "HANDLE");
-    let mut handle = [0u8; 128];
-    for (i, b) in handle.iter_mut().enumerate() {
-        *b = u8::from_str_radix(&hex_handle[2 * i..2 * i + 2], 16).unwrap();
-    }
     let net = v12();
     assert_eq!(net.init(), OK);
-    let mut s = null();
-    let start = Instant::now();
-    while s.is_null() {
-        assert_eq!(net.connect(0, &mut handle, &mut s), OK);
-        assert!(start.elapsed() < DEADLINE);
-    }
-    read_line(&mut child, &mut out, "CONNECTED");
+    let mut cmd = bench();
+    cmd.args(["peer", "--role", "recv", "--size", "1M"])
+        .env("NCCL_TCPXR_UNREAD_BYTES", window.to_string())
+        .env("TCPXR_LOG", "warn")
+        .stderr(Stdio::piped());
+    let (mut child, _out, s) = recv_peer_from(&net, cmd);
     // Bytes move through the fitted windows.
     let mut buf = vec![3u8; 1 << 20];
     let mut req = null();

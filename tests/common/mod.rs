@@ -1067,8 +1067,22 @@ pub fn recv_peer(
     std::io::BufReader<std::process::ChildStdout>,
     *mut c_void,
 ) {
-    let mut child = bench_command()
-        .args(["peer", "--role", "recv", "--size", size])
+    let mut cmd = bench_command();
+    cmd.args(["peer", "--role", "recv", "--size", size]);
+    recv_peer_from(net, cmd)
+}
+
+/// [`recv_peer`] from a `tcpxr-bench peer --role recv` command the caller prepared (its
+/// environment, its stderr).
+pub fn recv_peer_from(
+    net: &dyn Net,
+    mut cmd: std::process::Command,
+) -> (
+    std::process::Child,
+    std::io::BufReader<std::process::ChildStdout>,
+    *mut c_void,
+) {
+    let mut child = cmd
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
