@@ -40,8 +40,10 @@
 //! **Close.** `drop` marks the stripe closing, empties the queue, then takes `mover` (waiting at
 //! most for a worker's current non-blocking syscalls) and forgets the frames: from then on no thread
 //! touches the engine's buffers, since a worker checks `closing` under `mover` before every pump.
-//! Then the socket leaves the pool's sets. The socket itself closes with the last reference to
-//! the shared state, which a worker may hold for a moment longer; nothing blocks, so nothing hangs.
+//! Then the socket leaves the pool's sets, and a sending stripe whose receiver has a window waits,
+//! holding no lock, for the receiver's kernel to acknowledge its last bytes (bounded; grant.rs,
+//! "Close"). The socket itself closes with the last reference to the shared state, which a worker
+//! may hold for a moment longer; nothing blocks but that bounded wait, so nothing hangs.
 use super::demote;
 use super::grant::WindowBounds;
 use super::lock;
@@ -665,37 +667,44 @@ impl Drop for Stripe {
         // long); a worker that comes later sees `closing` under this lock and touches nothing.
         let mut mover = lock(&core.mover);
         mover.clear();
-        if mover.direction() == Direction::Send {
+        let sending = mover.direction() == Direction::Send;
+        let grants_may_come = mover.grants_may_come();
+        // From here no worker touches the socket (it finds `closing` under this lock), so the
+        // wait below holds no lock a worker serving other stripes could block on.
+        drop(mover);
+        // Out of the readiness sets while the socket is still open (`core` holds it).
+        self.reg = None;
+        let core = &self.core;
+        if sending {
             // Grants left unread would make the close a reset, and a reset discards what the
             // kernel has not sent yet, bytes whose chunks NCCL already counts as sent (grant.rs).
             // A grant can also arrive after the close, so while the receiver may still write them
             // the close waits until its kernel has acknowledged every byte (the reset then discards
             // nothing the receiver lacks), as long as acknowledgements keep coming and the
             // receiver has not closed (see CLOSE_ACK_WAIT).
-            let fd = core.stream.as_raw_fd();
-            let (mut unacked, started) = (usize::MAX, Instant::now());
-            let mut progress_at = started;
-            while mover.grants_may_come() {
-                let receiver_open = drain_grants(&core.stream);
-                let now_unacked = sys::unacknowledged(fd).unwrap_or(0);
-                let now = Instant::now();
-                if now_unacked < unacked {
-                    (unacked, progress_at) = (now_unacked, now);
+            if grants_may_come {
+                let fd = core.stream.as_raw_fd();
+                let (mut unacked, started) = (usize::MAX, Instant::now());
+                let mut progress_at = started;
+                loop {
+                    let receiver_open = drain_grants(&core.stream);
+                    let now_unacked = sys::unacknowledged(fd).unwrap_or(0);
+                    let now = Instant::now();
+                    if now_unacked < unacked {
+                        (unacked, progress_at) = (now_unacked, now);
+                    }
+                    if !receiver_open
+                        || unacked == 0
+                        || now - progress_at >= CLOSE_ACK_STALL
+                        || now - started >= CLOSE_ACK_WAIT
+                    {
+                        break;
+                    }
+                    std::thread::sleep(std::time::Duration::from_micros(100));
                 }
-                if !receiver_open
-                    || unacked == 0
-                    || now - progress_at >= CLOSE_ACK_STALL
-                    || now - started >= CLOSE_ACK_WAIT
-                {
-                    break;
-                }
-                std::thread::sleep(std::time::Duration::from_micros(100));
             }
             drain_grants(&core.stream);
         }
-        drop(mover);
-        // Out of the readiness sets while the socket is still open (`core` holds it).
-        self.reg = None;
     }
 }
 
