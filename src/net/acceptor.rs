@@ -161,6 +161,44 @@ pub struct Acceptor {
     hello_len: usize,
     timeout: Duration,
     what: &'static str,
+    /// Whether this listener has said it is out of a resource (it says so once).
+    starved_said: bool,
+}
+
+/// What an error of accept(2) means for the listener.
+#[derive(Debug, PartialEq, Eq)]
+enum AcceptError {
+    /// The process or host is out of descriptors or memory: the connection stays in the backlog
+    /// and a later poll takes it, once some are free again.
+    OutOfResources,
+    /// Something went wrong with that one connection, which is gone (accept(2) asks callers to
+    /// retry these, as EAGAIN); take the next.
+    ThisConnection,
+    /// The listening socket itself failed.
+    Fatal,
+}
+
+impl AcceptError {
+    fn of(e: &std::io::Error) -> AcceptError {
+        match e.kind() {
+            ErrorKind::Interrupted | ErrorKind::ConnectionAborted => return AcceptError::ThisConnection,
+            _ => {}
+        }
+        match e.raw_os_error().unwrap_or(0) {
+            libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM => AcceptError::OutOfResources,
+            libc::ENETDOWN
+            | libc::EPROTO
+            | libc::ENOPROTOOPT
+            | libc::EHOSTDOWN
+            | libc::ENONET
+            | libc::EHOSTUNREACH
+            | libc::EOPNOTSUPP
+            | libc::ENETUNREACH
+            | libc::ECONNABORTED
+            | libc::EPERM => AcceptError::ThisConnection,
+            _ => AcceptError::Fatal,
+        }
+    }
 }
 
 impl Acceptor {
@@ -177,6 +215,7 @@ impl Acceptor {
             hello_len,
             timeout,
             what,
+            starved_said: false,
         })
     }
 
@@ -217,8 +256,21 @@ impl Acceptor {
                     }
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == ErrorKind::Interrupted || e.kind() == ErrorKind::ConnectionAborted => continue,
-                Err(e) => return Err(Error::os(&format!("{}: accept", self.what), e)),
+                Err(e) => match AcceptError::of(&e) {
+                    AcceptError::ThisConnection => continue,
+                    AcceptError::OutOfResources => {
+                        if !std::mem::replace(&mut self.starved_said, true) {
+                            log::warn!(
+                                "{}: cannot take a connection now ({e}); it waits in the backlog and is \
+                                 taken once descriptors or memory are free (raise the open-files limit, \
+                                 ulimit -n, if this recurs)",
+                                self.what
+                            );
+                        }
+                        break;
+                    }
+                    AcceptError::Fatal => return Err(Error::os(&format!("{}: accept", self.what), e)),
+                },
             }
         }
         let mut i = 0;
@@ -338,6 +390,26 @@ enum HelloState {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn accept_errors_of_resources_wait_those_of_one_connection_skip_it_and_the_rest_fail() {
+        let of = |errno| AcceptError::of(&std::io::Error::from_raw_os_error(errno));
+        for e in [libc::EMFILE, libc::ENFILE, libc::ENOBUFS, libc::ENOMEM] {
+            assert_eq!(of(e), AcceptError::OutOfResources, "errno {e}");
+        }
+        for e in [
+            libc::ECONNABORTED,
+            libc::EINTR,
+            libc::EPROTO,
+            libc::ENETDOWN,
+            libc::EHOSTUNREACH,
+        ] {
+            assert_eq!(of(e), AcceptError::ThisConnection, "errno {e}");
+        }
+        for e in [libc::EBADF, libc::EINVAL, libc::ENOTSOCK] {
+            assert_eq!(of(e), AcceptError::Fatal, "errno {e}");
+        }
+    }
 
     #[test]
     fn strangers_get_a_line_each_up_to_the_limit_then_a_count_and_a_summary() {
