@@ -9,6 +9,9 @@ before_main! {
         ("TCPX_EMU_SLOTS", "4"),
         ("NCCL_TCPXR_STRIPES", "2"),
         ("NCCL_TCPXR_CHUNK_BYTES", "4096"),
+        // Host buffers: with GPU buffers on, init would raise 4 KiB chunks for device unpack
+        // (settings::chunk_for_held_receives).
+        ("NCCL_TCPXR_GPU_BUFFERS", "0"),
     ]);
 }
 

@@ -8,6 +8,9 @@ before_main! {
     select_tcpx(&[
         ("NCCL_TCPXR_STRIPES", "4"),
         ("NCCL_TCPXR_CHUNK_BYTES", "4096"),
+        // Host buffers: with GPU buffers on, init would raise 4 KiB chunks for device unpack
+        // (settings::chunk_for_held_receives).
+        ("NCCL_TCPXR_GPU_BUFFERS", "0"),
         ("NCCL_TCPXR_SEND_WINDOW", "64"),
         ("NCCL_TCPXR_RECV_WINDOW", "64"),
     ]);

@@ -79,8 +79,9 @@ pub const CHUNK_BYTES: Param = Param {
         ..byte_range(4096, 16 << 20)
     }),
     doc: "Size of the chunks a message is cut into before it is dealt over the stripes. The \
-          listening side's value is used; over tcpx chunks are capped at 4 MiB, and raised, with a \
-          WARN, to at least 4 MiB / (NCCL_TCPXR_STRIPES x NCCL_TCPXR_RECV_WINDOW): with NCCL's \
+          listening side's value is used; over tcpx chunks are capped at 4 MiB, and, unless \
+          NCCL_TCPXR_GPU_BUFFERS=0, raised with a WARN to at least 4 MiB / (NCCL_TCPXR_STRIPES x \
+          NCCL_TCPXR_RECV_WINDOW): with NCCL's \
           device unpack a receive holds its chunks until NCCL consumes it, so one stripe's chunks \
           of a receive (up to 4 MiB) must fit in its receive window at once.",
 };

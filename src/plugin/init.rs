@@ -135,12 +135,13 @@ impl Shape {
         );
         let recv = settings::capped("NCCL_TCPXR_RECV_WINDOW", config.recv_window, limits.recv_slots, &kind);
         // Over tcpx a receive comm NCCL asks for device unpack holds its chunks until NCCL
-        // consumes each receive (accept honours the ask whatever init offered).
-        let chunk = match kind {
-            TransportKind::Tcpx => {
-                settings::chunk_for_held_receives(chunk, config.stripes, recv.value, MAX_RECEIVE_BYTES)
-            }
-            TransportKind::Socket => chunk,
+        // consumes each receive. NCCL asks where GPU buffers are on for tcpx (auto or 1; the
+        // tests' stand-in for NCCL asks without a GPU too); NCCL_TCPXR_GPU_BUFFERS=0 keeps the
+        // configured chunk.
+        let held = kind == TransportKind::Tcpx && config.gpu_buffers.on_for(kind, TransportKind::Tcpx);
+        let chunk = match held {
+            true => settings::chunk_for_held_receives(chunk, config.stripes, recv.value, MAX_RECEIVE_BYTES),
+            false => chunk,
         };
         Shape {
             chunk,
