@@ -255,6 +255,7 @@ impl Transport for TcpxTransport {
         Ok((
             handle,
             Box::new(TcpxListener {
+                accepting: false,
                 lib: self.lib.clone(),
                 comm,
                 storage: DevHandleStorage::new(),
@@ -280,13 +281,18 @@ struct TcpxListener {
     /// Where accept writes the device handle; allocated before the first accept call.
     storage: Box<DevHandleStorage>,
     gpu_direct: bool,
+    /// TCPX's accept has been called and has not produced its comm: TCPX's accept thread may be
+    /// running, using the listen comm and `storage`.
+    accepting: bool,
 }
 
 impl InnerListener for TcpxListener {
     fn accept(&mut self) -> Result<Option<Box<dyn InnerRecv>>> {
         let Some(comm) = self.lib.accept(self.comm, &mut self.storage)? else {
+            self.accepting = true;
             return Ok(None);
         };
+        self.accepting = false;
         // Read once per stripe, here: the ring and pool never move for the comm's life.
         let queue = match UnpackQueue::from_accept(&self.storage) {
             Ok(q) => q,
@@ -302,7 +308,18 @@ impl InnerListener for TcpxListener {
 }
 
 impl Drop for TcpxListener {
+    /// A listen comm whose accept is under way is left open, with the storage TCPX writes the
+    /// device handle into: TCPX's closeListen frees the comm while its accept thread, blocked on
+    /// a peer that died or gave up (tcpxr's accept then fails, and NCCL closes), still uses it.
     fn drop(&mut self) {
+        if self.accepting {
+            log::warn!(
+                "closing a tcpx listen comm whose TCPX accept is still under way (its peer gone or \
+                 never connected): left open, with its accept thread, rather than freed under it"
+            );
+            std::mem::forget(std::mem::replace(&mut self.storage, DevHandleStorage::new()));
+            return;
+        }
         if let Err(e) = self.lib.close_listen(self.comm) {
             log::warn!("{}", e.msg);
         }
