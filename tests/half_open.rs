@@ -5,12 +5,12 @@
 mod common;
 use common::*;
 use nccl_net_tcpxr::abi::ncclResult_t;
-use nccl_net_tcpxr::engine::wire::{self, ListenHandle, WELCOME_HEAD_BYTES};
+use nccl_net_tcpxr::engine::wire::ListenHandle;
 use nccl_net_tcpxr::net::acceptor::MAX_PENDING;
 use nccl_net_tcpxr::transport::socket::{decode_stripe_handle, stripe_hello};
 use nccl_net_tcpxr::transport::INNER_HANDLE_BYTES;
 use std::ffi::c_void;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
@@ -24,20 +24,10 @@ before_main! {
     ]);
 }
 
-/// Listens, then plays the connecting peer up to its welcome: the listen comm, the handle, the
-/// peer's control connection and the stripes' (token, address) from the welcome.
+/// [`welcomed_raw_peer`], with each stripe's (token, address) from the welcome.
 fn welcomed(net: &V12) -> (*mut c_void, ListenHandle, TcpStream, Vec<(u64, std::net::SocketAddr)>) {
-    assert_eq!(net.init(), OK);
-    let mut handle = [0u8; 128];
-    let mut l = null();
-    assert_eq!(net.listen(0, &mut handle, &mut l), OK);
-    let h = ListenHandle::read(&handle).unwrap();
-    let mut ctrl = TcpStream::connect(h.ctrl).unwrap();
-    ctrl.write_all(&wire::hello(h.nonce)).unwrap();
-    let mut welcome = vec![0u8; WELCOME_HEAD_BYTES + h.stripes as usize * INNER_HANDLE_BYTES];
-    ctrl.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    ctrl.read_exact(&mut welcome).unwrap();
-    let stripes = welcome[WELCOME_HEAD_BYTES..]
+    let (l, h, ctrl, inner) = welcomed_raw_peer(net);
+    let stripes = inner
         .chunks_exact(INNER_HANDLE_BYTES)
         .map(|c| decode_stripe_handle(c.try_into().unwrap()).unwrap())
         .collect();

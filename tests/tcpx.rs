@@ -219,20 +219,9 @@ fn the_default_search_takes_a_gpudirecttcpx_library_on_the_library_path_but_neve
 /// closeListen frees the comm while its accept thread, waiting for the peer, still uses it.
 #[test]
 fn a_listen_comm_closed_while_a_tcpx_accept_is_under_way_is_left_open() {
-    use nccl_net_tcpxr::engine::wire::{self, ListenHandle, WELCOME_HEAD_BYTES};
-    use nccl_net_tcpxr::transport::INNER_HANDLE_BYTES;
-    use std::io::{Read, Write};
     let net = v12();
-    assert_eq!(net.init(), OK);
-    let mut handle = [0u8; 128];
-    let mut l = null();
-    assert_eq!(net.listen(0, &mut handle, &mut l), OK);
     // The peer says its hello and takes the welcome, and connects no stripe.
-    let h = ListenHandle::read(&handle).unwrap();
-    let mut ctrl = std::net::TcpStream::connect(h.ctrl).unwrap();
-    ctrl.write_all(&wire::hello(h.nonce)).unwrap();
-    let mut welcome = vec![0u8; WELCOME_HEAD_BYTES + h.stripes as usize * INNER_HANDLE_BYTES];
-    ctrl.read_exact(&mut welcome).unwrap();
+    let (l, h, _ctrl, _) = welcomed_raw_peer(&net);
     // tcpxr's accept starts TCPX's accept of every stripe; none can complete.
     let mut r = null();
     assert_eq!(net.accept(l, &mut r), OK);

@@ -1098,6 +1098,36 @@ pub fn recv_peer_from(
     (child, out, s)
 }
 
+/// A listen comm of the v12 table whose peer is a raw socket speaking tcpxr's wire format up to
+/// the welcome: the listen comm, its handle, the peer's control connection, and the welcome's
+/// inner handles (one per stripe, [`INNER_HANDLE_BYTES`] each). The peer connects no stripe.
+///
+/// [`INNER_HANDLE_BYTES`]: nccl_net_tcpxr::transport::INNER_HANDLE_BYTES
+pub fn welcomed_raw_peer(
+    net: &V12,
+) -> (
+    *mut c_void,
+    nccl_net_tcpxr::engine::wire::ListenHandle,
+    std::net::TcpStream,
+    Vec<u8>,
+) {
+    use nccl_net_tcpxr::engine::wire::{self, ListenHandle, WELCOME_HEAD_BYTES};
+    use nccl_net_tcpxr::transport::INNER_HANDLE_BYTES;
+    use std::io::{Read, Write};
+    assert_eq!(net.init(), OK);
+    let mut handle = [0u8; 128];
+    let mut l = null();
+    assert_eq!(net.listen(0, &mut handle, &mut l), OK);
+    let h = ListenHandle::read(&handle).unwrap();
+    let mut ctrl = std::net::TcpStream::connect(h.ctrl).unwrap();
+    ctrl.write_all(&wire::hello(h.nonce)).unwrap();
+    let mut welcome = vec![0u8; WELCOME_HEAD_BYTES + h.stripes as usize * INNER_HANDLE_BYTES];
+    ctrl.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    ctrl.read_exact(&mut welcome).unwrap();
+    welcome.drain(..WELCOME_HEAD_BYTES);
+    (l, h, ctrl, welcome)
+}
+
 /// A connected pair of the v12 table whose receive side asked, at accept, for NCCL's device unpack
 /// (as NCCL does when the plugin reports it), or for nothing (`unpack` false). Returns the send
 /// comm, the receive comm and the device handle tcpxr filled in (NULL without `unpack`).
