@@ -185,6 +185,19 @@ impl Tuner {
         rule.map(|p| p.channels)
     }
 
+    /// A tuner that leaves every choice to NCCL, saying `why` in its init line.
+    fn idle(n_ranks: usize, why: String) -> Tuner {
+        Tuner {
+            n_ranks: n_ranks.max(1),
+            idle_because: Some(why),
+            set_channels: false,
+            may_name: false,
+            may_name_ll: false,
+            pool_cap: OnceLock::new(),
+            kernel_unpacks_host_pages: None,
+        }
+    }
+
     /// From tcpxr's configuration and process state, for NCCL's init of a communicator; idle,
     /// never an error, where the configuration was refused.
     pub fn open(n_ranks: usize, n_nodes: usize) -> Tuner {
@@ -194,22 +207,7 @@ impl Tuner {
             // The net's init refused it, said why, and NCCL went on with another net; NCCL still
             // loads this tuner from the library it keeps open, and a tuner init that fails fails
             // the whole communicator. So the tuner stays out of NCCL's way instead.
-            Err(e) => {
-                let mut idle = Tuner::new(&Facts {
-                    setting: Switch::Off,
-                    transport: None,
-                    assigned: false,
-                    n_ranks,
-                    n_nodes,
-                    user_channels: false,
-                    user_algo_proto: false,
-                    tcpxr_set_proto: false,
-                    pool_threads: None,
-                    kernel_unpacks_host_pages: None,
-                });
-                idle.idle_because = Some(format!("tcpxr's configuration was refused: {}", e.msg));
-                return idle;
-            }
+            Err(e) => return Tuner::idle(n_ranks, format!("tcpxr's configuration was refused: {}", e.msg)),
         };
         // A bound tcpxr set itself (nccl_settings::defaults) is not the user's.
         let users = |k: &&str| {
