@@ -4,7 +4,8 @@
 //! `--include-ignored` and `TCPXR_REQUIRE_GPU=1`, which turns every skip into a failure) and,
 //! where CUDA cannot be used, say SKIPPED, visibly and naming the CUDA reason.
 use nccl_net_tcpxr::abi::loadMeta;
-use nccl_net_tcpxr::gpu::unpack::Unpacker;
+use nccl_net_tcpxr::engine::stage::RecvStage;
+use nccl_net_tcpxr::gpu::unpack::{Unpacker, MAX_JOBS};
 use nccl_net_tcpxr::gpu::{Gpu, Mapped};
 
 /// Places `records` from a mapped bounce buffer into a mapped destination with one launch.
@@ -200,6 +201,81 @@ fn gpu_launch_depth_bounds_batches_in_flight_and_done_waits_for_the_gpu_or_skipp
         while !u.done(b).unwrap() {}
     }
     assert_eq!(u.launches(), DEPTH as u64 + 1 + 1000);
+}
+
+/// A receive comm's unpack stage never refuses a chunk: with every launch slot held on the GPU
+/// and the next batch full, later chunks wait in the stage and are launched, in order, once slots
+/// free (it once failed the comm with "unpack batch full right after a launch": many stripes of
+/// small chunks outrunning the GPU). A close while launches are held waits a bounded time and
+/// says so, rather than spinning forever.
+#[test]
+#[ignore = "needs a GPU: cargo test -- --include-ignored, with TCPXR_REQUIRE_GPU=1 on a GPU host"]
+fn gpu_recv_stage_keeps_chunks_while_every_launch_is_held_and_places_them_in_order_or_skipped() {
+    let Some(gpu) = gpu_or_skip("gpu_recv_stage_keeps_chunks_while_every_launch_is_held_...") else {
+        return;
+    };
+    const PAGE: usize = 4096;
+    // Eight launches of 64 jobs held, a full batch of 64, and more behind it.
+    const JOBS: usize = 8 * MAX_JOBS + MAX_JOBS + 40;
+    let mut stage = RecvStage::new(gpu.clone(), 4, PAGE).unwrap();
+    let bounce = Mapped::new(&gpu, PAGE).unwrap();
+    let dst = Mapped::new(&gpu, PAGE * JOBS).unwrap();
+    let meta = Mapped::new(&gpu, 16).unwrap();
+    // SAFETY: live mappings of the stated sizes; the GPU reads none of them yet.
+    let (b, d) = unsafe {
+        std::ptr::write(
+            meta.host as *mut loadMeta,
+            loadMeta {
+                src_off: 0,
+                len: PAGE as u32,
+                dst_off: 0,
+            },
+        );
+        (
+            std::slice::from_raw_parts_mut(bounce.host, bounce.len),
+            std::slice::from_raw_parts_mut(dst.host, dst.len),
+        )
+    };
+    for (i, v) in b.iter_mut().enumerate() {
+        *v = (i % 251) as u8 + 1;
+    }
+    d.fill(0);
+
+    let gate = Gate::close(&gpu);
+    // The stage launches on the GPU's two unpack streams; another unpacker of the same GPU holds
+    // both behind the gate.
+    // SAFETY: the gate's event is live in GPU 0's context until the gate is dropped.
+    unsafe { Unpacker::new(gpu.clone(), 1).unwrap().start_after(gate.event) }.unwrap();
+    for k in 0..JOBS {
+        let ticket = stage
+            .add(meta.dev, 1, bounce.dev, dst.dev + (k * PAGE) as u64)
+            .unwrap_or_else(|e| panic!("chunk {k} of {JOBS} refused while launches are held: {e}"));
+        assert_eq!(ticket, k as u64 + 1, "tickets count the chunks added");
+    }
+    stage.launch().unwrap();
+    assert!(!stage.placed(1).unwrap(), "a chunk placed while the GPU is held");
+    let start = std::time::Instant::now();
+    assert!(
+        !stage.quiesce(std::time::Duration::from_millis(300)),
+        "quiesce reported every launch done while they are held"
+    );
+    let waited = start.elapsed();
+    assert!(
+        waited < std::time::Duration::from_secs(5),
+        "quiesce held past its limit: {waited:?}"
+    );
+    assert!(d.iter().all(|v| *v == 0), "something was placed while the GPU is held");
+
+    gate.open();
+    assert!(
+        stage.quiesce(std::time::Duration::from_secs(20)),
+        "the chunks were never all placed once the GPU was free"
+    );
+    assert_eq!(stage.counts(), (JOBS as u64, JOBS as u64));
+    for k in 0..JOBS {
+        assert!(d[k * PAGE..(k + 1) * PAGE] == *b, "chunk {k} of {JOBS} not placed");
+    }
+    drop(gate);
 }
 
 /// Whether the GPU test helper says why it skips and fails under TCPXR_REQUIRE_GPU=1: the reason

@@ -150,15 +150,13 @@ impl CopyIn {
         Ok(true)
     }
 
-    /// Waits (at most a few seconds) for every copy queued, so that none writes into a buffer or
-    /// reads bounce memory after its comm is gone; for closing only.
-    pub fn quiesce(&self) {
-        let deadline = Instant::now() + Duration::from_secs(5);
-        for (event, copy) in &self.slots {
-            if copy.is_some() && !event.done_by(deadline).unwrap_or(true) {
-                log::warn!("closing a receive comm: a copy into GPU memory did not complete within 5 s");
-                return;
-            }
-        }
+    /// Waits, at most `limit`, for every copy queued, so that none writes into a buffer or reads
+    /// bounce memory after its comm is gone; false when one may still run (its event did not
+    /// complete, or could not be asked). For closing only.
+    pub fn quiesce(&self, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        self.slots
+            .iter()
+            .all(|(event, copy)| copy.is_none() || matches!(event.done_by(deadline), Ok(true)))
     }
 }

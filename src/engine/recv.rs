@@ -25,7 +25,7 @@ use super::memory::Registration;
 use super::profile::{self, Event, Op, Parent};
 use super::requests::Kind;
 use super::ring::{Bounce, DeviceRing, RING_SLOTS};
-use super::stage::RecvStage;
+use super::stage::{RecvStage, QUIESCE_LIMIT};
 use super::stall;
 use super::striper::{Cut, Striper, Then};
 use super::wire::{MsgHeader, MSG_HEADER_BYTES};
@@ -498,12 +498,23 @@ impl Side for RecvState {
         self.start_copies()
     }
 
-    /// Lets every unpack launch or copy finish before the bounce memory it reads is freed.
+    /// Lets every unpack launch or copy finish before the bounce memory it reads is freed; what
+    /// is still read after QUIESCE_LIMIT is leaked instead (a GPU that stopped), with a WARN.
     fn closing(&mut self) {
         match &mut self.mode {
-            RecvMode::OwnUnpack(stage) => stage.quiesce(),
+            RecvMode::OwnUnpack(stage) => {
+                if !stage.quiesce(QUIESCE_LIMIT) {
+                    log::warn!(
+                        "closing a receive comm: an unpack launch did not complete within {} s; its bounce \
+                         memory and inline landings stay allocated",
+                        QUIESCE_LIMIT.as_secs()
+                    );
+                    self.b.striper.lanes_mut().for_each(RecvLane::abandon_bounce);
+                    std::mem::forget(std::mem::replace(&mut self.mode, RecvMode::Host));
+                }
+            }
             RecvMode::DeviceUnpack(ring) => {
-                ring.quiesce();
+                ring.quiesce(QUIESCE_LIMIT);
                 if let (Some(_), Some(copies)) = (&self.b.stats, ring.copy_counts()) {
                     log::info!("stats receive copies: {copies}");
                 }

@@ -48,6 +48,7 @@ use std::collections::VecDeque;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 /// Messages a device-unpack comm may hold posted and not yet consumed: one per ring slot.
 pub const RING_SLOTS: usize = DEPTH;
@@ -462,10 +463,15 @@ impl DeviceRing {
         self.copy_in.as_ref().and_then(|c| c.counts.describe())
     }
 
-    /// Lets every copy finish before the comm's bounce memory and NCCL's buffers go.
-    pub fn quiesce(&self) {
-        if let Some(c) = &self.copy_in {
-            c.quiesce();
+    /// Lets every copy finish before the comm's bounce memory and NCCL's buffers go; a copy
+    /// still running after `limit` keeps the bounce memory it reads allocated (leaked, WARN).
+    pub fn quiesce(&mut self, limit: Duration) {
+        if self.copy_in.as_ref().is_some_and(|c| !c.quiesce(limit)) {
+            log::warn!(
+                "closing a receive comm: a copy into GPU memory did not complete within {} s; its bounce memory stays allocated",
+                limit.as_secs()
+            );
+            std::mem::forget(self.pool.take());
         }
     }
 

@@ -9,6 +9,7 @@ use crate::gpu::unpack::{Batch, Unpacker};
 use crate::gpu::{Gpu, Mapped};
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// Fragment size of the records tcpxr writes (what TCPX's bounce pages look like).
 pub const FRAGMENT: usize = 4096;
@@ -39,17 +40,27 @@ pub unsafe fn write_records(base: *mut loadMeta, len: usize) -> u32 {
 /// polled oldest first and `placed` only moves past a batch once it and every older one are done
 /// (two streams may finish them out of order), so "ticket t is placed" is a single counter and
 /// chunks are released, and TCPX told `consumed`, in order.
+///
+/// A chunk is never refused: when the batch is full and every launch slot is busy (many stripes of
+/// small chunks outrunning the GPU), its job waits here, in order, for a later pass's launch.
 pub struct RecvStage {
     unpacker: Unpacker,
-    /// Tickets handed to chunks added to the unpacker so far, and placed so far.
+    /// Tickets handed out so far (one per chunk or inline payload added).
     added: u64,
+    /// Tickets whose jobs are in the unpacker's batch or launched: every one up to this.
+    batched: u64,
+    /// Tickets placed so far: their launches, and every older one, are done.
     placed: u64,
     /// (tickets up to, batch) of launches not yet seen complete, oldest first.
     launched: VecDeque<(u64, Batch)>,
-    /// Tickets added since the last launch.
-    unlaunched: u64,
+    /// Jobs added while no launch slot was free for the full batch ahead of them, oldest first:
+    /// (ticket, records, count, bounce, dst).
+    waiting: VecDeque<(u64, u64, u32, u64, u64)>,
     inline: InlineLanding,
 }
+
+/// How long a closing comm waits for its launches before it leaks the memory they read.
+pub const QUIESCE_LIMIT: Duration = Duration::from_secs(5);
 
 impl RecvStage {
     /// A stage for receives into `gpu`'s memory, with one inline landing slot of `inline_limit`
@@ -59,9 +70,10 @@ impl RecvStage {
         Ok(RecvStage {
             unpacker: Unpacker::new(gpu, LAUNCH_DEPTH)?,
             added: 0,
+            batched: 0,
             placed: 0,
             launched: VecDeque::new(),
-            unlaunched: 0,
+            waiting: VecDeque::new(),
             inline,
         })
     }
@@ -73,26 +85,47 @@ impl RecvStage {
     /// Queues a chunk's `count` records (device address `records`, offsets from `bounce` and
     /// `dst`); returns its ticket.
     pub fn add(&mut self, records: u64, count: u32, bounce: u64, dst: u64) -> Result<u64> {
-        if !self.unpacker.add(records, count, bounce, dst) {
-            self.launch()?;
-            if !self.unpacker.add(records, count, bounce, dst) {
-                return Err(Error::internal("unpack batch full right after a launch"));
-            }
-        }
         self.added += 1;
-        self.unlaunched += 1;
+        self.waiting.push_back((self.added, records, count, bounce, dst));
+        self.feed()?;
         Ok(self.added)
     }
 
-    /// Launches what was added since the last launch (one kernel for all stripes' chunks).
+    /// Moves waiting jobs into the batch, oldest first, launching each batch that fills while a
+    /// launch slot is free; what does not fit waits for the next call.
+    fn feed(&mut self) -> Result<()> {
+        while let Some(&(ticket, records, count, bounce, dst)) = self.waiting.front() {
+            if !self.unpacker.add(records, count, bounce, dst) {
+                if !self.launch_batch()? {
+                    return Ok(());
+                }
+                continue;
+            }
+            self.batched = ticket;
+            self.waiting.pop_front();
+        }
+        Ok(())
+    }
+
+    /// Launches the batch; false when every launch slot is busy (it stays, and so do its jobs).
+    fn launch_batch(&mut self) -> Result<bool> {
+        if !self.unpacker.has_pending() {
+            return Ok(true);
+        }
+        match self.unpacker.launch()? {
+            Some(b) => {
+                self.launched.push_back((self.batched, b));
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    /// Launches what was added since the last launch (one kernel for all stripes' chunks), and
+    /// what waited for a launch slot as far as slots are free.
     pub fn launch(&mut self) -> Result<()> {
-        if self.unlaunched == 0 {
-            return Ok(());
-        }
-        if let Some(b) = self.unpacker.launch()? {
-            self.launched.push_back((self.added, b));
-            self.unlaunched = 0;
-        }
+        self.feed()?;
+        self.launch_batch()?;
         Ok(())
     }
 
@@ -101,15 +134,19 @@ impl RecvStage {
         (self.added, self.placed)
     }
 
-    /// Waits for every launched batch (used when the comm closes).
-    pub fn quiesce(&mut self) {
-        let _ = self.launch();
-        while let Some(&(upto, b)) = self.launched.front() {
-            match self.unpacker.done(b) {
-                Ok(false) => std::hint::spin_loop(),
-                _ => {
-                    self.placed = upto;
-                    self.launched.pop_front();
+    /// Waits until every chunk added has been placed, or `limit` has passed (false: a launch may
+    /// still read the bounce memory and inline landings, which the caller must then not free).
+    /// For a closing comm, after NCCL is done with its receives.
+    pub fn quiesce(&mut self, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        loop {
+            match self.launch().and_then(|_| self.placed(self.added)) {
+                Ok(true) => return true,
+                Ok(false) if Instant::now() < deadline => std::thread::sleep(Duration::from_micros(50)),
+                Ok(false) => return false,
+                Err(e) => {
+                    log::warn!("closing a receive comm: its unpack launches cannot be waited for: {e}");
+                    return false;
                 }
             }
         }
@@ -123,6 +160,10 @@ impl RecvStage {
             }
             self.placed = upto;
             self.launched.pop_front();
+        }
+        // Jobs with no records are batched but never launched: nothing to wait for.
+        if self.launched.is_empty() && !self.unpacker.has_pending() {
+            self.placed = self.batched;
         }
         Ok(ticket <= self.placed)
     }

@@ -95,6 +95,12 @@ impl RecvLane {
     pub fn bounce_base(&self) -> Option<u64> {
         self.inner.bounce_base()
     }
+
+    /// Leaks the bounce slots and their records: an unpack launch that did not finish may still
+    /// read them, and pinned memory freed under the GPU is worse than memory kept.
+    pub fn abandon_bounce(&mut self) {
+        std::mem::forget(self.bounce.take());
+    }
 }
 
 impl Lane for RecvLane {
