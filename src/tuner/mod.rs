@@ -252,8 +252,12 @@ impl Tuner {
                 Decision::RingSimple(channels) => {
                     prefer_ring_simple(costs, n_proto);
                     if let Some(n) = channels {
-                        let few = self.set_channels && cheapest(costs) == Some(ring_simple);
-                        return few.then(|| capped(Some(n), cap)).flatten();
+                        if self.set_channels && cheapest(costs) == Some(ring_simple) {
+                            return capped(Some(n), cap);
+                        }
+                        // NCCL keeps another choice (the tree, or Simple disabled): the row's
+                        // count is for the ring's Simple, but the pool's cap holds for any.
+                        return at_most(None, costs);
                     }
                 }
                 Decision::OwnChannels => return at_most(Some(NCCL_OWN_CHANNELS), costs),

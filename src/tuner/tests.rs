@@ -431,6 +431,18 @@ fn a_pool_of_few_threads_caps_every_collectives_channels() {
     // The band's one-channel row stays at 1.
     let mut costs = table(40.0, 60.0);
     assert_eq!(two.choose(ncclFuncAllReduce, 64 << 10, &mut costs, N_PROTO), Some(1));
+    // Where NCCL keeps another choice in the band (the tree's LL, far cheaper; or Simple
+    // disabled), the row's count does not apply but the pool's cap does, as at bulk.
+    let mut tree_ll = table(40.0, 60.0);
+    tree_ll[NCCL_ALGO_TREE * N_PROTO + NCCL_PROTO_LL] = 1.0;
+    for costs in [tree_ll, table(40.0, -1.0)] {
+        assert_eq!(
+            channels_only(&two, ncclFuncAllReduce, 1 << 20, costs.clone()),
+            Some(2),
+            "{costs:?}"
+        );
+        assert_eq!(channels_only(&with(Some(6)), ncclFuncAllReduce, 1 << 20, costs), None);
+    }
     // The user's channel bounds stand above the cap.
     let bounded = Tuner::new(&Facts {
         user_channels: true,
