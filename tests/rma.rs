@@ -394,6 +394,16 @@ impl Drop for FailOnPanic<'_> {
 /// Runs `body(rank, nranks, Rank)` on `n` threads once their group is connected. A rank that
 /// panics fails the others at their next barrier, so the test fails rather than hangs.
 fn group(n: usize, body: impl Fn(usize, &Rank, &Barrier) + Sync) {
+    group_closing_itself(n, |rank, r, barrier| {
+        body(rank, &r, barrier);
+        barrier.wait();
+        // Nothing is owed: peers that close first leave the others without an error.
+        r.close(&[]);
+    });
+}
+
+/// [`group`], where `body` owns its rank's objects and closes them itself (when it chooses).
+fn group_closing_itself(n: usize, body: impl Fn(usize, Rank, &Barrier) + Sync) {
     let handles = Mutex::new(vec![[0u8; 128]; n]);
     let gathered = Barrier::new(n);
     let barrier = Barrier::new(n);
@@ -408,10 +418,7 @@ fn group(n: usize, body: impl Fn(usize, &Rank, &Barrier) + Sync) {
                 gathered.wait();
                 let all = handles.lock().unwrap().clone();
                 r.connect(&all, rank);
-                body(rank, &r, barrier);
-                barrier.wait();
-                // Nothing is owed: peers that close first leave the others without an error.
-                r.close(&[]);
+                body(rank, r, barrier);
             });
         }
     });
@@ -1372,6 +1379,71 @@ fn put_lands_beside_a_spinning_kernel(name: &str, start: fn(Duration) -> spin::S
         drop(spin);
         barrier.wait();
         r.dereg(&[wmh, smh]);
+    });
+}
+
+/// Holds tcpxr's stream of GPU 0 (the library's one stream there, shared by every group of the
+/// process) until the returned kernel is released: an application kernel fills every
+/// multiprocessor, then `r` (rank `me`) puts 0 bytes to itself with a signal into `sig`, a GPU
+/// window registered without NCCL_NET_MR_FLAG_SIGNAL_NEVER_RESET, which tcpxr adds with a
+/// one-thread kernel on its stream. That kernel cannot start before the application's ends, and
+/// everything tcpxr queues on the stream after it waits behind it.
+fn hold_tcpxr_stream(r: &Rank, me: usize, sig: *mut c_void) -> spin::Spin {
+    let spin = spin::Spin::start_filling_every_sm(Duration::from_secs(30));
+    let (res, q) = r.put_signal(0, (sig, 0), 0, (sig, 0), me, Some((sig, 0, true)));
+    assert_eq!(res, OK);
+    // A put of no bytes is done at once; its signal waits on the stream.
+    r.wait_all(vec![q]);
+    spin
+}
+
+/// A group closed while copies out of its GPU window into its pinned staging (a put's, to a peer)
+/// are still queued on tcpxr's stream keeps the staging until they have run, bounded: here they
+/// wait behind a kernel held 8 s, and the close returns after about 5 s with a WARN (the staging
+/// stays allocated), before the kernel is released. Until 2026-11-28 the close waited only for
+/// the group's `inflight` stream work, which a send's copies are not part of (its peer holds
+/// them): with none there it freed the staging at once, under the queued copies (or, where the
+/// driver's free waits for the device, waited for the kernel without bound).
+#[test]
+#[ignore = "needs a GPU: cargo test -- --include-ignored, with TCPXR_REQUIRE_GPU=1 on a GPU host"]
+fn gpu_closing_a_group_keeps_staging_its_queued_copies_write() {
+    let Some(g) = gpu::gpu_or_skip("gpu_closing_a_group_keeps_staging_its_queued_copies_write") else {
+        return;
+    };
+    const SIZE: usize = 4 << 20;
+    const HELD: Duration = Duration::from_secs(8);
+    group_closing_itself(2, |rank, r, barrier| {
+        g.bind().unwrap();
+        let win = gpu::DevBuf::new(SIZE);
+        let sig = gpu::DevBuf::new(8);
+        sig.upload_done(&[0u8; 8]);
+        let wmh = r.reg_as(win.0 as *mut c_void, SIZE, NCCL_PTR_CUDA, 0);
+        let smh = r.reg_as(sig.0 as *mut c_void, 8, NCCL_PTR_CUDA, NCCL_NET_MR_FLAG_FORCE_SO);
+        // Rank 1 holds the stream; rank 0's group has no stream work of its own in `inflight`.
+        let mut spin = (rank == 1).then(|| hold_tcpxr_stream(&r, 1, smh));
+        barrier.wait();
+        if rank == 0 {
+            // The put's copies out of `win` into staging queue behind rank 1's held kernel.
+            let (res, _put) = r.put_signal(0, (wmh, 0), SIZE, (wmh, 0), 1, None);
+            assert_eq!(res, OK);
+            // Closed as on an abort: the put pending, the windows registered.
+            let start = Instant::now();
+            r.close(&[]);
+            let took = start.elapsed();
+            assert!(
+                took >= Duration::from_secs(4) && took < HELD - Duration::from_secs(1),
+                "closeColl took {took:?}: it must wait for the queued copies (5 s at most) and return before the kernel is released ({HELD:?})"
+            );
+            expect_log("closing a group whose GPU copies have not completed");
+            // Its window stays allocated until the copies out of it have run (after the release).
+            barrier.wait();
+        } else {
+            std::thread::sleep(HELD);
+            assert!(spin.as_mut().unwrap().release(), "the application kernel gave up early");
+            barrier.wait();
+            drop(spin);
+            r.close(&[wmh, smh]);
+        }
     });
 }
 

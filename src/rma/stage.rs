@@ -335,29 +335,30 @@ impl Stager {
     /// Starts copying `len` bytes at device address `src` out into a staging buffer for sending;
     /// None while no buffer may be taken for sending ([`Buffers::take_out`]).
     pub fn stage_out(&mut self, src: u64, len: usize) -> Result<Option<Outbound>> {
-        let Some(buf) = self.pool.take_out() else {
-            return Ok(None);
-        };
-        let dst = self.bufs[buf].host;
-        // SAFETY: `buf` is a pinned buffer of this pool (len <= STAGE_BYTES), held by the returned
-        // Outbound until its event has completed; `src` lies in a registered GPU window which
-        // deregMrSym keeps while an operation reading it is queued.
-        let queued = unsafe { gpu::copy_dtoh_async(&self.gpu, dst, src, len) }.and_then(|()| {
-            let event = self.event()?;
-            event.record(&self.gpu)?;
-            Ok(event)
-        });
-        match queued {
-            Ok(event) => Ok(Some(Outbound {
-                buf,
-                event,
-                ready: false,
-            })),
-            Err(e) => {
-                self.pool.give(buf);
-                Err(e)
-            }
-        }
+        let Stager {
+            gpu,
+            bufs,
+            pool,
+            events,
+            ..
+        } = self;
+        let started = copy_into_taken(
+            pool,
+            // SAFETY: `b` is a pinned buffer of this pool (len <= STAGE_BYTES), held by the
+            // returned Outbound until its event has completed (or lost for good); `src` lies in a
+            // registered GPU window which deregMrSym keeps while an operation reading it is queued.
+            |b| unsafe { gpu::copy_dtoh_async(gpu, bufs[b].host, src, len) },
+            || {
+                let event = events.pop().map_or_else(|| Event::new(gpu), Ok)?;
+                event.record(gpu)?;
+                Ok(event)
+            },
+        )?;
+        Ok(started.map(|(buf, event)| Outbound {
+            buf,
+            event,
+            ready: false,
+        }))
     }
 
     /// Whether an outbound copy has completed (never blocks).
@@ -403,23 +404,57 @@ impl Stager {
     }
 }
 
+/// Takes a buffer for sending out of `pool` and starts a copy into it: `copy(buf)` queues the
+/// copy, `track()` records the event that says it has completed. Only a copy that failed to queue
+/// gives its buffer back; once queued, a copy no event covers may still write the buffer, so a
+/// failure to track it loses the buffer for good ([`Buffers::lose`]): never handed to a landing,
+/// never freed (Drop leaks the staging then). Until 2026-11-28 that failure gave it back.
+fn copy_into_taken<E>(
+    pool: &mut Buffers,
+    copy: impl FnOnce(usize) -> Result<()>,
+    track: impl FnOnce() -> Result<E>,
+) -> Result<Option<(usize, E)>> {
+    let Some(buf) = pool.take_out() else {
+        return Ok(None);
+    };
+    if let Err(e) = copy(buf) {
+        pool.give(buf);
+        return Err(e);
+    }
+    match track() {
+        Ok(event) => Ok(Some((buf, event))),
+        Err(e) => {
+            pool.lose();
+            Err(e)
+        }
+    }
+}
+
 impl Drop for Stager {
     /// Waits (bounded) for pending stream work before the pinned buffers it uses are freed; the
-    /// group is being closed, after NCCL's kernels are done with it.
+    /// group is being closed, after NCCL's kernels are done with it. Not every copy into staging
+    /// is in `inflight`: a send's copy out of GPU memory is tracked by its [`Outbound`], which the
+    /// group's peers held and have dropped before this. So one event recorded now behind
+    /// everything queued on the stream is waited for: every copy into or out of staging is before
+    /// it (until 2026-11-28 only `inflight` was, and staging a send was still copying into was
+    /// freed at once).
     fn drop(&mut self) {
         if self.pool.total < self.bufs.len() {
-            // A buffer was written off under a copy that may still run (track_signals).
+            // A buffer was written off under a copy that may still run (no event covers it).
             std::mem::forget(std::mem::take(&mut self.bufs));
             return;
         }
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-        for w in &self.inflight {
-            if !matches!(w.event.done_by(deadline), Ok(true)) {
-                log::warn!("RMA: closing a group whose GPU copies have not completed after 5 s");
-                // Leaking the pinned buffers is safer than freeing memory a copy still uses.
-                std::mem::forget(std::mem::take(&mut self.bufs));
-                return;
-            }
+        let settled = self.event().and_then(|e| {
+            e.record(&self.gpu)?;
+            e.done_by(deadline)
+        });
+        if !matches!(settled, Ok(true)) {
+            log::warn!(
+                "RMA: closing a group whose GPU copies have not completed after 5 s: its staging stays allocated"
+            );
+            // Leaking the pinned buffers is safer than freeing memory a copy still uses.
+            std::mem::forget(std::mem::take(&mut self.bufs));
         }
     }
 }
@@ -593,6 +628,46 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A copy into a staging buffer that was queued but whose event could not be recorded may
+    /// still write the buffer: it is lost for good, never taken again. A copy that failed to
+    /// queue gives its buffer back.
+    #[test]
+    fn a_copy_queued_without_an_event_loses_its_buffer() {
+        let cuda_error = || crate::error::Error::internal("cuEventRecord failed");
+        let mut pool = Buffers::new(3, 0);
+        let mut copying = None;
+        let r = copy_into_taken(
+            &mut pool,
+            |b| {
+                copying = Some(b);
+                Ok(())
+            },
+            || Err::<(), _>(cuda_error()),
+        );
+        assert!(r.is_err());
+        let copying = copying.expect("a buffer was taken");
+        let taken: Vec<usize> = std::iter::from_fn(|| pool.take_in()).collect();
+        assert_eq!(taken.len(), 2);
+        assert!(
+            !taken.contains(&copying),
+            "buffer {copying}, under an untracked copy, was handed out again"
+        );
+        taken.into_iter().for_each(|b| pool.give(b));
+        assert!(pool.all_free(), "the pool counts as idle without the lost buffer");
+
+        let mut pool = Buffers::new(3, 0);
+        let r = copy_into_taken(&mut pool, |_| Err(cuda_error()), || Ok(()));
+        assert!(r.is_err());
+        assert!(pool.all_free(), "a copy that never queued gives its buffer back");
+        assert_eq!(std::iter::from_fn(|| pool.take_in()).count(), 3);
+
+        let mut pool = Buffers::new(3, 0);
+        let (b, ()) = copy_into_taken(&mut pool, |_| Ok(()), || Ok(())).unwrap().unwrap();
+        assert!(!pool.all_free());
+        pool.give(b);
+        assert!(pool.all_free());
     }
 
     #[test]
