@@ -1397,6 +1397,86 @@ fn hold_tcpxr_stream(r: &Rank, me: usize, sig: *mut c_void) -> spin::Spin {
     spin
 }
 
+/// A rank's operations on itself apply in the order posted while earlier ones wait on tcpxr's
+/// stream: with the stream held, a put from GPU memory into a host window, then a host-to-host put
+/// over the same bytes with a strong host signal, then a put of no bytes with a strong GPU signal.
+/// While held, neither the second put's bytes nor its signal show (both ranges are pinned, so the
+/// first copy is truly queued). Once released, and without the rank calling tcpxr again (nothing
+/// waits for a poll), the GPU signal shows only after the host signal, and the bytes are the
+/// second put's. Until 2026-11-28 the host-to-host copy was done at once, so the first put's
+/// bytes landed over it later, and a host signal after pending stream work waited for the rank's
+/// next poll while the GPU signal after it went ahead.
+#[test]
+#[ignore = "needs a GPU: cargo test -- --include-ignored, with TCPXR_REQUIRE_GPU=1 on a GPU host"]
+fn gpu_a_ranks_operations_on_itself_apply_in_the_order_posted() {
+    let Some(g) = gpu::gpu_or_skip("gpu_a_ranks_operations_on_itself_apply_in_the_order_posted") else {
+        return;
+    };
+    const N: usize = 1 << 20;
+    group(2, |rank, r, barrier| {
+        g.bind().unwrap();
+        let dev = gpu::DevBuf::new(N);
+        dev.upload_done(&gpu_pattern(rank, rank, 1, N));
+        // Pinned: a copy from GPU memory into pageable memory returns only once it has run.
+        let host = nccl_net_tcpxr::gpu::Mapped::new(&g, 2 * N + 8).unwrap();
+        let second = gpu_pattern(rank, rank, 2, N);
+        // SAFETY: 2N + 8 bytes of pinned memory this test owns; nothing else touches them yet.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(host.host, 2 * N + 8) };
+        bytes[..N].fill(0xB0);
+        bytes[N..2 * N].copy_from_slice(&second);
+        bytes[2 * N..].fill(0);
+        let sig = gpu::DevBuf::new(8);
+        sig.upload_done(&[0u8; 8]);
+        let dmh = r.reg_as(dev.0 as *mut c_void, N, NCCL_PTR_CUDA, 0);
+        let hmh = r.reg(host.host as *mut c_void, 2 * N + 8);
+        let smh = r.reg_as(sig.0 as *mut c_void, 8, NCCL_PTR_CUDA, NCCL_NET_MR_FLAG_FORCE_SO);
+        barrier.wait();
+        if rank == 0 {
+            // SAFETY: the 8-aligned word after the two ranges, which tcpxr adds to atomically.
+            let host_signal = unsafe { &*(host.host.add(2 * N) as *const AtomicU64) };
+            // SAFETY: the first N bytes of the pinned window; read while tcpxr may write them.
+            let target = || unsafe { std::slice::from_raw_parts(host.host as *const u8, N) }.to_vec();
+            let mut spin = hold_tcpxr_stream(r, 0, smh);
+            let (res, first) = r.put_signal(0, (dmh, 0), N, (hmh, 0), 0, None);
+            assert_eq!(res, OK);
+            let (res, then) = r.put_signal(0, (hmh, N as u64), N, (hmh, 0), 0, Some((hmh, 2 * N as u64, true)));
+            assert_eq!(res, OK);
+            let (res, last) = r.put_signal(0, (smh, 0), 0, (smh, 0), 0, Some((smh, 0, true)));
+            assert_eq!(res, OK);
+            for _ in 0..10 {
+                assert_eq!(r.progress(), OK);
+                assert!(
+                    target().iter().all(|&b| b == 0xB0),
+                    "a put applied while the put before it waits on the stream"
+                );
+                assert_eq!(
+                    host_signal.load(Ordering::Acquire),
+                    0,
+                    "a signal before its put's bytes"
+                );
+                assert_eq!(r.test(then), (OK, false), "done before the put before it");
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            assert!(spin.release(), "the application kernel gave up early");
+            // The hold's signal (1), then the last put's (2).
+            let start = Instant::now();
+            while read_signals(&sig, 1)[0] < 2 {
+                assert!(start.elapsed() < DEADLINE, "the GPU signals never came");
+            }
+            assert_eq!(
+                host_signal.load(Ordering::Acquire),
+                1,
+                "a strong GPU signal showed before the host signal posted before it"
+            );
+            assert!(target() == second, "the bytes are not the last put's");
+            r.wait_all(vec![first, then, last]);
+            assert!(target() == second, "the bytes are not the last put's");
+        }
+        barrier.wait();
+        r.dereg(&[dmh, hmh, smh]);
+    });
+}
+
 /// A group closed while copies out of its GPU window into its pinned staging (a put's, to a peer)
 /// are still queued on tcpxr's stream keeps the staging until they have run, bounded: here they
 /// wait behind a kernel held 8 s, and the close returns after about 5 s with a WARN (the staging

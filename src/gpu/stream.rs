@@ -1,5 +1,6 @@
-//! The work tcpxr queues on a GPU: copies, the signal add and the signal write on the GPU's
-//! persistent non-blocking stream, and one read on the legacy default stream for registration.
+//! The work tcpxr queues on a GPU: copies, the signal add, the signal write and host functions on
+//! the GPU's persistent non-blocking stream, and one read on the legacy default stream for
+//! registration.
 //! Each call only queues; completion is an [`Event`] recorded behind it.
 use super::{check, free_in, Event, Gpu};
 use crate::error::Result;
@@ -110,6 +111,30 @@ pub unsafe fn write_u64_async(gpu: &Gpu, addr: u64, value: u64) -> Result<()> {
         unsafe { sys::cuStreamWriteValue64_v2(gpu.stream, addr, value, 0) },
         "cuStreamWriteValue64_v2",
     )
+}
+
+/// Queues `f` on the GPU's persistent stream, to run on a thread of the driver once everything
+/// queued before it has completed; work queued after it waits until it returns
+/// (cuLaunchHostFunc). For host-memory work that must keep its place in the stream's order. `f`
+/// must not call CUDA (the driver's rule for host functions) and should be short: it holds the
+/// stream.
+pub fn call_in_order(gpu: &Gpu, f: Box<dyn FnOnce() + Send>) -> Result<()> {
+    extern "C" fn run(data: *mut c_void) {
+        // SAFETY: `data` is the box `call_in_order` leaked, which the driver hands here once.
+        let f = unsafe { Box::from_raw(data as *mut Box<dyn FnOnce() + Send>) };
+        // Nothing unwinds into the driver.
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || (*f)()));
+    }
+    let _current = gpu.enter()?;
+    let data = Box::into_raw(Box::new(f)) as *mut c_void;
+    // SAFETY: `run` takes `data` back exactly once; the GPU's stream is live and its context
+    // current (`_current`).
+    let r = unsafe { sys::cuLaunchHostFunc(gpu.stream, Some(run), data) };
+    if r != sys::CUresult::CUDA_SUCCESS {
+        // SAFETY: not queued, so the driver never hands `data` to `run`: it is still ours.
+        drop(unsafe { Box::from_raw(data as *mut Box<dyn FnOnce() + Send>) });
+    }
+    check(r, "cuLaunchHostFunc")
 }
 
 /// A stream of its own beside the GPU's persistent one (non-blocking, highest priority), for work

@@ -524,9 +524,22 @@ impl State {
 
     /// A rank's copy within itself: in place between host windows (done), else on tcpxr's
     /// stream, request `id` finished once it has run (not done yet).
+    ///
+    /// A rank's operations on itself apply in the order posted, as those to a peer do (one
+    /// connection per context). So while this group's stream work is pending (an earlier copy
+    /// involving GPU memory may still write or read these bytes, or a signal after it be
+    /// queued), a host-to-host copy takes its place in stream order too, on the CPU
+    /// ([`Stager::copy_host`]); until 2026-11-28 it was done at once, before them. A group with
+    /// no GPU window, or nothing pending, copies at once as before.
     fn copy_locally(&mut self, dst: Dest, src: Dest, len: usize, id: u64) -> Result<bool> {
         match (dst, src) {
             (Dest::Host(d), Dest::Host(s)) => {
+                self.poll_stager()?;
+                if let Some(st) = self.stager.as_mut().filter(|st| st.pending()) {
+                    st.copy_host(d, s, len)?;
+                    st.finish_after(id)?;
+                    return Ok(false);
+                }
                 // SAFETY: both ranges lie inside registered host windows (checked when the
                 // operation was posted), which NCCL keeps mapped while it runs; `copy` allows
                 // overlap.
@@ -703,7 +716,7 @@ fn arrive(
 
 /// Adds `add` to the signal at `addr` of window `w` (number `win`) after every byte placed before
 /// it: a GPU signal on tcpxr's stream behind the copies (stage.rs says how), a host signal by an
-/// atomic add, deferred while copies are in flight.
+/// atomic add, in stream order while the group's stream work is pending.
 fn signal(stager: Option<&mut Stager>, win: u32, w: &Window, addr: usize, add: u64) -> Result<()> {
     match (w.placement, stager) {
         (Placement::Gpu { .. }, Some(st)) => st.signal_gpu(win, addr as u64, add),

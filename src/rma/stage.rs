@@ -18,9 +18,10 @@
 //!   - elsewhere (NCCL may reset such words), a device atomic applies the add to whatever the word
 //!     holds (kernel.cu's `tcpxr_signal_add`, <<<1,1>>>), which needs a multiprocessor free.
 //!
-//!   A host signal after GPU data waits for the stream work before it (added when its event
-//!   completes). Stream order covers both weak signals (their put's copies come first) and strong
-//!   ones (every earlier put's copies do).
+//!   A host signal after GPU work is added in stream order too (a host function on the stream),
+//!   and so is a rank's host-to-host copy within itself (group.rs). Stream order covers both weak
+//!   signals (their put's copies come first) and strong ones (every earlier put's copies and
+//!   signals do).
 //! * Sending from GPU memory (a put's source, a get's answer): copied device-to-host into a
 //!   staging buffer on the same stream, at most [`OUT_AHEAD`] pieces ahead per peer and never
 //!   into the last [`INBOUND_RESERVE`] free buffers; the send waits for its event in the progress
@@ -124,8 +125,6 @@ struct Inflight {
     buf: Option<usize>,
     /// A request finished after it (a get that landed in GPU memory, a put to this rank).
     request: Option<u64>,
-    /// A host signal added after it (address, addend).
-    host_signal: Option<(usize, u64)>,
     recorded: std::time::Instant,
 }
 
@@ -209,14 +208,13 @@ impl Stager {
     }
 
     /// Records an event behind the stream's work so far, with what to do once it completes.
-    fn after(&mut self, buf: Option<usize>, request: Option<u64>, host_signal: Option<(usize, u64)>) -> Result<()> {
+    fn after(&mut self, buf: Option<usize>, request: Option<u64>) -> Result<()> {
         let event = self.event()?;
         event.record(&self.gpu)?;
         self.inflight.push_back(Inflight {
             event,
             buf,
             request,
-            host_signal,
             recorded: std::time::Instant::now(),
         });
         Ok(())
@@ -230,7 +228,7 @@ impl Stager {
         // bytes, out of the free list until the event recorded just after completes; `dst` lies
         // in a registered GPU window, which deregMrSym keeps until this pool is idle.
         unsafe { gpu::copy_htod_async(&self.gpu, dst, src, len)? };
-        self.after(Some(buf), None, None)
+        self.after(Some(buf), None)
     }
 
     /// Copies `len` bytes between device or host addresses on the stream (a rank's operation on
@@ -241,9 +239,32 @@ impl Stager {
         unsafe { gpu::copy_async(&self.gpu, dst, src, len) }
     }
 
+    /// Whether stream work this pool tracks (landings, a rank's copies within itself, signals)
+    /// may still be running: what a rank's host-memory operation on itself must then wait for.
+    pub fn pending(&self) -> bool {
+        !self.inflight.is_empty()
+    }
+
+    /// Copies `len` bytes between two host windows on the CPU, in stream order: after the
+    /// stream's earlier work, before its later work (a rank's operation on itself while
+    /// [`Stager::pending`]; done at once, it could land before an earlier copy into the same
+    /// bytes, or read bytes an earlier copy has not written yet). [`Stager::finish_after`] then
+    /// says when it has run.
+    pub fn copy_host(&mut self, dst: usize, src: usize, len: usize) -> Result<()> {
+        gpu::call_in_order(
+            &self.gpu,
+            Box::new(move || {
+                // SAFETY: both ranges lie in registered host windows (checked when the operation
+                // was posted), kept until this pool is idle (deregMrSym waits for the event
+                // recorded after this); `copy` allows overlap.
+                unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, len) }
+            }),
+        )
+    }
+
     /// Marks `request` done once the stream's work so far has completed.
     pub fn finish_after(&mut self, request: u64) -> Result<()> {
-        self.after(None, Some(request), None)
+        self.after(None, Some(request))
     }
 
     /// Takes over the words of GPU window `win` (`size` bytes at `base`), registered never-reset:
@@ -315,21 +336,28 @@ impl Stager {
             *word = word.wrapping_add(add);
             // SAFETY: `addr` is an 8-aligned signal inside a registered GPU window (signal_at),
             // kept until this pool is idle (deregMrSym waits for it).
-            return unsafe { gpu::write_u64_async(&self.gpu, addr, *word) };
+            unsafe { gpu::write_u64_async(&self.gpu, addr, *word)? };
+        } else {
+            // SAFETY: as above.
+            unsafe { gpu::add_u64_async(&self.gpu, addr, add)? };
         }
-        // SAFETY: as above.
-        unsafe { gpu::add_u64_async(&self.gpu, addr, add) }
+        // Tracked, so that what follows on the host (a host signal, a rank's host copy within
+        // itself) waits for it: [`Stager::pending`].
+        self.after(None, None)
     }
 
     /// Adds `add` to the host signal at `addr` now, or, while stream work is pending (bytes the
-    /// signal may cover), once it has completed.
+    /// signal may cover), in stream order after it. In stream order, not once the event before it
+    /// is polled complete (as until 2026-11-28): a GPU signal queued after it would otherwise show
+    /// before it, which a strong signal must not.
     pub fn signal_host(&mut self, addr: usize, add: u64) -> Result<()> {
-        if self.inflight.is_empty() {
+        if !self.pending() {
             add_host_signal(addr, add);
-            Ok(())
-        } else {
-            self.after(None, None, Some((addr, add)))
+            return Ok(());
         }
+        gpu::call_in_order(&self.gpu, Box::new(move || add_host_signal(addr, add)))?;
+        // deregMrSym waits for it.
+        self.after(None, None)
     }
 
     /// Starts copying `len` bytes at device address `src` out into a staging buffer for sending;
@@ -375,8 +403,8 @@ impl Stager {
         self.events.push(o.event);
     }
 
-    /// Retires completed stream work in order: frees buffers, adds deferred host signals and
-    /// calls `finished` for requests that waited on it.
+    /// Retires completed stream work in order: frees buffers and calls `finished` for requests
+    /// that waited on it.
     pub fn poll(&mut self, mut finished: impl FnMut(u64)) -> Result<()> {
         while let Some(front) = self.inflight.front() {
             if !front.event.done()? {
@@ -386,9 +414,6 @@ impl Stager {
             self.work.add(w.recorded.elapsed());
             if let Some(b) = w.buf {
                 self.pool.give(b);
-            }
-            if let Some((addr, add)) = w.host_signal {
-                add_host_signal(addr, add);
             }
             if let Some(r) = w.request {
                 finished(r);
