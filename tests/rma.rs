@@ -1527,6 +1527,97 @@ fn gpu_closing_a_group_keeps_staging_its_queued_copies_write() {
     });
 }
 
+/// deregMrSym after the group's error waits (bounded) for the copies already queued on tcpxr's
+/// stream into the window. With the stream held, a peer's put into a GPU window lands in staging
+/// and its copies queue; the peer's next put names a window this rank deregistered (the group's
+/// error); deregMrSym of the GPU window then returns only once the stream is released, the put's
+/// bytes in place. Until 2026-11-28 it returned at once after an error, and the queued copies
+/// wrote the window after its owner could have freed it.
+#[test]
+#[ignore = "needs a GPU: cargo test -- --include-ignored, with TCPXR_REQUIRE_GPU=1 on a GPU host"]
+fn gpu_deregistering_after_an_error_waits_for_copies_queued_into_the_window() {
+    let Some(g) = gpu::gpu_or_skip("gpu_deregistering_after_an_error_waits_for_copies_queued_into_the_window") else {
+        return;
+    };
+    // Small enough to land in the staging buffers while the stream is held (they return only
+    // once their copies have run).
+    const N: usize = (128 << 10) + 5;
+    const HELD: Duration = Duration::from_secs(1);
+    group(2, |rank, r, barrier| {
+        g.bind().unwrap();
+        // Window 1: rank 0's bytes in host memory, rank 1's destination in GPU memory; window 2:
+        // host memory, which rank 1 deregisters first; window 3: a GPU signal to hold the stream.
+        let mut src = gpu_pattern(0, 1, 1, N);
+        let dev = gpu::DevBuf::new(N);
+        dev.upload_done(&vec![0u8; N]);
+        let mut other = vec![0u8; 4096];
+        let sig = gpu::DevBuf::new(8);
+        sig.upload_done(&[0u8; 8]);
+        let w1 = if rank == 0 {
+            r.reg(src.as_mut_ptr() as *mut c_void, N)
+        } else {
+            r.reg_as(dev.0 as *mut c_void, N, NCCL_PTR_CUDA, 0)
+        };
+        let w2 = r.reg(other.as_mut_ptr() as *mut c_void, other.len());
+        let w3 = r.reg_as(sig.0 as *mut c_void, 8, NCCL_PTR_CUDA, NCCL_NET_MR_FLAG_FORCE_SO);
+        let mut spin = None;
+        if rank == 1 {
+            r.dereg(&[w2]);
+            spin = Some(hold_tcpxr_stream(r, 1, w3));
+        }
+        barrier.wait();
+        if rank == 0 {
+            let (res, put) = r.put_signal(0, (w1, 0), N, (w1, 0), 1, None);
+            assert_eq!(res, OK);
+            let (res, bad) = r.put_signal(0, (w2, 0), 64, (w2, 0), 1, None);
+            assert_eq!(res, OK);
+            r.wait_all(vec![put, bad]);
+        } else {
+            let start = Instant::now();
+            loop {
+                match r.progress() {
+                    OK => assert!(start.elapsed() < DEADLINE, "the put into window 2 was never refused"),
+                    e => {
+                        assert_eq!(e, ncclResult_t::ncclRemoteError);
+                        break;
+                    }
+                }
+            }
+            expect_log("named window 2, which this rank does not have (deregistered here");
+            nccl_net_tcpxr::testlog::claim_all("named window 2, which this rank does not have");
+            let released = AtomicBool::new(false);
+            let (coll, w1) = (r.coll as usize, w1 as usize);
+            std::thread::scope(|s| {
+                let dereg = s.spawn(|| {
+                    // SAFETY: window 1's token of rank 1's group, deregistered once.
+                    let res = unsafe { rma().deregMrSym.unwrap()(coll as *mut c_void, w1 as *mut c_void) };
+                    (res, released.load(Ordering::Acquire))
+                });
+                std::thread::sleep(HELD);
+                released.store(true, Ordering::Release);
+                assert!(spin.as_mut().unwrap().release(), "the application kernel gave up early");
+                let (res, after_release) = dereg.join().unwrap();
+                assert_eq!(res, OK);
+                assert!(
+                    after_release,
+                    "deregMrSym returned while copies into the window were still queued"
+                );
+            });
+            assert!(
+                dev.download(N) == src,
+                "the put's bytes, landed before deregMrSym returned"
+            );
+        }
+        barrier.wait();
+        drop(spin);
+        if rank == 0 {
+            r.dereg(&[w1, w2, w3]);
+        } else {
+            r.dereg(&[w3]);
+        }
+    });
+}
+
 /// deregMrSym of a window that a peer's put is landing in, part-way through its payload, returns
 /// only once the put has landed: no byte reaches the memory after it returns (its owner may free
 /// or reuse it then).

@@ -245,7 +245,8 @@ impl Group {
         }
     }
 
-    /// deregMrSym: forgets the window once no queued operation reads it and no get lands in it.
+    /// deregMrSym: forgets the window once no queued operation reads it and no get lands in it
+    /// (after the group's error: once no copy queued on the stream does), waiting at most `drain`.
     pub fn deregister(&self, mhandle: *mut c_void) -> Result<()> {
         let win = self.window_of(mhandle, "deregMrSym: mhandle")?;
         let start = Instant::now();
@@ -256,8 +257,19 @@ impl Group {
                     "deregMrSym: mhandle {mhandle:p} is deregistered already"
                 )));
             }
-            let busy = st.peers.iter().flatten().any(|p| p.uses(win)) || st.stager.as_ref().is_some_and(|s| s.busy());
-            if !busy || st.error.is_some() {
+            let State {
+                error, stager, peers, ..
+            } = &mut *st;
+            let busy = match (error, stager.as_mut()) {
+                // After the group's error nothing moves on its sockets, but copies queued on
+                // tcpxr's stream before it still land in this window or read it for a send: the
+                // window goes once they have run (until 2026-11-28 it went at once, and a queued
+                // landing could write memory its owner had freed on return).
+                (Some(_), Some(stager)) => !stager.settled()?,
+                (Some(_), None) => false,
+                (None, stager) => stager.is_some_and(|s| s.busy()) || peers.iter().flatten().any(|p| p.uses(win)),
+            };
+            if !busy {
                 st.windows.remove(&win);
                 if let Some(stager) = st.stager.as_mut() {
                     stager.untrack(win);

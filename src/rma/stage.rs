@@ -150,6 +150,9 @@ pub struct Stager {
     shadows: HashMap<u32, Shadow>,
     /// Whether the GPU takes cuStreamWriteValue64 (else every signal takes the kernel).
     write64: bool,
+    /// An event recorded behind all the stream's work by [`Stager::settled`], until it has
+    /// completed or more work is queued.
+    marker: Option<Event>,
 }
 
 impl Stager {
@@ -179,6 +182,7 @@ impl Stager {
             waits: 0,
             shadows: HashMap::new(),
             write64: gpu.writes_u64_on_stream(),
+            marker: None,
             gpu,
         })
     }
@@ -209,6 +213,7 @@ impl Stager {
 
     /// Records an event behind the stream's work so far, with what to do once it completes.
     fn after(&mut self, buf: Option<usize>, request: Option<u64>) -> Result<()> {
+        self.unmark();
         let event = self.event()?;
         event.record(&self.gpu)?;
         self.inflight.push_back(Inflight {
@@ -382,6 +387,7 @@ impl Stager {
                 Ok(event)
             },
         )?;
+        self.unmark();
         Ok(started.map(|(buf, event)| Outbound {
             buf,
             event,
@@ -426,6 +432,34 @@ impl Stager {
     /// Whether stream work is pending or staging buffers are out.
     pub fn busy(&self) -> bool {
         !self.inflight.is_empty() || !self.pool.all_free()
+    }
+
+    /// Whether everything queued on the stream before the first of these calls (since work was
+    /// last queued) has completed, without blocking: landings into windows, copies out of them
+    /// into staging (not all in `inflight`), signals. For a group whose error stopped its sockets
+    /// ([`Stager::busy`] then never clears: staging held by abandoned operations stays out).
+    pub fn settled(&mut self) -> Result<bool> {
+        let marker = match self.marker.take() {
+            Some(m) => m,
+            None => {
+                let m = self.event()?;
+                m.record(&self.gpu)?;
+                m
+            }
+        };
+        if marker.done()? {
+            self.events.push(marker);
+            return Ok(true);
+        }
+        self.marker = Some(marker);
+        Ok(false)
+    }
+
+    /// Forgets the marker: work queued after it is not covered by it.
+    fn unmark(&mut self) {
+        if let Some(m) = self.marker.take() {
+            self.events.push(m);
+        }
     }
 }
 
