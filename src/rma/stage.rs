@@ -368,6 +368,8 @@ impl Stager {
     /// Starts copying `len` bytes at device address `src` out into a staging buffer for sending;
     /// None while no buffer may be taken for sending ([`Buffers::take_out`]).
     pub fn stage_out(&mut self, src: u64, len: usize) -> Result<Option<Outbound>> {
+        // First: a copy queued whose event then fails is still not covered by an older marker.
+        self.unmark();
         let Stager {
             gpu,
             bufs,
@@ -387,7 +389,6 @@ impl Stager {
                 Ok(event)
             },
         )?;
-        self.unmark();
         Ok(started.map(|(buf, event)| Outbound {
             buf,
             event,
