@@ -35,8 +35,15 @@ fn bench() -> Command {
 /// How soon a killed peer is an error. Its kernel closes its connections as the process dies, so
 /// the next progress pass sees EOF or a reset (measured: microseconds to 6 ms on loopback); the
 /// peer timeout (NCCL_TCPXR_PEER_TIMEOUT_MS, 5 s) is only for a peer that vanishes without a word,
-/// and a test allowing that long could not tell the two apart.
-const KILLED_PEER_DETECTED: Duration = Duration::from_millis(250);
+/// and a test allowing that long could not tell the two apart. Over TCPX, whose test does not
+/// report its helper threads' failures, the chunks out when the peer died may only fail through
+/// tcpxr's look at its control connection: [`peer_gone_detected`].
+fn killed_peer_detected() -> Duration {
+    match std::env::var("NCCL_TCPXR_TRANSPORT").as_deref() {
+        Ok("tcpx") => peer_gone_detected(),
+        _ => Duration::from_millis(250),
+    }
+}
 
 #[test]
 fn a_killed_receiver_process_makes_the_sender_fail_with_remote_error_at_its_next_calls() {
@@ -65,7 +72,92 @@ fn a_killed_receiver_process_makes_the_sender_fail_with_remote_error_at_its_next
         }
     }
     assert_eq!(result, ncclResult_t::ncclRemoteError);
-    assert!(killed.elapsed() < KILLED_PEER_DETECTED, "took {:?}", killed.elapsed());
+    assert!(killed.elapsed() < killed_peer_detected(), "took {:?}", killed.elapsed());
+    expect_peer_gone_log();
+    assert_eq!(net.close_send(s), OK);
+}
+
+/// How soon a peer killed while chunks are in flight fails them when nothing more is posted (NCCL
+/// waits for what is out). The socket transport's stripes see the close or reset themselves;
+/// TCPX's test never reports its helper threads' failures, so over TCPX tcpxr sees the peer gone
+/// on its control connection (engine/liveness.rs): a reset there at its first look, an orderly
+/// close after a grace. Below the peer timeout (5 s), so that is not what ends them.
+fn peer_gone_detected() -> Duration {
+    use nccl_net_tcpxr::engine::liveness::{CLOSED_GRACE, LOOK_AFTER};
+    LOOK_AFTER + CLOSED_GRACE + Duration::from_secs(1)
+}
+
+#[test]
+fn a_receiver_killed_while_sends_are_out_fails_them_with_remote_error_though_nothing_more_is_posted() {
+    let net = v12();
+    assert_eq!(net.init(), OK);
+    let (mut child, _out, s) = recv_peer(&net, "4M");
+    let mut buf = pattern(4 << 20, 5);
+    let mut req = null();
+    assert_eq!(
+        net.isend(s, buf.as_mut_ptr() as *mut c_void, buf.len(), null(), &mut req),
+        OK
+    );
+    assert_eq!(wait_result(&net, req, DEADLINE).0, OK, "the peer receives");
+    // The peer stops taking bytes (frozen), and sends go out until they cannot complete: far more
+    // than the loopback connections' buffers hold.
+    // SAFETY: kill(2) on the pid of a child this test started and has not reaped.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGSTOP) }, 0);
+    let mut out = Vec::new();
+    for _ in 0..net.max_requests() - 1 {
+        let mut req = null();
+        assert_eq!(
+            net.isend(s, buf.as_mut_ptr() as *mut c_void, buf.len(), null(), &mut req),
+            OK
+        );
+        if req.is_null() {
+            break;
+        }
+        out.push(req);
+    }
+    let test = |req: *mut c_void| {
+        let (mut done, mut size) = (0, 0);
+        (net.test(req, &mut done, &mut size), done != 0)
+    };
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_millis(300) {
+        while let Some(&oldest) = out.first() {
+            match test(oldest) {
+                (OK, true) => drop(out.remove(0)),
+                (OK, false) => break,
+                (r, _) => panic!("a send failed while its receiver was only frozen: {r:?}"),
+            }
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert!(
+        out.len() > 1,
+        "the frozen peer's buffers took every send; nothing is left out to prove anything"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let killed = Instant::now();
+    // Nothing more is posted: the sends already out must fail.
+    let result = 'waiting: loop {
+        while let Some(&oldest) = out.first() {
+            match test(oldest) {
+                (OK, true) => drop(out.remove(0)),
+                (OK, false) => break,
+                (r, _) => break 'waiting r,
+            }
+        }
+        assert!(
+            !out.is_empty(),
+            "every send completed although its receiver was killed before taking them"
+        );
+        if killed.elapsed() > Duration::from_secs(10) {
+            break OK;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    let took = killed.elapsed();
+    assert_eq!(result, ncclResult_t::ncclRemoteError, "after {took:?}");
+    assert!(took < peer_gone_detected(), "took {took:?}");
     expect_peer_gone_log();
     assert_eq!(net.close_send(s), OK);
 }
@@ -110,7 +202,65 @@ fn a_killed_sender_process_makes_the_receiver_fail_with_remote_error_at_its_next
         }
     }
     assert_eq!(result, ncclResult_t::ncclRemoteError);
-    assert!(killed.elapsed() < KILLED_PEER_DETECTED, "took {:?}", killed.elapsed());
+    assert!(killed.elapsed() < killed_peer_detected(), "took {:?}", killed.elapsed());
+    expect_peer_gone_log();
+    assert_eq!(net.close_recv(r), OK);
+    assert_eq!(net.close_listen(l), OK);
+}
+
+/// The mirror image: a sender that dies in the middle of a message fails the receive within
+/// seconds though nothing more is posted. Over TCPX the message's chunks are many TCPX receives
+/// per stripe: TCPX's test reports the failure once it reads a later one's control message, as a
+/// system error, which tcpxr reports as the peer's since its control connection shows the sender
+/// gone (tests/tcpx_peer_gone.rs has the case TCPX never reports: the only receive of a stripe).
+#[test]
+fn a_sender_killed_in_the_middle_of_a_message_fails_the_receive_with_remote_error_though_nothing_more_is_posted() {
+    let net = v12();
+    assert_eq!(net.init(), OK);
+    let mut handle = [0u8; 128];
+    let mut l = null();
+    assert_eq!(net.listen(0, &mut handle, &mut l), OK);
+    let size = 64 << 20;
+    let mut child = bench()
+        .args(["peer", "--role", "send", "--size", "64M", "--handle", &hex(&handle)])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut r = null();
+    let start = Instant::now();
+    while r.is_null() {
+        assert_eq!(net.accept(l, &mut r), OK);
+        assert!(start.elapsed() < DEADLINE);
+    }
+    read_line(&mut child, &mut out, "CONNECTED");
+    // No receive is posted yet: the sender's first message fills the connections' buffers and
+    // waits. Freeze it there; then receive: the buffered part lands, the rest never comes.
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: kill(2) on the pid of a child this test started and has not reaped.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGSTOP) }, 0);
+    let mut buf = vec![0u8; size];
+    let mut req = null();
+    assert_eq!(
+        net.irecv(r, buf.as_mut_ptr() as *mut c_void, buf.len(), null(), &mut req),
+        OK
+    );
+    let (result, _) = wait_result(&net, req, Duration::from_millis(300));
+    assert_eq!(result, OK);
+    let (mut done, mut got) = (0, 0);
+    assert_eq!(net.test(req, &mut done, &mut got), OK);
+    assert_eq!(
+        done, 0,
+        "the whole message had been buffered; nothing is left to wait for"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let killed = Instant::now();
+    let (result, took) = wait_result(&net, req, Duration::from_secs(10));
+    assert_eq!(result, ncclResult_t::ncclRemoteError, "after {took:?}");
+    assert!(took < peer_gone_detected(), "took {took:?}");
+    assert!(killed.elapsed() < peer_gone_detected());
     expect_peer_gone_log();
     assert_eq!(net.close_recv(r), OK);
     assert_eq!(net.close_listen(l), OK);

@@ -655,3 +655,33 @@ fn memory_must_be_registered_on_the_comm_it_is_used_on() {
     // SAFETY: a handle regMr gave the receive comm, deregistered once.
     assert_eq!(unsafe { net().deregMr.unwrap()(p.recv, on_recv) }, OK);
 }
+
+/// As TCPX's test (net_tcpx.cc): a connection its peer closed under a request whose bytes were
+/// moving ends that request's helper thread with a WARN, and test reports nothing (the request
+/// never completes) until a later request's control message meets the closed connection, which
+/// test reports as a system error (2), never as a remote one.
+#[test]
+fn a_peer_gone_under_bytes_in_flight_is_reported_only_at_a_later_requests_control_message_as_2() {
+    let p = Pair::new();
+    let mut big = vec![1u8; 64 << 20];
+    let mh = p.reg(p.send, &mut big);
+    let (r, req) = p.isend(&mut big, mh, 0);
+    assert_eq!(r, OK);
+    // Nothing is received: the receiver closes with the bytes unread, which resets the connection.
+    // SAFETY: the pair's receive comm, closed once (Drop is not run for this pair).
+    assert_eq!(unsafe { net().closeRecv.unwrap()(p.recv) }, OK);
+    let start = Instant::now();
+    while start.elapsed() < std::time::Duration::from_millis(300) {
+        assert_eq!(p.test(req), (OK, 0, -7), "test reports the helper thread's failure");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    expect_log("its requests in flight never complete");
+    let (r, later) = p.isend(&mut big[..16], mh, 1);
+    assert_eq!(r, OK, "isend only takes a slot");
+    assert!(!later.is_null());
+    assert_eq!(p.test(req), (ncclResult_t::ncclSystemError, 0, -7));
+    expect_log("could not be sent");
+    // SAFETY: the pair's send comm, closed once.
+    assert_eq!(unsafe { net().closeSend.unwrap()(p.send) }, OK);
+    std::mem::forget(p);
+}

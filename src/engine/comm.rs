@@ -1,8 +1,11 @@
 //! What the two sides of a connection share, written once: the object NCCL holds (a tag, then the
 //! side's state behind one mutex, so NCCL's two threads and several comms never race), the state
 //! every side keeps besides its own (`Base`), and the progress pass's bookkeeping: the first error
-//! is kept and returned from then on, and the stall watch hears what moved.
+//! is kept and returned from then on, the stall watch hears what moved, and where the stripes'
+//! transport does not report a peer that is gone (TCPX), the peer watch looks at the control
+//! connection (liveness.rs).
 use super::ctrl::Ctrl;
+use super::liveness::PeerWatch;
 use super::memory::{Registration, Registry};
 use super::posted::Posted;
 use super::requests::Kind;
@@ -26,11 +29,17 @@ pub struct Base<M, L> {
     pub(crate) watch: StallWatch,
     /// The peer's address, for the stall report.
     pub(crate) peer: String,
+    /// Looks at the control connection for a peer that is gone while chunks are in flight, when
+    /// the stripes' transport does not report it (TCPX; liveness.rs). None: the stripes fail by
+    /// themselves (the socket transport sees the close or reset on its own sockets).
+    pub(crate) peer_watch: Option<PeerWatch>,
 }
 
 impl<M, L: Lane> Base<M, L> {
-    pub fn new(ctrl: Ctrl, striper: Striper<L>, kind: Kind, t: &Tuning) -> Self {
+    /// `watch_peer`: the stripes' transport does not report a peer that is gone.
+    pub fn new(ctrl: Ctrl, striper: Striper<L>, kind: Kind, t: &Tuning, watch_peer: bool) -> Self {
         Base {
+            peer_watch: watch_peer.then(PeerWatch::default),
             striper,
             posted: Posted::new(t.max_requests, kind),
             error: None,
@@ -60,6 +69,8 @@ pub trait Side: Send + Sized {
     const TAG: CommTag;
     /// "send" or "receive", for logs.
     const NAME: &'static str;
+    /// "receiver" or "sender": the peer, for logs.
+    const PEER: &'static str;
     type Msg;
     type Lane: Lane;
     fn base(&self) -> &Base<Self::Msg, Self::Lane>;
@@ -75,15 +86,54 @@ pub trait Side: Send + Sized {
     /// what moved, and logs what it has to say.
     fn progress(&mut self) -> Result<()> {
         self.base().failed()?;
-        let r = self.pass();
+        let mut r = self.pass();
         let b = self.base_mut();
-        if let Err(e) = &r {
+        if r.is_ok() {
+            r = watch_peer(b, Self::PEER);
+        }
+        if let Err(e) = &mut r {
+            peer_gone_is_remote(e, &b.ctrl);
             b.error = Some(e.clone());
         }
         let (mark, live) = (b.movement(), b.posted.live() > 0);
         let event = b.watch.observe(mark, live);
         stall::log(event, Self::NAME, &self.base().peer, || self.stall_report());
         r
+    }
+}
+
+/// The peer watch's look (liveness.rs), where the comm has one: chunks in flight on the stripes and
+/// nothing moving are what it watches; a peer gone is ncclRemoteError naming it.
+fn watch_peer<M, L: Lane>(b: &mut Base<M, L>, peer: &str) -> Result<()> {
+    if b.peer_watch.is_none() {
+        return Ok(());
+    }
+    let (mark, in_flight) = (b.movement(), b.striper.in_flight());
+    let (ctrl, watch) = (&b.ctrl, b.peer_watch.as_mut().unwrap());
+    match watch.observe(mark, in_flight > 0, || ctrl.peer_gone()) {
+        None => Ok(()),
+        Some(gone) => Err(Error::remote(format!(
+            "peer gone: the {peer} at {}: its control connection {} while {in_flight} chunks were in flight on \
+             the stripes and nothing had moved for {} (the stripes' TCPX does not report a peer lost under its \
+             own connections)",
+            b.peer,
+            gone.how,
+            stall::human(gone.still)
+        ))),
+    }
+}
+
+/// A failure the inner transport reports in its own terms while the peer is gone is the peer's:
+/// TCPX reports a connection its peer closed as a system error (2) or an internal one, never as
+/// ncclRemoteError, so its error becomes ncclRemoteError when the control connection shows the
+/// peer left (one poll, on the error path only).
+fn peer_gone_is_remote(e: &mut Error, ctrl: &Ctrl) {
+    use crate::abi::ncclResult_t as R;
+    if !matches!(e.code, R::ncclSystemError | R::ncclInternalError) {
+        return;
+    }
+    if let Some(how) = ctrl.peer_gone() {
+        *e = Error::remote(format!("{}; peer gone: its control connection {how}", e.msg));
     }
 }
 

@@ -131,6 +131,21 @@ impl Ctrl {
         self.segs.is_empty()
     }
 
+    /// Whether the peer has closed or lost its end of the connection, looked at without reading
+    /// (one poll, no data consumed): bytes waiting to be read do not hide a close. None while it
+    /// is open (or the look itself failed).
+    pub fn peer_gone(&self) -> Option<PeerGone> {
+        let events = crate::net::sys::poll_events(&self.stream, libc::POLLRDHUP, 0).ok()?;
+        if events & libc::POLLERR != 0 {
+            let why = match self.stream.take_error() {
+                Ok(Some(e)) => e.to_string(),
+                _ => "failed".to_string(),
+            };
+            return Some(PeerGone::Failed(why));
+        }
+        (events & (libc::POLLRDHUP | libc::POLLHUP) != 0).then_some(PeerGone::Closed)
+    }
+
     /// Writes as much of the queue as the socket takes now, in gathered writes.
     pub fn flush(&mut self) -> Result<()> {
         while !self.segs.is_empty() {
@@ -239,6 +254,24 @@ impl Ctrl {
             (self.in_pos, self.in_len) = (0, n);
         }
         Ok(true)
+    }
+}
+
+/// How a peer left its end of a control connection ([`Ctrl::peer_gone`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PeerGone {
+    /// An orderly close (its FIN): its process exited, or it closed the comm.
+    Closed,
+    /// A reset, or no answer within the peer timeout (keepalive, TCP_USER_TIMEOUT): the reason.
+    Failed(String),
+}
+
+impl std::fmt::Display for PeerGone {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PeerGone::Closed => f.write_str("was closed by the peer"),
+            PeerGone::Failed(why) => write!(f, "failed ({why})"),
+        }
     }
 }
 
@@ -392,6 +425,43 @@ mod tests {
         };
         assert_eq!(get(libc::SOL_SOCKET, libc::SO_KEEPALIVE), 1);
         assert_eq!(get(libc::IPPROTO_TCP, libc::TCP_KEEPIDLE), 1);
+    }
+
+    /// `peer_gone` tells an open connection from one the peer closed (even with its bytes still
+    /// unread here) and from one it reset (it closed with bytes of ours unread), reading nothing.
+    #[test]
+    fn peer_gone_tells_open_closed_and_reset_apart_without_reading() {
+        let wait_for = |c: &Ctrl, what: &str, want: &dyn Fn(&Option<PeerGone>) -> bool| {
+            let start = std::time::Instant::now();
+            loop {
+                let got = c.peer_gone();
+                if want(&got) {
+                    return got;
+                }
+                assert!(start.elapsed().as_secs() < 5, "{what}: still {got:?}");
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        };
+        let (mut c, mut w) = pair();
+        assert_eq!(c.peer_gone(), None);
+        w.write_all(b"unread").unwrap();
+        drop(w);
+        wait_for(&c, "closed", &|g| g.is_some());
+        assert_eq!(c.peer_gone(), Some(PeerGone::Closed));
+        let mut got = [0u8; 6];
+        read_all(&mut c, &mut got);
+        assert_eq!(&got, b"unread", "the look consumed nothing");
+
+        let (mut c, w) = pair();
+        c.queue(b"never read by the peer");
+        c.flush().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        drop(w);
+        let got = wait_for(&c, "reset", &|g| matches!(g, Some(PeerGone::Failed(_))));
+        assert!(
+            matches!(got, Some(PeerGone::Failed(ref why)) if why.contains("reset")),
+            "{got:?}"
+        );
     }
 
     #[test]

@@ -8,6 +8,8 @@
 //! * `send` / `recv`: posting messages, progress, completion.
 //! * `striper`: chunking, round-robin over stripes, windows.
 //! * `ctrl`, `wire`, `requests`: the control socket, the byte formats, the request handles.
+//! * `liveness`: a sending comm's look at its control connection when its stripes' transport does
+//!   not report a receiver that is gone (TCPX).
 //! * `memory`: regMr'd ranges, registered with every stripe.
 //! * `ring`, `arena`, `copy_in`: NCCL's device unpack, the socket's bounce memory it reads from,
 //!   and the copy engine that places large receives from there instead.
@@ -17,6 +19,7 @@ mod comm;
 mod copy_in;
 mod ctrl;
 pub mod lanes;
+pub mod liveness;
 pub mod memory;
 pub mod nics;
 mod posted;

@@ -205,6 +205,7 @@ pub type RecvComm = Comm<RecvState>;
 
 impl RecvComm {
     pub(crate) fn new(ctrl: Ctrl, stripes: Vec<Box<dyn InnerRecv>>, chunk_bytes: usize, t: &Tuning) -> Box<Self> {
+        let watch = stripes.iter().any(|s| !s.reports_peer_loss());
         let lanes = stripes
             .into_iter()
             .enumerate()
@@ -212,7 +213,7 @@ impl RecvComm {
             .collect();
         let striper = Striper::new(lanes, t.recv_window, chunk_bytes, Op::Recv);
         Comm::boxed(RecvState {
-            b: Base::new(ctrl, striper, Kind::Recv, t),
+            b: Base::new(ctrl, striper, Kind::Recv, t, watch),
             mode: RecvMode::Host,
             inline_limit: t.inline_accept,
             ctrl_seq: 0,
@@ -410,6 +411,7 @@ impl RecvComm {
 impl Side for RecvState {
     const TAG: CommTag = CommTag::Recv;
     const NAME: &'static str = "receive";
+    const PEER: &'static str = "sender";
     type Msg = Msg;
     type Lane = RecvLane;
 

@@ -57,6 +57,7 @@ pub type SendComm = Comm<SendState>;
 
 impl SendComm {
     pub(crate) fn new(ctrl: Ctrl, stripes: Vec<Box<dyn InnerSend>>, chunk_bytes: usize, t: &Tuning) -> Box<Self> {
+        let watch = stripes.iter().any(|s| !s.reports_peer_loss());
         let lanes = stripes
             .into_iter()
             .enumerate()
@@ -64,7 +65,7 @@ impl SendComm {
             .collect();
         let striper = Striper::new(lanes, t.send_window, chunk_bytes, Op::Send);
         Comm::boxed(SendState {
-            b: Base::new(ctrl, striper, Kind::Send, t),
+            b: Base::new(ctrl, striper, Kind::Send, t, watch),
             inline_bytes: t.inline_bytes,
             inline_idle_bytes: t.inline_idle_bytes,
             idle_chunk_bytes: t.idle_chunk_bytes,
@@ -283,6 +284,7 @@ impl Drop for IdleInline {
 impl Side for SendState {
     const TAG: CommTag = CommTag::Send;
     const NAME: &'static str = "send";
+    const PEER: &'static str = "receiver";
     type Msg = Msg;
     type Lane = SendLane;
 

@@ -292,6 +292,11 @@ impl<L: Lane> Striper<L> {
         self.retired
     }
 
+    /// Chunks posted to the stripes and not yet landed (sent, or received), over all stripes.
+    pub fn in_flight(&self) -> usize {
+        self.stripes.iter().map(|s| s.in_flight.len()).sum()
+    }
+
     /// One line per stripe for a stall report: chunks in flight and held, and what the inner
     /// connection has moved.
     pub fn describe(&self) -> Vec<String> {

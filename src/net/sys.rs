@@ -88,6 +88,12 @@ pub fn connect_finished(stream: &TcpStream) -> io::Result<bool> {
 
 /// Waits up to `timeout_ms` for `events` on the socket (0 = just look).
 pub fn poll_one(stream: &TcpStream, events: libc::c_short, timeout_ms: i32) -> io::Result<bool> {
+    Ok(poll_events(stream, events, timeout_ms)? != 0)
+}
+
+/// Waits up to `timeout_ms` for `events` on the socket (0 = just look); returns the events that
+/// happened (POLLERR and POLLHUP are always reported), 0 for none.
+pub fn poll_events(stream: &TcpStream, events: libc::c_short, timeout_ms: i32) -> io::Result<libc::c_short> {
     let mut pfd = libc::pollfd {
         fd: stream.as_raw_fd(),
         events,
@@ -95,7 +101,7 @@ pub fn poll_one(stream: &TcpStream, events: libc::c_short, timeout_ms: i32) -> i
     };
     // SAFETY: one valid pollfd for the duration of the call.
     let n = cvt(unsafe { libc::poll(&mut pfd, 1, timeout_ms) })?;
-    Ok(n > 0 && pfd.revents != 0)
+    Ok(if n > 0 { pfd.revents } else { 0 })
 }
 
 fn set_int_opt(stream: &TcpStream, level: libc::c_int, name: libc::c_int, value: libc::c_int) -> io::Result<()> {

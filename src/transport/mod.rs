@@ -233,6 +233,12 @@ pub trait InnerStripe: Send {
     fn gpu_direct(&self) -> bool {
         false
     }
+    /// Whether testing fails once the peer is gone (its connection closed or reset). TCPX's test
+    /// does not: its helper threads end without a word, and their requests never complete; the
+    /// engine then watches its control connection instead (engine/liveness.rs).
+    fn reports_peer_loss(&self) -> bool {
+        true
+    }
 }
 
 /// The sending end of one stripe.

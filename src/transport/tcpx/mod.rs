@@ -16,6 +16,8 @@
 //!   every time (TCPX keeps its state in it); accept with preallocated, aligned device-handle
 //!   storage;
 //! * memory is registered on every stripe; CUDA ranges 4 KiB aligned;
+//! * TCPX's test does not report a failure of its helper threads' connections
+//!   ([`InnerStripe::reports_peer_loss`]), so the engine watches its control connection;
 //! * the device handle is read once per stripe after accept; a completed receive's records are
 //!   slot `n % 16` of its stripe's ring, unpacked ([`unpack`]) before `irecvConsumed`, which is
 //!   called strictly in FIFO order.
@@ -458,6 +460,11 @@ impl InnerStripe for TcpxSend {
         self.gpu_direct
     }
 
+    /// TCPX's test reports nothing of a peer its helper threads lost.
+    fn reports_peer_loss(&self) -> bool {
+        false
+    }
+
     fn register(&mut self, ptr: *mut u8, len: usize, kind: MemKind) -> Result<InnerMr> {
         Ok(InnerMr(register(&self.lib, self.comm, ptr, len, kind)?.as_usize()))
     }
@@ -621,6 +628,11 @@ impl TcpxRecv {
 impl InnerStripe for TcpxRecv {
     fn gpu_direct(&self) -> bool {
         self.gpu_direct
+    }
+
+    /// TCPX's test reports nothing of a peer its helper threads lost.
+    fn reports_peer_loss(&self) -> bool {
+        false
     }
 
     fn register(&mut self, ptr: *mut u8, len: usize, kind: MemKind) -> Result<InnerMr> {

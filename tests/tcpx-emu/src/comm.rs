@@ -4,10 +4,23 @@
 //! without test being called). A message on the wire is an 8-byte size and the payload; the
 //! receiving thread cuts the payload into fragments in the bounce pool and writes their records
 //! into the comm's `netUnpackMeta` ring.
+//!
+//! What a failed connection looks like, as in TCPX (net_tcpx.cc). TCPX carries a request's
+//! control message (its size and socket) on a control socket that `test` itself drives
+//! (tcpxCommProgress), and the payload on data sockets that its helper threads serve
+//! (persistentSocketThread). A failure the control socket meets is `test`'s result:
+//! tcpxSystemError (2), never tcpxRemoteError. A failure a helper thread meets (a send that the
+//! peer reset, a receive that finds the connection closed) only ends that thread, with a WARN:
+//! its requests never complete and `test` reports nothing of it, until the control socket fails
+//! for a later request (the sender sends the control message of a request posted after the
+//! failure; the receiver reads the one of any later receive). The emulator's 8-byte size stands
+//! for the control message and its payload for the data sockets: a failure at the size is
+//! reported by `test` (2); one in the payload ends the thread with a WARN, and `test` reports it
+//! (2) only once such a later request exists ([`Shared::lost`]).
 use crate::abi::*;
 use crate::gpu::{Gpu, HostMem, Reader};
-use crate::pool::{Frag, Lander, Mode, Pool, BATCH};
-use crate::{emu, fail, warn, Fail, R, RC_BUSY, RC_REMOTE, RC_USAGE};
+use crate::pool::{Frag, LandFail, Lander, Mode, Pool, BATCH};
+use crate::{emu, fail, warn, Fail, R, RC_BUSY, RC_SYSTEM, RC_USAGE};
 use std::collections::{HashSet, VecDeque};
 use std::ffi::{c_int, c_void};
 use std::io::{ErrorKind, Read, Write};
@@ -16,7 +29,7 @@ use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 const HANDLE_MAGIC: [u8; 4] = *b"TXEM";
 const STATE_MAGIC: [u8; 4] = *b"TXCS";
@@ -28,9 +41,10 @@ const MR_MAGIC: u32 = 0x524d_454d;
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
+/// A failed socket operation, as TCPX reports it: tcpxSystemError (2), the peer's close included.
 fn remote(e: impl std::fmt::Display) -> Fail {
     Fail {
-        rc: RC_REMOTE,
+        rc: RC_SYSTEM,
         msg: format!("connection closed by remote peer: {e}"),
     }
 }
@@ -334,7 +348,16 @@ struct Shared {
     wake: Condvar,
     /// Requests whose bytes are all sent / all received (into the pool, records published).
     finished: AtomicU64,
+    /// When each of the last QUEUE_DEPTH sends finished (by seq % QUEUE_DEPTH), for
+    /// TCPX_EMU_TX_COMPLETION_MS.
+    finished_at: Mutex<Vec<Option<Instant>>>,
+    /// Requests posted so far (the comm's tail), for the thread to read.
+    posted: AtomicU64,
+    /// A failure of the control path, which test reports (see the module's comment).
     failure: OnceLock<(c_int, String)>,
+    /// The thread ended on a failure of the data path at this point: test reports it once a
+    /// request numbered this or later is posted (its control message then fails).
+    lost: OnceLock<u64>,
     stop: AtomicBool,
     /// Pool pages of each completed, not yet consumed receive, by ring slot.
     pages: Mutex<Vec<Vec<u32>>>,
@@ -486,7 +509,10 @@ impl Comm {
             queue: Mutex::new(VecDeque::new()),
             wake: Condvar::new(),
             finished: AtomicU64::new(0),
+            finished_at: Mutex::new(vec![None; QUEUE_DEPTH]),
+            posted: AtomicU64::new(0),
             failure: OnceLock::new(),
+            lost: OnceLock::new(),
             stop: AtomicBool::new(false),
             pages: Mutex::new(vec![Vec::new(); QUEUE_DEPTH]),
             max_records: AtomicU64::new(0),
@@ -501,9 +527,21 @@ impl Comm {
                         (Some(mem), Some(pool)) => recv_loop(&sh, &st, mem, pool, seed),
                         _ => send_loop(&sh, &st),
                     };
-                    if let Err(f) = r {
-                        if !sh.stop.load(Ordering::Acquire) {
+                    match r {
+                        Ok(()) => {}
+                        Err(_) if sh.stop.load(Ordering::Acquire) => {}
+                        Err(Stop::Ctrl(f)) => {
                             let _ = sh.failure.set((f.rc, f.msg));
+                        }
+                        Err(Stop::Data { fail, report_from }) => {
+                            // As a TCPX helper thread (persistentSocketThread returns when
+                            // taskProgress fails): a WARN, and nothing for test to report.
+                            warn(&format!(
+                                "{} thread of comm {id}: {}; its requests in flight never complete, and test reports nothing until a later request's control message fails",
+                                if send { "send" } else { "receive" },
+                                fail.msg
+                            ));
+                            let _ = sh.lost.set(report_from);
                         }
                     }
                 })
@@ -561,11 +599,36 @@ impl Comm {
         }
     }
 
+    /// What test reports of a failed connection (see the module's comment).
     fn broken(&self) -> R<()> {
-        match self.shared.failure.get() {
-            Some((rc, msg)) => fail(*rc, msg.clone()),
-            None => Ok(()),
+        if let Some((rc, msg)) = self.shared.failure.get() {
+            return fail(*rc, msg.clone());
         }
+        if let Some(&from) = self.shared.lost.get() {
+            if self.shared.posted.load(Ordering::Acquire) > from {
+                return fail(
+                    RC_SYSTEM,
+                    format!(
+                        "connection closed by remote peer: the control message of request {from} of comm {} could not be {}",
+                        self.id,
+                        if self.send { "sent" } else { "received" }
+                    ),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether send `seq`, whose bytes have all gone, is reported done yet: TCPX reports a send
+    /// once the kernel's completion for its last byte arrived (after the peer's acknowledgement),
+    /// which TCPX_EMU_TX_COMPLETION_MS stands for.
+    fn completion_due(&self, seq: u64) -> bool {
+        let delay = emu().map_or(Duration::ZERO, |e| e.tx_completion);
+        if !self.send || delay.is_zero() {
+            return true;
+        }
+        let at = self.shared.finished_at.lock().unwrap()[(seq % QUEUE_DEPTH as u64) as usize];
+        at.is_some_and(|t| t.elapsed() >= delay)
     }
 
     /// isend / irecv: a request in the next free slot, or 3 when all are held.
@@ -582,7 +645,7 @@ impl Comm {
                 ),
             );
         }
-        self.broken()?;
+        // No failure is reported here: TCPX's isend and irecv only take a request slot.
         let mut c = self.counts.lock().unwrap();
         if c.tail - c.head >= self.slots as u64 {
             c.refused += 1;
@@ -612,6 +675,7 @@ impl Comm {
             len,
             cuda: mr.cuda,
         });
+        self.shared.posted.store(c.tail, Ordering::Release);
         self.shared.wake.notify_one();
         Ok(req as *const Req)
     }
@@ -630,7 +694,7 @@ impl Comm {
                 ),
             );
         }
-        if self.shared.finished.load(Ordering::Acquire) > seq {
+        if self.shared.finished.load(Ordering::Acquire) > seq && self.completion_due(seq) {
             c.reported += 1;
             if self.send {
                 c.head += 1; // a send frees its slot here ("no IsendConsumed")
@@ -714,6 +778,20 @@ impl Drop for Comm {
 
 // --- the I/O threads --------------------------------------------------------------------------
 
+/// Why a comm's thread stopped (see the module's comment).
+enum Stop {
+    /// On the control path: test reports it.
+    Ctrl(Fail),
+    /// On the data path: a WARN; test reports it once request `report_from` or a later one exists.
+    Data { fail: Fail, report_from: u64 },
+}
+
+impl From<Fail> for Stop {
+    fn from(f: Fail) -> Stop {
+        Stop::Ctrl(f)
+    }
+}
+
 fn next_task(sh: &Shared) -> Option<Task> {
     let mut q = sh.queue.lock().unwrap();
     loop {
@@ -751,17 +829,33 @@ fn send_all(stream: &TcpStream, mut buf: &[u8]) -> R<()> {
     Ok(())
 }
 
-fn send_loop(sh: &Shared, stream: &TcpStream) -> R<()> {
+fn send_loop(sh: &Shared, stream: &TcpStream) -> Result<(), Stop> {
     let mut reader = None;
     while let Some(t) = next_task(sh) {
+        // The control message: a failure here is test's to report.
         send_all(stream, &(t.len as u64).to_le_bytes())?;
-        if t.cuda {
-            send_from_gpu(stream, &t, &mut reader)?;
+        let payload = if t.cuda {
+            send_from_gpu(stream, &t, &mut reader)
         } else if t.len > 0 {
             // SAFETY: the caller keeps ptr..ptr+len valid until test reports the send done, which
             // happens only after this task finishes (TCPX's contract, as NCCL's).
-            send_all(stream, unsafe { std::slice::from_raw_parts(t.ptr as *const u8, t.len) })?;
+            send_all(stream, unsafe { std::slice::from_raw_parts(t.ptr as *const u8, t.len) })
+        } else {
+            Ok(())
+        };
+        match payload {
+            // The data path: the sender's control messages of every request posted so far went out
+            // already (test drives them as soon as a request is posted).
+            Err(fail) if fail.rc == RC_SYSTEM => {
+                return Err(Stop::Data {
+                    fail,
+                    report_from: sh.posted.load(Ordering::Acquire),
+                })
+            }
+            Err(f) => return Err(Stop::Ctrl(f)),
+            Ok(()) => {}
         }
+        sh.finished_at.lock().unwrap()[(t.seq % QUEUE_DEPTH as u64) as usize] = Some(Instant::now());
         sh.finished.fetch_add(1, Ordering::Release);
     }
     Ok(())
@@ -824,7 +918,7 @@ fn fragment_len(rng: &mut Rng) -> usize {
     }
 }
 
-fn recv_loop(sh: &Shared, stream: &TcpStream, mem: &RecvMem, pool: &Pool, seed: u64) -> R<()> {
+fn recv_loop(sh: &Shared, stream: &TcpStream, mem: &RecvMem, pool: &Pool, seed: u64) -> Result<(), Stop> {
     let mut rng = Rng(seed | 1);
     // A pool in device memory is written by copies in the emulator's context (pool.rs).
     let mut lander = match (pool.mode(), pool.gpu()) {
@@ -841,14 +935,15 @@ fn recv_loop(sh: &Shared, stream: &TcpStream, mem: &RecvMem, pool: &Pool, seed: 
     let mut taken = Vec::with_capacity(BATCH);
     let mut frags = Vec::with_capacity(BATCH);
     while let Some(t) = next_task(sh) {
+        // The control message: a failure here is test's to report.
         let mut header = [0u8; 8];
         (&*stream).read_exact(&mut header).map_err(remote)?;
         let size = u64::from_le_bytes(header) as usize;
         if size > t.len {
-            return fail(
-                RC_USAGE,
-                format!("a {size}-byte message arrived for a {}-byte receive", t.len),
-            );
+            return Err(Stop::Ctrl(Fail {
+                rc: RC_USAGE,
+                msg: format!("a {size}-byte message arrived for a {}-byte receive", t.len),
+            }));
         }
         let slot = (t.seq % QUEUE_DEPTH as u64) as usize;
         let mut pages = Vec::new();
@@ -859,7 +954,10 @@ fn recv_loop(sh: &Shared, stream: &TcpStream, mem: &RecvMem, pool: &Pool, seed: 
             taken.clear();
             if !pool.take_up_to(BATCH.min((size - off).div_ceil(PAGE)), &sh.stop, &mut taken) {
                 abort(&mut lander, &pages);
-                return fail(RC_REMOTE, "closed while waiting for a free bounce page");
+                return Err(Stop::Ctrl(Fail {
+                    rc: RC_SYSTEM,
+                    msg: "closed while waiting for a free bounce page".into(),
+                }));
             }
             pages.extend_from_slice(&taken);
             frags.clear();
@@ -867,12 +965,12 @@ fn recv_loop(sh: &Shared, stream: &TcpStream, mem: &RecvMem, pool: &Pool, seed: 
             for &page in &taken {
                 if count == MAX_RECORDS {
                     abort(&mut lander, &pages);
-                    return fail(
-                        RC_BUSY,
-                        format!(
+                    return Err(Stop::Ctrl(Fail {
+                        rc: RC_BUSY,
+                        msg: format!(
                             "request too many pages: more than {MAX_RECORDS} fragments for a {size}-byte receive (TCPX fail-stops the process here; keep receives at or below 4 MiB)"
                         ),
-                    );
+                    }));
                 }
                 let len = fragment_len(&mut rng).min(size - off);
                 let at = if len == PAGE { 0 } else { rng.below(PAGE - len + 1) };
@@ -880,9 +978,20 @@ fn recv_loop(sh: &Shared, stream: &TcpStream, mem: &RecvMem, pool: &Pool, seed: 
                 off += len;
                 count += 1;
             }
-            if let Err(m) = pool.land(stream, &frags, lander.as_mut()) {
-                abort(&mut lander, &pages);
-                return fail(RC_REMOTE, m);
+            match pool.land(stream, &frags, lander.as_mut()) {
+                Ok(()) => {}
+                // The data path: test reports it once a later receive is posted.
+                Err(LandFail::Socket(m)) => {
+                    abort(&mut lander, &pages);
+                    return Err(Stop::Data {
+                        fail: remote(m),
+                        report_from: t.seq + 1,
+                    });
+                }
+                Err(LandFail::Other(m)) => {
+                    abort(&mut lander, &pages);
+                    return Err(Fail { rc: 1, msg: m }.into());
+                }
             }
             let mut dst = off - frags.iter().map(|f| f.len).sum::<usize>();
             for (i, f) in frags.iter().enumerate() {
@@ -900,7 +1009,7 @@ fn recv_loop(sh: &Shared, stream: &TcpStream, mem: &RecvMem, pool: &Pool, seed: 
         }
         if let Some(Err(m)) = lander.as_mut().map(Lander::landed) {
             abort(&mut lander, &pages);
-            return fail(RC_REMOTE, m);
+            return Err(Fail { rc: 1, msg: m }.into());
         }
         mem.publish(slot, count as u64);
         sh.max_records.fetch_max(count as u64, Ordering::Relaxed);

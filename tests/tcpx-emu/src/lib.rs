@@ -11,6 +11,10 @@
 //!   never writes the size;
 //! * connect and accept return NULL at first; connect keeps its in-progress state inside the
 //!   caller's handle buffer; accept writes the device handle into storage the caller passes;
+//! * a failure of the connection (the peer closed or reset it) is reported by `test` as 2
+//!   (tcpxSystemError) when it hits the control path, and not at all when it hits the data path
+//!   that TCPX's helper threads serve: their requests then never complete, with a WARN, until a
+//!   later request's control message fails (comm.rs explains the mapping);
 //! * received bytes land in a bounce pool as fragments of at most 4 KiB at arbitrary offsets;
 //!   the n-th receive of a comm gets its `loadMeta` records in slot n % 16 of a `netUnpackMeta`
 //!   ring (16 x 2048), whose count is published with release ordering before test says done;
@@ -79,6 +83,10 @@
 //! * `TCPX_EMU_SLOTS`: request slots per comm (default and at most 16; fewer provokes "unable to
 //!   allocate requests");
 //! * `TCPX_EMU_SEED`: seed of the fragment sizes and offsets;
+//! * `TCPX_EMU_TX_COMPLETION_MS`: a send is reported done this long after its last byte went
+//!   (default 0). TCPX reports a send of GPU memory once the kernel's zero-copy completion for it
+//!   arrived, after the peer acknowledged the bytes, and its helper thread polled for it: a send
+//!   may be reported after its receiver has everything, even after that receiver closed;
 //! * `TCPX_EMU_STATS`: a file to which every closed comm appends one line of counters (posts,
 //!   most requests held, refusals, tests not on the oldest, out-of-order consumes, largest
 //!   message, most records in one receive, regMr calls);
@@ -113,7 +121,10 @@ pub(crate) type R<T> = Result<T, Fail>;
 pub(crate) const RC_BUSY: c_int = 3;
 /// The emulator's code for a broken contract TCPX would not report (so it is never retried).
 pub(crate) const RC_USAGE: c_int = 5;
-pub(crate) const RC_REMOTE: c_int = 6;
+/// TCPX's code for a failed socket operation, a peer that closed the connection included
+/// (tcpxSystemError, from socketProgressOpt in misc/socket_utils.cc): TCPX never returns
+/// tcpxRemoteError for a peer that is gone.
+pub(crate) const RC_SYSTEM: c_int = 2;
 
 pub(crate) fn fail<T>(rc: c_int, msg: impl Into<String>) -> R<T> {
     Err(Fail { rc, msg: msg.into() })
@@ -130,6 +141,8 @@ pub(crate) struct Emu {
     devices: Vec<Device>,
     pub slots: usize,
     pub seed: u64,
+    /// TCPX_EMU_TX_COMPLETION_MS: how long after its last byte went a send is reported done.
+    pub tx_completion: std::time::Duration,
     stats: Option<String>,
     pool_bytes: usize,
     gpu_ordinal: i32,
@@ -188,6 +201,7 @@ impl Emu {
             devices,
             slots,
             seed: num("TCPX_EMU_SEED", 0x7c9a_11ed)?,
+            tx_completion: std::time::Duration::from_millis(num("TCPX_EMU_TX_COMPLETION_MS", 0)?),
             stats: var("TCPX_EMU_STATS"),
             pool_bytes: num("TCPX_EMU_POOL_MB", 1024)? as usize * (1 << 20),
             gpu_ordinal: num("TCPX_EMU_GPU", 0)? as i32,

@@ -29,6 +29,28 @@ use std::time::Duration;
 /// The byte a recycled page is filled with.
 pub const POISON: u8 = 0xA5;
 
+/// Why bytes did not land: the socket (its peer closed or reset it: what TCPX's helper threads
+/// meet when the peer dies), or anything else (a GPU copy).
+#[derive(Debug)]
+pub enum LandFail {
+    Socket(String),
+    Other(String),
+}
+
+impl From<String> for LandFail {
+    fn from(m: String) -> LandFail {
+        LandFail::Other(m)
+    }
+}
+
+impl std::fmt::Display for LandFail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LandFail::Socket(m) | LandFail::Other(m) => f.write_str(m),
+        }
+    }
+}
+
 /// Fragments read per socket read (at most 512 KiB); also the pages of one staging half.
 pub const BATCH: usize = 128;
 
@@ -235,7 +257,7 @@ impl Pool {
     /// Reads the fragments' bytes, in order, from `stream` into their pages. For a pool in
     /// device memory `lander` (the receive thread's, see [`Lander`]) queues the copies; its
     /// `landed` waits for them.
-    pub fn land(&self, stream: &TcpStream, frags: &[Frag], lander: Option<&mut Lander>) -> Result<(), String> {
+    pub fn land(&self, stream: &TcpStream, frags: &[Frag], lander: Option<&mut Lander>) -> Result<(), LandFail> {
         for f in frags {
             assert!(f.at + f.len <= PAGE && (f.page as usize + 1) * PAGE <= self.len);
         }
@@ -329,13 +351,13 @@ fn copy_runs(frags: &[Frag]) -> impl Iterator<Item = (std::ops::Range<usize>, us
 }
 
 /// Fills every buffer from `stream` (readv, as many as the kernel takes per call).
-fn read_all(mut stream: &TcpStream, mut bufs: &mut [IoSliceMut]) -> Result<(), String> {
+fn read_all(mut stream: &TcpStream, mut bufs: &mut [IoSliceMut]) -> Result<(), LandFail> {
     while !bufs.is_empty() {
         match stream.read_vectored(bufs) {
-            Ok(0) => return Err("receive failed, peer gone: connection closed".into()),
+            Ok(0) => return Err(LandFail::Socket("receive failed, peer gone: connection closed".into())),
             Ok(n) => IoSliceMut::advance_slices(&mut bufs, n),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(format!("receive failed, peer gone: {e}")),
+            Err(e) => return Err(LandFail::Socket(format!("receive failed, peer gone: {e}"))),
         }
     }
     Ok(())
@@ -364,7 +386,7 @@ impl Lander {
         })
     }
 
-    fn land(&mut self, pool: &Pool, stream: &TcpStream, frags: &[Frag]) -> Result<(), String> {
+    fn land(&mut self, pool: &Pool, stream: &TcpStream, frags: &[Frag]) -> Result<(), LandFail> {
         assert!(frags.len() <= BATCH);
         let h = self.half;
         if self.busy[h] {
