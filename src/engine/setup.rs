@@ -5,6 +5,18 @@
 //! 2. listener -> connector: welcome {stripes, chunk bytes, one inner handle per stripe};
 //! 3. each side drives the inner transport's connect / accept for every stripe until all are up.
 //!
+//! How long each side waits. The connector's control connection and its welcome are bounded by
+//! NCCL_TCPXR_HANDSHAKE_TIMEOUT_MS from connect's start. Its stripes are not: a TCPX connect
+//! completes only once the peer's NCCL has called accept (TCPX's connect waits for the peer's
+//! accept thread), which NCCL may do long after its connects, so a clock would cut live peers.
+//! What tells a dead peer instead is the control connection, which carried the welcome and
+//! carries nothing more until the comm exists: while stripes are pending, a peer that closed or
+//! reset it (its process died, or its accept gave up) is ncclRemoteError at once, and one whose
+//! host stopped answering is when the connection's keepalive gives up (NCCL_TCPXR_PEER_TIMEOUT_MS).
+//! The socket transport's stripes complete without the peer's accept (the listen backlog takes
+//! them) and fail at once when refused, so this matters for TCPX. The listener's accept bounds the
+//! wait for its stripes by the handshake timeout from its first look (see `stripes_since`).
+//!
 //! The listener chose stripes and chunk size at listen time and put them in the NCCL handle, so
 //! both ends cut messages identically whatever their own configuration says. Connections to the
 //! listen port that do not present the nonce are refused without delaying the real peer. Step 2
@@ -228,6 +240,17 @@ impl ListenComm {
     }
 }
 
+/// A stripe's connect failed: the peer's, when its control connection shows it gone.
+fn stripes_failed(e: Error, ctrl: &Ctrl, handle: &ListenHandle) -> Error {
+    match ctrl.peer_gone() {
+        Some(how) if e.code != crate::abi::ncclResult_t::ncclRemoteError => Error::remote(format!(
+            "{}; peer at {} gone: its control connection {how}",
+            e.msg, handle.ctrl
+        )),
+        _ => e,
+    }
+}
+
 enum Phase {
     /// TCP connect of the control connection in progress; then the hello goes out.
     Connecting(TcpStream),
@@ -360,13 +383,28 @@ impl Connecting {
         }
         for (conn, send) in self.connectors.iter_mut().zip(self.sends.iter_mut()) {
             if let Some(c) = conn {
-                if let Some(s) = c.poll()? {
-                    *send = Some(s);
-                    *conn = None;
+                match c.poll() {
+                    Ok(Some(s)) => {
+                        *send = Some(s);
+                        *conn = None;
+                    }
+                    Ok(None) => {}
+                    // TCPX reports a peer that closed as a system error: the control connection
+                    // says whose it is.
+                    Err(e) => return Err(stripes_failed(e, ctrl, &self.handle)),
                 }
             }
         }
         if self.sends.iter().any(Option::is_none) || !ctrl.idle() {
+            if let Some(how) = ctrl.peer_gone() {
+                let pending = self.sends.iter().filter(|s| s.is_none()).count();
+                return Err(Error::remote(format!(
+                    "peer gone after its welcome: the peer at {}: its control connection {how} while {pending} of the {} \
+                     stripes were not connected yet (it died, or its accept gave up)",
+                    self.handle.ctrl,
+                    self.sends.len()
+                )));
+            }
             return Ok(None);
         }
         let stripes = self.sends.iter_mut().map(|s| s.take().unwrap()).collect();

@@ -49,6 +49,14 @@ fn remote(e: impl std::fmt::Display) -> Fail {
     }
 }
 
+/// TCPX's connect retries a refused connection this long before it fails: RETRY_REFUSED_TIMES
+/// (2e4) tries SLEEP_INT (1 ms) apart (misc/socket_utils.cc, connectAddressInternal).
+const REFUSED_RETRY: Duration = Duration::from_secs(20);
+
+/// What a listener's accept answers each connect with once it has taken it (TCPX's accept
+/// thread sends its connection state, CONN_OK, before the connector's connect can complete).
+const ACCEPTED: u8 = 1;
+
 // --- listen / accept / connect ----------------------------------------------------------------
 
 #[repr(C)]
@@ -139,6 +147,10 @@ impl Listen {
             if hello.len() == HELLO_BYTES {
                 let (s, hello) = self.pending.remove(i);
                 if hello[0..4] == HANDLE_MAGIC && hello[8..16] == self.nonce.to_le_bytes() {
+                    // TCPX's accept thread sends its connection state to the connector
+                    // (AcceptSocketWithRetryInternal); the connector's connect completes only
+                    // once it has it. One byte into a fresh connection's empty buffer.
+                    (&s).write_all(&[ACCEPTED]).map_err(remote)?;
                     return Ok(Some(Comm::start(s, false)?));
                 }
                 continue;
@@ -152,7 +164,62 @@ impl Listen {
 /// A connect in progress; its address lives inside the caller's handle buffer.
 struct Connecting {
     buffer: usize,
-    stream: TcpStream,
+    addr: SocketAddr,
+    hello: [u8; HELLO_BYTES],
+    /// Connected, hello sent, waiting for the listener's accept to answer; None while the
+    /// listener refuses the connection.
+    stream: Option<TcpStream>,
+    started: Instant,
+}
+
+impl Connecting {
+    /// Connects and sends the hello, unless the listener refuses: TCPX retries a refused connect
+    /// for [`REFUSED_RETRY`], then fails with 2.
+    fn try_connect(&mut self) -> R<()> {
+        match TcpStream::connect_timeout(&self.addr, Duration::from_secs(5)) {
+            Ok(mut stream) => {
+                stream.write_all(&self.hello).map_err(remote)?;
+                stream.set_nonblocking(true).map_err(remote)?;
+                self.stream = Some(stream);
+                Ok(())
+            }
+            Err(e) if e.kind() == ErrorKind::ConnectionRefused && self.started.elapsed() < REFUSED_RETRY => Ok(()),
+            Err(e) => fail(RC_SYSTEM, format!("Connect to {} failed : {e}", self.addr)),
+        }
+    }
+
+    /// The connection once the listener's accept has answered it. TCPX's connect thread waits
+    /// for that answer (a blocking receive, socketWait), so a connect completes only after the
+    /// peer's NCCL called accept; a listener that closes first is 2 ("Connection closed by
+    /// remote peer"), and one that neither answers nor closes is waited for without end.
+    fn progress(&mut self) -> R<Option<TcpStream>> {
+        if self.stream.is_none() {
+            self.try_connect()?;
+        }
+        let Some(stream) = &self.stream else {
+            return Ok(None);
+        };
+        let mut answer = [0u8; 1];
+        loop {
+            return match (&*stream).read(&mut answer) {
+                Ok(0) => fail(
+                    RC_SYSTEM,
+                    format!(
+                        "Connection closed by remote peer {} before its accept answered",
+                        self.addr
+                    ),
+                ),
+                Ok(_) if answer[0] == ACCEPTED => Ok(self.stream.take()),
+                Ok(_) => fail(
+                    RC_SYSTEM,
+                    format!("peer {} answered the connect with {}", self.addr, answer[0]),
+                ),
+                Err(e) if e.kind() == ErrorKind::WouldBlock => Ok(None),
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) => Err(remote(e)),
+            };
+        }
+    }
 }
 
 fn live_connects() -> &'static Mutex<HashSet<usize>> {
@@ -160,9 +227,18 @@ fn live_connects() -> &'static Mutex<HashSet<usize>> {
     LIVE.get_or_init(|| Mutex::new(HashSet::new()))
 }
 
-/// None on the first call, with the connection made and the in-progress state stored in the
-/// handle buffer (as TCPX stores `connect_args` there); the comm on the next call with the same
-/// buffer.
+/// Keeps a connect's state until the next call, its address in the handle buffer (as TCPX keeps
+/// `connect_args` there).
+fn park(h: &mut [u8; HANDLE_BYTES], st: Box<Connecting>) {
+    let state = Box::into_raw(st) as usize;
+    live_connects().lock().unwrap().insert(state);
+    h[64..68].copy_from_slice(&STATE_MAGIC);
+    h[72..80].copy_from_slice(&(state as u64).to_le_bytes());
+}
+
+/// None until the listener's accept has answered (see [`Connecting::progress`]), the state kept
+/// in the handle buffer between calls; then the comm. A failure frees the state (TCPX frees its
+/// connect's arguments when it returns the error).
 ///
 /// # Safety
 /// `handle` points to the caller's live 128-byte handle buffer, which no one else touches during
@@ -173,13 +249,13 @@ pub unsafe fn connect(handle: *mut [u8; HANDLE_BYTES]) -> R<Option<Arc<Comm>>> {
     if h[0..4] != HANDLE_MAGIC {
         return fail(RC_USAGE, "connect with a handle the emulator's listen did not write");
     }
-    if h[64..68] == STATE_MAGIC {
+    let mut st = if h[64..68] == STATE_MAGIC {
         let state = u64::from_le_bytes(h[72..80].try_into().unwrap()) as usize;
         if !live_connects().lock().unwrap().remove(&state) {
             return fail(RC_USAGE, "connect with a handle whose in-progress connect is gone");
         }
-        // SAFETY: `state` was in the live set, so it is a Box<Connecting> made below and not yet
-        // taken back (removing it from the set makes this the only take).
+        // SAFETY: `state` was in the live set, so it is a Box<Connecting> made by `park` and not
+        // yet taken back (removing it from the set makes this the only take).
         let st = unsafe { Box::from_raw(state as *mut Connecting) };
         h[64..80].fill(0);
         if st.buffer != handle as usize {
@@ -188,24 +264,32 @@ pub unsafe fn connect(handle: *mut [u8; HANDLE_BYTES]) -> R<Option<Arc<Comm>>> {
                 "connect called again with a different handle buffer than the one it started with (TCPX keeps its in-progress state inside that buffer)",
             );
         }
-        return Ok(Some(Comm::start(st.stream, true)?));
+        st
+    } else {
+        let port = u16::from_le_bytes([h[4], h[5]]);
+        let ip = Ipv4Addr::new(h[6], h[7], h[8], h[9]);
+        let mut hello = [0u8; HELLO_BYTES];
+        hello[0..4].copy_from_slice(&HANDLE_MAGIC);
+        hello[8..16].copy_from_slice(&h[16..24]);
+        let mut st = Box::new(Connecting {
+            buffer: handle as usize,
+            addr: SocketAddr::from((ip, port)),
+            hello,
+            stream: None,
+            started: Instant::now(),
+        });
+        // TCPX's first call only starts its connect thread.
+        st.try_connect()?;
+        park(h, st);
+        return Ok(None);
+    };
+    match st.progress()? {
+        Some(stream) => Ok(Some(Comm::start(stream, true)?)),
+        None => {
+            park(h, st);
+            Ok(None)
+        }
     }
-    let port = u16::from_le_bytes([h[4], h[5]]);
-    let ip = Ipv4Addr::new(h[6], h[7], h[8], h[9]);
-    let addr = SocketAddr::from((ip, port));
-    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).map_err(remote)?;
-    let mut hello = [0u8; HELLO_BYTES];
-    hello[0..4].copy_from_slice(&HANDLE_MAGIC);
-    hello[8..16].copy_from_slice(&h[16..24]);
-    stream.write_all(&hello).map_err(remote)?;
-    let state = Box::into_raw(Box::new(Connecting {
-        buffer: handle as usize,
-        stream,
-    })) as usize;
-    live_connects().lock().unwrap().insert(state);
-    h[64..68].copy_from_slice(&STATE_MAGIC);
-    h[72..80].copy_from_slice(&(state as u64).to_le_bytes());
-    Ok(None)
 }
 
 // --- memory handles ---------------------------------------------------------------------------

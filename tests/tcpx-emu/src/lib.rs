@@ -11,6 +11,10 @@
 //!   never writes the size;
 //! * connect and accept return NULL at first; connect keeps its in-progress state inside the
 //!   caller's handle buffer; accept writes the device handle into storage the caller passes;
+//! * connect completes only once the peer's accept has taken the connection and answered it
+//!   (TCPX's connect thread waits for the accept thread's connection state, connect.cc), so a
+//!   connect waits for as long as the peer's NCCL has not called accept; a listener that closes
+//!   first fails it with 2, and one that refuses the connection is retried for 20 s, then 2;
 //! * a failure of the connection (the peer closed or reset it) is reported by `test` as 2
 //!   (tcpxSystemError) when it hits the control path, and not at all when it hits the data path
 //!   that TCPX's helper threads serve: their requests then never complete, with a WARN, until a
