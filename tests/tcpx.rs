@@ -230,3 +230,51 @@ fn a_listen_comm_closed_while_a_tcpx_accept_is_under_way_is_left_open() {
     let warns = nccl_net_tcpxr::testlog::claim_all("whose TCPX accept is still under way");
     assert_eq!(warns.len(), h.stripes as usize, "one per stripe left open: {warns:?}");
 }
+
+/// A send comm closed while its sends are in flight (an abort) gives back their memory only after
+/// TCPX's close: TCPX's deregMr of GPU memory closes the dmabuf fd its helper threads send from,
+/// and its close joins them. NCCL's own deregMr of a registration before its close, tcpxr's of
+/// what is still registered at the close, and the per-post registration of a send without a
+/// handle all wait for it; the emulator counts any deregistration under a request in flight.
+#[test]
+fn memory_of_sends_in_flight_is_deregistered_only_after_the_tcpx_comm_closed() {
+    let net = v12();
+    let pair = Pair::new(&net);
+    let n = 64 << 20;
+    let (mut a, mut b, mut c) = (vec![1u8; n], vec![2u8; n], vec![3u8; n]);
+    let (mut mha, mut mhb) = (null(), null());
+    assert_eq!(net.reg_mr(pair.send, a.as_mut_ptr() as *mut c_void, n, &mut mha), OK);
+    assert_eq!(net.reg_mr(pair.send, b.as_mut_ptr() as *mut c_void, n, &mut mhb), OK);
+    // No receive is posted: the sends fill the connections' buffers and stay in flight.
+    let mut reqs = Vec::new();
+    for (buf, mh) in [(&mut a, mha), (&mut b, mhb), (&mut c, null())] {
+        let mut req = null();
+        assert_eq!(
+            net.isend(pair.send, buf.as_mut_ptr() as *mut c_void, n, mh, &mut req),
+            OK
+        );
+        assert!(!req.is_null());
+        reqs.push(req);
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let (mut done, mut size) = (0, 0);
+    assert_eq!(
+        (net.test(reqs[0], &mut done, &mut size), done),
+        (OK, 0),
+        "nothing left in flight"
+    );
+    // NCCL's teardown: deregMr, then close (here one registration is left to the close).
+    assert_eq!(net.dereg_mr(pair.send, mha), OK);
+    assert_eq!(net.close_send(pair.send), OK);
+    assert_eq!(net.close_recv(pair.recv), OK);
+    std::mem::forget(pair);
+    let sends: Vec<_> = emulator_stats().into_iter().filter(|c| c.kind == "send").collect();
+    assert!(!sends.is_empty());
+    for s in &sends {
+        assert_eq!(
+            s.get("bad_deregs"),
+            0,
+            "memory deregistered under a send in flight on a running TCPX comm: {s:?}"
+        );
+    }
+}

@@ -1,10 +1,12 @@
 //! Connecting over TCPX (the emulator), whose connect completes only once the peer's accept has
 //! answered it: a peer that accepts late is waited for, beyond the handshake timeout; a peer that
 //! dies after its welcome is ncclRemoteError at once, though TCPX goes on retrying its refused
-//! connection for 20 s (engine/setup.rs).
+//! connection for 20 s; and a connect abandoned while TCPX's was under way does not leak the
+//! connection TCPX makes for it (engine/setup.rs, transport/tcpx).
 //!
-//! Its own test binary: a 300 ms handshake timeout (NCCL_TCPXR_HANDSHAKE_TIMEOUT_MS), and a case
-//! that runs in a child process of it. The tests run one at a time.
+//! Its own test binary: a 300 ms handshake timeout (NCCL_TCPXR_HANDSHAKE_TIMEOUT_MS), after which
+//! connects NCCL stopped polling are swept; and a case that runs in a child process of it. The
+//! tests run one at a time (they count this process's sockets).
 mod common;
 use common::*;
 use nccl_net_tcpxr::abi::ncclResult_t;
@@ -137,4 +139,50 @@ fn a_peer_killed_after_its_welcome_fails_the_connect_with_remote_error_at_once()
     assert_eq!(result, ncclResult_t::ncclRemoteError, "after {took:?}");
     assert!(took < Duration::from_secs(1), "took {took:?}");
     expect_log("peer gone after its welcome");
+}
+
+#[test]
+fn the_tcpx_comm_of_a_connect_abandoned_while_tcpx_connected_is_closed_once_tcpx_returns_it() {
+    let _one = one_at_a_time();
+    let net = v12();
+    assert_eq!(net.init(), OK);
+    let before = socket_fds().len();
+    let mut handle = [0u8; 128];
+    let mut l = null();
+    assert_eq!(net.listen(0, &mut handle, &mut l), OK);
+    // Connect until the welcome is in and the stripe's TCPX connect is under way (it waits for the
+    // peer's accept), then abandon the connect, as NCCL's abort does.
+    let mut s = null();
+    for _ in 0..10 {
+        assert_eq!(net.connect(0, &mut handle, &mut s), OK);
+        assert!(s.is_null());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Once it is older than the handshake timeout, any close sweeps it away.
+    std::thread::sleep(HANDSHAKE + Duration::from_millis(100));
+    let (mut other_handle, mut other) = ([0u8; 128], null());
+    assert_eq!(net.listen(0, &mut other_handle, &mut other), OK);
+    assert_eq!(net.close_listen(other), OK);
+    // The peer accepts now, which answers the TCPX connect still under way (and proves it was).
+    let mut r = null();
+    let start = Instant::now();
+    while r.is_null() {
+        assert_eq!(net.accept(l, &mut r), OK);
+        assert!(
+            start.elapsed() < DEADLINE,
+            "the abandoned connect's stripe never reached the peer"
+        );
+    }
+    // These closes sweep again: TCPX's connect returns its comm, which is closed.
+    assert_eq!(net.close_recv(r), OK);
+    assert_eq!(net.close_listen(l), OK);
+    let start = Instant::now();
+    while socket_fds().len() > before && start.elapsed() < Duration::from_secs(2) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(
+        socket_fds().len(),
+        before,
+        "a socket of the abandoned connect is still open"
+    );
 }

@@ -681,7 +681,11 @@ fn a_peer_gone_under_bytes_in_flight_is_reported_only_at_a_later_requests_contro
     assert!(!later.is_null());
     assert_eq!(p.test(req), (ncclResult_t::ncclSystemError, 0, -7));
     expect_log("could not be sent");
-    // SAFETY: the pair's send comm, closed once.
-    assert_eq!(unsafe { net().closeSend.unwrap()(p.send) }, OK);
+    // TCPX's deregMr never reads the comm: after its close, the handle is freed all the same.
+    // SAFETY: the pair's send comm, closed once; the handle regMr gave it, deregistered once.
+    unsafe {
+        assert_eq!(net().closeSend.unwrap()(p.send), OK);
+        assert_eq!(net().deregMr.unwrap()(p.send, mh), OK);
+    }
     std::mem::forget(p);
 }

@@ -60,7 +60,11 @@ fn expired(table: &mut BTreeMap<u64, InProgress>, timeout: Duration, now: Instan
     old.iter().filter_map(|t| table.remove(t)).collect()
 }
 
-/// Drops the abandoned connects (see [`CONNECTING`]); called at every connect and close.
+/// Drops the abandoned connects (see [`CONNECTING`]), and lets the transport finish what earlier
+/// dropped ones left under way ([`Transport::sweep`]: TCPX's connects, which cannot be cancelled);
+/// called at every close and finalize (connect does the same itself).
+///
+/// [`Transport::sweep`]: crate::transport::Transport::sweep
 pub(super) fn sweep_connects() {
     let Ok(p) = get() else { return };
     let timeout = Duration::from_millis(p.config.handshake_timeout_ms);
@@ -72,6 +76,8 @@ pub(super) fn sweep_connects() {
             timeout.as_millis()
         );
     }
+    drop(gone);
+    p.transport.sweep();
 }
 
 /// Connects to the peer whose handle NCCL passes in `bytes` (NCCL's NCCL_NET_HANDLE_MAXSIZE-byte
@@ -126,6 +132,7 @@ pub fn connect(
         }
     };
     drop(gone);
+    p.transport.sweep();
     // The connect's own steps, with no lock held.
     let mut state = match resumed {
         Some(s) => s,

@@ -153,6 +153,10 @@ pub trait Transport: Send + Sync {
     /// Starts connecting to a peer's inner listener; never blocks. `traffic_class`: NCCL's traffic
     /// class for the communicator (the IP TOS byte), where the transport can apply it.
     fn connect(&self, dev: usize, handle: &InnerHandle, traffic_class: Option<u8>) -> Result<Box<dyn InnerConnector>>;
+    /// Called at NCCL's connects, closes and finalize (plugin's sweep of abandoned connects): a
+    /// transport finishes here what connectors dropped mid-way left behind (TCPX's connects,
+    /// which cannot be cancelled).
+    fn sweep(&self) {}
 }
 
 pub trait InnerListener: Send {
@@ -222,7 +226,9 @@ pub trait InnerStripe: Send {
     fn register(&mut self, _ptr: *mut u8, _len: usize, _kind: MemKind) -> Result<InnerMr> {
         Ok(InnerMr::NONE)
     }
-    /// Undoes `register`; called only when no post using `mr` is outstanding.
+    /// Undoes `register`. Posts using `mr` may still be outstanding when the comm closes (NCCL's
+    /// deregMr before its close at an abort, or the comm's own at its close): a transport whose
+    /// threads still read the memory then keeps the registration until they are done with it.
     fn deregister(&mut self, _mr: InnerMr) -> Result<()> {
         Ok(())
     }

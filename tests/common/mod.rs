@@ -287,7 +287,8 @@ pub fn emulator_stats() -> Vec<EmuComm> {
 
 /// The rules of reference/tcpx.md the emulator counts, checked over every comm closed so far:
 /// no 17th request was ever asked for, tests only on the oldest request, consumes in FIFO order,
-/// no receive above 4 MiB; at most `send_window` sends and 16 receives were ever held.
+/// no receive above 4 MiB, no memory deregistered under a request in flight; at most
+/// `send_window` sends and 16 receives were ever held.
 pub fn assert_tcpx_rules_kept(send_window: u64) -> Vec<EmuComm> {
     let comms = emulator_stats();
     for c in &comms {
@@ -298,6 +299,11 @@ pub fn assert_tcpx_rules_kept(send_window: u64) -> Vec<EmuComm> {
             "test on a request that was not the oldest: {c:?}"
         );
         assert_eq!(c.get("bad_consumes"), 0, "irecvConsumed out of order: {c:?}");
+        assert_eq!(
+            c.get("bad_deregs"),
+            0,
+            "deregMr of a handle in use by a request in flight on a running comm: {c:?}"
+        );
         let limit = if c.kind == "send" { send_window } else { 16 };
         assert!(c.get("max_held") <= limit, "more than {limit} requests held: {c:?}");
         if c.kind == "recv" {

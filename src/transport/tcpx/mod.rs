@@ -15,9 +15,16 @@
 //! * connect and accept are called until they return a comm; connect with the same handle buffer
 //!   every time (TCPX keeps its state in it); accept with preallocated, aligned device-handle
 //!   storage;
-//! * memory is registered on every stripe; CUDA ranges 4 KiB aligned;
+//! * memory is registered on every stripe; CUDA ranges 4 KiB aligned; a registration a request
+//!   in flight uses is deregistered only once that request is done or the comm is closed, and a
+//!   closing stripe closes its TCPX comm before it deregisters: TCPX's deregMr of CUDA memory
+//!   closes the dmabuf fd its helper threads send from, and its close joins those threads
+//!   (deregMr never reads the comm, so it may follow the close);
+//! * a TCPX connect cannot be cancelled: one tcpxr abandons while TCPX's connect is under way is
+//!   called again at later sweeps ([`Transport::sweep`]) until TCPX returns its comm, which is
+//!   then closed, or its failure;
 //! * TCPX's test does not report a failure of its helper threads' connections
-//!   ([`InnerStripe::reports_peer_loss`]), so the engine watches its control connection;
+//!   ([`InnerSend::reports_peer_loss`]), so the engine watches its control connection;
 //! * the device handle is read once per stripe after accept; a completed receive's records are
 //!   slot `n % 16` of its stripe's ring, unpacked ([`unpack`]) before `irecvConsumed`, which is
 //!   called strictly in FIFO order.
@@ -30,7 +37,7 @@ use crate::error::{Error, Result};
 use crate::net::ifaces;
 use crate::transport::{
     DeviceInfo, DeviceJob, InnerConnector, InnerHandle, InnerListener, InnerMr, InnerRecv, InnerSend, InnerStripe,
-    Limits, MemKind, Transport,
+    Limits, MemKind, Transport, INNER_HANDLE_BYTES,
 };
 use ffi::{Comm, DevHandleStorage, Lib, Mr, Posted, Request, Skip, UnpackQueue};
 use std::collections::VecDeque;
@@ -96,6 +103,8 @@ pub struct TcpxTransport {
     /// The [`TCPX_ENV_DEFAULTS`] `open` set because they were unset, taken back by
     /// [`TcpxTransport::not_used`].
     env_given: Vec<&'static str>,
+    /// Connects abandoned while TCPX's connect was under way, finished by [`Transport::sweep`].
+    abandoned: Arc<Abandoned>,
 }
 
 impl TcpxTransport {
@@ -172,6 +181,7 @@ impl TcpxTransport {
             devices,
             gpu_direct,
             env_given: Vec::new(),
+            abandoned: Arc::default(),
         })
     }
 
@@ -273,7 +283,44 @@ impl Transport for TcpxTransport {
             dev,
             handle: Box::new(*handle),
             gpu_direct: self.gpu_direct[dev],
+            under_way: false,
+            abandoned: self.abandoned.clone(),
         }))
+    }
+
+    fn sweep(&self) {
+        self.abandoned.sweep(&self.lib);
+    }
+}
+
+/// TCPX connects tcpxr dropped while TCPX's connect was under way (its device, and the handle
+/// buffer TCPX keeps its state in). TCPX's connect cannot be cancelled: its thread goes on, and the
+/// comm it makes (its sockets, and TCPX's memory) is freed only by closeSend once a connect call
+/// has returned it. So each is called again at every sweep until TCPX returns the comm, which is
+/// closed then, or fails (TCPX frees a failed connect's state itself). A connect whose peer
+/// neither answers nor closes stays here, as TCPX's thread stays blocked.
+#[derive(Default)]
+struct Abandoned(std::sync::Mutex<Vec<(usize, Box<InnerHandle>)>>);
+
+impl Abandoned {
+    fn sweep(&self, lib: &Lib) {
+        let mut list = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        list.retain_mut(|(dev, handle)| match lib.connect(*dev, handle) {
+            Ok(None) => true,
+            Ok(Some(comm)) => {
+                match lib.close_send(comm) {
+                    Ok(()) => {
+                        log::info!("closed the TCPX comm of a connect tcpxr had abandoned, once TCPX returned it")
+                    }
+                    Err(e) => log::warn!("closing the TCPX comm of an abandoned connect: {}", e.msg),
+                }
+                false
+            }
+            Err(e) => {
+                log::info!("an abandoned TCPX connect ended: {}", e.msg);
+                false
+            }
+        });
     }
 }
 
@@ -335,14 +382,32 @@ struct TcpxConnector {
     /// in-progress state inside it.
     handle: Box<InnerHandle>,
     gpu_direct: bool,
+    /// TCPX's connect was called and has returned neither a comm nor a failure.
+    under_way: bool,
+    abandoned: Arc<Abandoned>,
 }
 
 impl InnerConnector for TcpxConnector {
     fn poll(&mut self) -> Result<Option<Box<dyn InnerSend>>> {
-        Ok(self
-            .lib
-            .connect(self.dev, &mut self.handle)?
-            .map(|comm| Box::new(TcpxSend::new(self.lib.clone(), comm, self.gpu_direct)) as Box<dyn InnerSend>))
+        self.under_way = false;
+        let comm = self.lib.connect(self.dev, &mut self.handle)?;
+        self.under_way = comm.is_none();
+        Ok(comm.map(|comm| Box::new(TcpxSend::new(self.lib.clone(), comm, self.gpu_direct)) as Box<dyn InnerSend>))
+    }
+}
+
+impl Drop for TcpxConnector {
+    /// A connect dropped while TCPX's is under way (NCCL abandoned it, or the peer is gone) is
+    /// left to [`Abandoned`], which closes the comm TCPX makes.
+    fn drop(&mut self) {
+        if self.under_way {
+            let handle = std::mem::replace(&mut self.handle, Box::new([0; INNER_HANDLE_BYTES]));
+            self.abandoned
+                .0
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push((self.dev, handle));
+        }
     }
 }
 
@@ -421,6 +486,40 @@ fn drop_adhoc(lib: &Lib, comm: Comm, adhoc: Option<Mr>) -> Result<()> {
     }
 }
 
+/// Registrations a stripe was asked to drop while a request of its used them, and deregisters
+/// once none does: TCPX's deregMr of CUDA memory closes the dmabuf fd its helper threads send a
+/// request in flight from (net_tcpx.cc, tcpxDeregMr and the helper's gpudirectTCPXPostSend).
+#[derive(Default)]
+struct Deferred(Vec<Mr>);
+
+impl Deferred {
+    /// Deregisters `mr` now, or once no request in `in_use` uses it.
+    fn deregister(&mut self, lib: &Lib, comm: Comm, mr: Mr, mut in_use: impl Iterator<Item = Mr>) -> Result<()> {
+        if in_use.any(|m| m == mr) {
+            self.0.push(mr);
+            return Ok(());
+        }
+        lib.dereg_mr(comm, mr)
+    }
+
+    /// Deregisters those no request in `in_use` uses any more (all of them after the close).
+    fn settle(&mut self, lib: &Lib, comm: Comm, in_use: &[Mr]) -> Result<()> {
+        let mut first = Ok(());
+        self.0.retain(|m| {
+            if in_use.contains(m) {
+                return true;
+            }
+            if let Err(e) = lib.dereg_mr(comm, *m) {
+                if first.is_ok() {
+                    first = Err(e);
+                }
+            }
+            false
+        });
+        first
+    }
+}
+
 /// The tag a post carries: the stripe's post count. TCPX ignores tags and matches FIFO; tcpxr
 /// relies on nothing but that order. The count only makes TCPX's logs easier to follow.
 fn tag(n: u64) -> c_int {
@@ -429,6 +528,8 @@ fn tag(n: u64) -> c_int {
 
 struct SendHeld {
     req: Request,
+    /// The memory handle it was posted with (its stripe's registration, or `adhoc`).
+    mr: Mr,
     adhoc: Option<Mr>,
 }
 
@@ -440,6 +541,7 @@ pub struct TcpxSend {
     posted: u64,
     busy: Busy,
     gpu_direct: bool,
+    deferred: Deferred,
 }
 
 impl TcpxSend {
@@ -451,7 +553,12 @@ impl TcpxSend {
             posted: 0,
             busy: Busy::default(),
             gpu_direct,
+            deferred: Deferred::default(),
         }
+    }
+
+    fn in_use(&self) -> Vec<Mr> {
+        self.held.iter().map(|h| h.mr).collect()
     }
 }
 
@@ -473,7 +580,9 @@ impl InnerStripe for TcpxSend {
         if mr == InnerMr::NONE {
             return Ok(());
         }
-        self.lib.dereg_mr(self.comm, Mr::from_usize(mr.0))
+        let in_use = self.held.iter().map(|h| h.mr);
+        self.deferred
+            .deregister(&self.lib, self.comm, Mr::from_usize(mr.0), in_use)
     }
 }
 
@@ -485,7 +594,7 @@ impl InnerSend for TcpxSend {
         let (mh, adhoc) = handle_for(&self.lib, self.comm, ptr as *mut u8, len, mr)?;
         match self.lib.isend(self.comm, ptr, len, tag(self.posted), mh) {
             Posted::Yes(req) => {
-                self.held.push_back(SendHeld { req, adhoc });
+                self.held.push_back(SendHeld { req, mr: mh, adhoc });
                 self.posted += 1;
                 Ok(true)
             }
@@ -510,6 +619,10 @@ impl InnerSend for TcpxSend {
             Ok(true) => {
                 let done = self.held.pop_front().unwrap();
                 drop_adhoc(&self.lib, self.comm, done.adhoc)?;
+                if !self.deferred.0.is_empty() {
+                    let in_use = self.in_use();
+                    self.deferred.settle(&self.lib, self.comm, &in_use)?;
+                }
                 Ok(true)
             }
             Err(rc) => Err(ffi::error("test of a send", rc)),
@@ -518,18 +631,23 @@ impl InnerSend for TcpxSend {
 }
 
 impl Drop for TcpxSend {
+    /// Closes, then deregisters what requests still in flight used: TCPX's close joins the
+    /// helper threads that send from those registrations, and its deregMr never reads the comm.
     fn drop(&mut self) {
-        for h in std::mem::take(&mut self.held) {
-            let _ = drop_adhoc(&self.lib, self.comm, h.adhoc);
-        }
         if let Err(e) = self.lib.close_send(self.comm) {
             log::warn!("{}", e.msg);
         }
+        for h in std::mem::take(&mut self.held) {
+            let _ = drop_adhoc(&self.lib, self.comm, h.adhoc);
+        }
+        let _ = self.deferred.settle(&self.lib, self.comm, &[]);
     }
 }
 
 struct RecvHeld {
     req: Request,
+    /// The memory handle it was posted with (its stripe's registration, or `adhoc`).
+    mr: Mr,
     dst: usize,
     len: usize,
     kind: MemKind,
@@ -559,6 +677,7 @@ pub struct TcpxRecv {
     /// here, and [`InnerRecv::landed`] gives the records of ring slot `landed_slot`.
     keep_records: bool,
     landed_slot: Option<usize>,
+    deferred: Deferred,
 }
 
 impl TcpxRecv {
@@ -584,7 +703,12 @@ impl TcpxRecv {
             landed_job: None,
             keep_records: false,
             landed_slot: None,
+            deferred: Deferred::default(),
         }
+    }
+
+    fn in_use(&self) -> Vec<Mr> {
+        self.held.iter().map(|h| h.mr).collect()
     }
 
     /// Places a completed receive's bytes from the bounce pool into its destination.
@@ -646,7 +770,9 @@ impl InnerStripe for TcpxRecv {
             return Ok(());
         }
         self.kinds.retain(|(m, _)| *m != mr);
-        self.lib.dereg_mr(self.comm, Mr::from_usize(mr.0))
+        let in_use = self.held.iter().map(|h| h.mr);
+        self.deferred
+            .deregister(&self.lib, self.comm, Mr::from_usize(mr.0), in_use)
     }
 }
 
@@ -690,6 +816,7 @@ impl InnerRecv for TcpxRecv {
             Posted::Yes(req) => {
                 self.held.push_back(RecvHeld {
                     req,
+                    mr: mh,
                     dst: ptr as usize,
                     len,
                     kind,
@@ -748,18 +875,25 @@ impl InnerRecv for TcpxRecv {
         let r = self.held.front().unwrap();
         self.lib.irecv_consumed(self.comm, r.req)?;
         let r = self.held.pop_front().unwrap();
-        drop_adhoc(&self.lib, self.comm, r.adhoc)
+        drop_adhoc(&self.lib, self.comm, r.adhoc)?;
+        if !self.deferred.0.is_empty() {
+            let in_use = self.in_use();
+            self.deferred.settle(&self.lib, self.comm, &in_use)?;
+        }
+        Ok(())
     }
 }
 
 impl Drop for TcpxRecv {
+    /// Closes, then deregisters, as [`TcpxSend`]'s drop.
     fn drop(&mut self) {
-        for h in std::mem::take(&mut self.held) {
-            let _ = drop_adhoc(&self.lib, self.comm, h.adhoc);
-        }
         if let Err(e) = self.lib.close_recv(self.comm) {
             log::warn!("{}", e.msg);
         }
+        for h in std::mem::take(&mut self.held) {
+            let _ = drop_adhoc(&self.lib, self.comm, h.adhoc);
+        }
+        let _ = self.deferred.settle(&self.lib, self.comm, &[]);
     }
 }
 

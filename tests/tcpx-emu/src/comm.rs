@@ -21,7 +21,7 @@ use crate::abi::*;
 use crate::gpu::{Gpu, HostMem, Reader};
 use crate::pool::{Frag, LandFail, Lander, Mode, Pool, BATCH};
 use crate::{emu, fail, warn, Fail, R, RC_BUSY, RC_SYSTEM, RC_USAGE};
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::ffi::{c_int, c_void};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Ipv4Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -56,6 +56,36 @@ const REFUSED_RETRY: Duration = Duration::from_secs(20);
 /// What a listener's accept answers each connect with once it has taken it (TCPX's accept
 /// thread sends its connection state, CONN_OK, before the connector's connect can complete).
 const ACCEPTED: u8 = 1;
+
+/// The comms connect and accept handed out and close has not taken back (their address and id),
+/// so deregMr can tell an open comm from a closed one without reading a freed one.
+fn open_comms() -> &'static Mutex<HashMap<usize, u64>> {
+    static OPEN: OnceLock<Mutex<HashMap<usize, u64>>> = OnceLock::new();
+    OPEN.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// Hands a new comm to the caller, recording it as open.
+pub fn hand_out(c: Arc<Comm>) -> *mut c_void {
+    let id = c.id;
+    let p = Arc::into_raw(c) as *mut c_void;
+    open_comms().lock().unwrap().insert(p as usize, id);
+    p
+}
+
+/// The comm at `p` is being closed.
+pub fn closing(p: *mut c_void) {
+    open_comms().lock().unwrap().remove(&(p as usize));
+}
+
+/// The id of the open comm at `p`, if `p` is one.
+pub fn open_id(p: *mut c_void) -> Option<u64> {
+    open_comms().lock().unwrap().get(&(p as usize)).copied()
+}
+
+/// Whether the comm with id `id` is open.
+pub fn is_open_id(id: u64) -> bool {
+    open_comms().lock().unwrap().values().any(|&v| v == id)
+}
 
 // --- listen / accept / connect ----------------------------------------------------------------
 
@@ -297,10 +327,13 @@ pub unsafe fn connect(handle: *mut [u8; HANDLE_BYTES]) -> R<Option<Arc<Comm>>> {
 #[repr(C)]
 pub struct Mr {
     magic: u32,
-    comm: u64,
+    /// The id of the comm it was registered on.
+    pub comm: u64,
     cuda: bool,
     ptr: usize,
     len: usize,
+    /// Requests using it whose bytes the comm's thread has not finished moving.
+    uses: Arc<AtomicU64>,
 }
 
 impl Mr {
@@ -328,7 +361,26 @@ impl Mr {
             cuda,
             ptr,
             len,
+            uses: Arc::default(),
         }))
+    }
+
+    /// The handle deregMr was given, on whatever comm (TCPX's deregMr does not look at it).
+    ///
+    /// # Safety
+    /// `p` is NULL or points to at least an `Mr`'s worth of readable memory (a handle regMr
+    /// returned and deregMr has not freed, or any other live object of that size).
+    pub unsafe fn from_ptr_any<'a>(p: *mut c_void) -> R<&'a Mr> {
+        if p.is_null() {
+            return fail(RC_USAGE, "mhandle is null");
+        }
+        // SAFETY: read only when aligned (non-NULL: checked), so (the caller's promise) readable;
+        // `magic` is the first field of the repr(C) Mr.
+        if p as usize % 8 != 0 || unsafe { (*(p as *const Mr)).magic } != MR_MAGIC {
+            return fail(RC_USAGE, format!("{p:p} is not a memory handle"));
+        }
+        // SAFETY: the magic matches, so (the caller's promise) a live Mr from regMr.
+        Ok(unsafe { &*(p as *const Mr) })
     }
 
     /// The handle isend/irecv/deregMr were given, which must be registered on `c`.
@@ -419,12 +471,19 @@ impl Req {
     }
 }
 
-#[derive(Clone, Copy)]
 struct Task {
     seq: u64,
     ptr: usize,
     len: usize,
     cuda: bool,
+    /// Its memory handle's count of requests in flight, given back once the bytes have moved.
+    uses: Arc<AtomicU64>,
+}
+
+impl Task {
+    fn moved(&self) {
+        self.uses.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 struct Shared {
@@ -442,6 +501,8 @@ struct Shared {
     /// The thread ended on a failure of the data path at this point: test reports it once a
     /// request numbered this or later is posted (its control message then fails).
     lost: OnceLock<u64>,
+    /// The thread is running (it moves bytes of requests in flight).
+    running: AtomicBool,
     stop: AtomicBool,
     /// Pool pages of each completed, not yet consumed receive, by ring slot.
     pages: Mutex<Vec<Vec<u32>>>,
@@ -463,6 +524,8 @@ struct Counts {
     bytes: u64,
     /// regMr calls on this comm.
     regs: u64,
+    /// deregMr of a handle while a request using it was in flight on the running thread.
+    bad_deregs: u64,
     /// Posts of CUDA memory (sent from, or received into, GPU memory directly).
     cuda_posts: u64,
 }
@@ -597,6 +660,7 @@ impl Comm {
             posted: AtomicU64::new(0),
             failure: OnceLock::new(),
             lost: OnceLock::new(),
+            running: AtomicBool::new(true),
             stop: AtomicBool::new(false),
             pages: Mutex::new(vec![Vec::new(); QUEUE_DEPTH]),
             max_records: AtomicU64::new(0),
@@ -611,6 +675,7 @@ impl Comm {
                         (Some(mem), Some(pool)) => recv_loop(&sh, &st, mem, pool, seed),
                         _ => send_loop(&sh, &st),
                     };
+                    sh.running.store(false, Ordering::Release);
                     match r {
                         Ok(()) => {}
                         Err(_) if sh.stop.load(Ordering::Acquire) => {}
@@ -703,6 +768,20 @@ impl Comm {
         Ok(())
     }
 
+    /// deregMr of `mr` on this open comm: flagged while a request using it is in flight on the
+    /// running thread (TCPX closes the dmabuf fd its helper threads send from; tcpxClose joins
+    /// them, so a handle is deregistered safely after the comm's close).
+    pub fn deregistering(&self, mr: &Mr) {
+        let uses = mr.uses.load(Ordering::Acquire);
+        if uses > 0 && self.shared.running.load(Ordering::Acquire) {
+            self.counts.lock().unwrap().bad_deregs += 1;
+            warn(&format!(
+                "deregMr of a memory handle that {uses} request(s) in flight on comm {} use while its thread runs: TCPX would close the buffer's dmabuf fd under its helper threads (close the comm first)",
+                self.id
+            ));
+        }
+    }
+
     /// Whether send `seq`, whose bytes have all gone, is reported done yet: TCPX reports a send
     /// once the kernel's completion for its last byte arrived (after the peer's acknowledgement),
     /// which TCPX_EMU_TX_COMPLETION_MS stands for.
@@ -753,11 +832,13 @@ impl Comm {
         c.bytes += len as u64;
         let req = &self.reqs[(seq % self.slots as u64) as usize];
         req.seq.store(seq, Ordering::Relaxed);
+        mr.uses.fetch_add(1, Ordering::AcqRel);
         self.shared.queue.lock().unwrap().push_back(Task {
             seq,
             ptr,
             len,
             cuda: mr.cuda,
+            uses: mr.uses.clone(),
         });
         self.shared.posted.store(c.tail, Ordering::Release);
         self.shared.wake.notify_one();
@@ -835,7 +916,7 @@ impl Comm {
         let c = self.counts.lock().unwrap();
         if let Ok(e) = emu() {
             e.record(&format!(
-                "tcpx-emu pid={} comm={} kind={} posts={} max_held={} refused={} bad_tests={} bad_consumes={} max_bytes={} max_records={} bytes={} regs={} cuda_posts={}",
+                "tcpx-emu pid={} comm={} kind={} posts={} max_held={} refused={} bad_tests={} bad_consumes={} max_bytes={} max_records={} bytes={} regs={} cuda_posts={} bad_deregs={}",
                 std::process::id(),
                 self.id,
                 if self.send { "send" } else { "recv" },
@@ -848,7 +929,8 @@ impl Comm {
                 self.shared.max_records.load(Ordering::Relaxed),
                 c.bytes,
                 c.regs,
-                c.cuda_posts
+                c.cuda_posts,
+                c.bad_deregs
             ));
         }
     }
@@ -939,6 +1021,7 @@ fn send_loop(sh: &Shared, stream: &TcpStream) -> Result<(), Stop> {
             Err(f) => return Err(Stop::Ctrl(f)),
             Ok(()) => {}
         }
+        t.moved();
         sh.finished_at.lock().unwrap()[(t.seq % QUEUE_DEPTH as u64) as usize] = Some(Instant::now());
         sh.finished.fetch_add(1, Ordering::Release);
     }
@@ -1098,6 +1181,7 @@ fn recv_loop(sh: &Shared, stream: &TcpStream, mem: &RecvMem, pool: &Pool, seed: 
         mem.publish(slot, count as u64);
         sh.max_records.fetch_max(count as u64, Ordering::Relaxed);
         sh.pages.lock().unwrap()[slot] = pages;
+        t.moved();
         sh.finished.fetch_add(1, Ordering::Release);
     }
     Ok(())

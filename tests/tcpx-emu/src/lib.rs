@@ -19,6 +19,9 @@
 //!   (tcpxSystemError) when it hits the control path, and not at all when it hits the data path
 //!   that TCPX's helper threads serve: their requests then never complete, with a WARN, until a
 //!   later request's control message fails (comm.rs explains the mapping);
+//! * `deregMr` ignores its comm, so a handle may be deregistered after its comm was closed (TCPX
+//!   closes the buffer's dmabuf fd there, which its helper threads send from until `close` joins
+//!   them);
 //! * received bytes land in a bounce pool as fragments of at most 4 KiB at arbitrary offsets;
 //!   the n-th receive of a comm gets its `loadMeta` records in slot n % 16 of a `netUnpackMeta`
 //!   ring (16 x 2048), whose count is published with release ordering before test says done;
@@ -40,7 +43,9 @@
 //! registered range fail with 5 (TCPX: 3, or nothing); a message larger than the posted receive
 //! fails the receive; accept with a NULL or misaligned device-handle pointer fails with 5 (TCPX
 //! would write through it); connect with a different handle buffer than the one it started with
-//! fails with 5.
+//! fails with 5; deregMr of a handle that a request in flight on the comm's running thread uses
+//! is counted (`bad_deregs`) with a WARN, for host memory too (TCPX closes the dmabuf fd of CUDA
+//! memory its helper threads send from; for host memory it only frees the handle).
 //!
 //! Where it differs: TCPX receives into host memory in place (WARN "requested receive on host
 //! mem buffer"); the emulator always goes through the bounce pool, which is what makes the unpack
@@ -93,7 +98,7 @@
 //!   may be reported after its receiver has everything, even after that receiver closed;
 //! * `TCPX_EMU_STATS`: a file to which every closed comm appends one line of counters (posts,
 //!   most requests held, refusals, tests not on the oldest, out-of-order consumes, largest
-//!   message, most records in one receive, regMr calls);
+//!   message, most records in one receive, regMr calls, deregMr calls flagged as above);
 //! * `TCPXR_LOG_FILE`: without a logger from init, WARNs are appended to this file (as
 //!   `[tcpx-emu WARN] ...`, where tcpxr's tests collect and check their logs) instead of stderr.
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -457,7 +462,7 @@ unsafe extern "C" fn connect(
         // every call, untouched by others during the call.
         if let Some(c) = unsafe { comm::connect(handle as *mut [u8; HANDLE_BYTES]) }? {
             // SAFETY: as for the first write.
-            unsafe { *send_comm = Arc::into_raw(c) as *mut c_void };
+            unsafe { *send_comm = comm::hand_out(c) };
         }
         Ok(())
     })
@@ -499,7 +504,7 @@ unsafe extern "C" fn accept(
             unsafe { *storage = c.device_handle() };
         }
         // SAFETY: as for the first write.
-        unsafe { *recv_comm = Arc::into_raw(c) as *mut c_void };
+        unsafe { *recv_comm = comm::hand_out(c) };
         Ok(())
     })
 }
@@ -525,16 +530,37 @@ unsafe extern "C" fn reg_mr(
     })
 }
 
+/// As TCPX's deregMr, which never reads its comm argument (it frees the handle and, for CUDA
+/// memory, closes the buffer's dmabuf fd and its TX registration: net_tcpx.cc tcpxDeregMr), a
+/// handle may be deregistered after its comm was closed: the emulator then does not look at the
+/// comm. While the comm is open the handle must have been registered on it, and deregistering it
+/// while a request using it is in flight on a running helper thread is flagged (a WARN and the
+/// `bad_deregs` counter): TCPX would close the fd that thread sends from.
+///
 /// # Safety
-/// `comm` as for [`reg_mr`]; `mhandle` NULL or a handle `reg_mr` returned on it, not yet
-/// deregistered (or memory of at least an `Mr`'s size); it is freed (the v7 contract).
+/// `comm` is any pointer (it is looked up among the open comms before it is read); `mhandle`
+/// NULL or a handle `reg_mr` returned, not yet deregistered (or memory of at least an `Mr`'s
+/// size); it is freed (the v7 contract).
 unsafe extern "C" fn dereg_mr(comm: *mut c_void, mhandle: *mut c_void) -> c_int {
     guard("deregMr", || {
-        // SAFETY: the caller's promise on `comm`; from_ptr checks the magic first.
-        let c = unsafe { Comm::from_ptr(comm) }?;
-        // SAFETY: the caller's promise on `mhandle`; from_ptr checks magic and comm first.
-        unsafe { Mr::from_ptr(mhandle, c) }?;
-        // SAFETY: from_ptr accepted it; NCCL deregisters a handle once and never uses it again.
+        // SAFETY: the caller's promise on `mhandle`; from_ptr_any checks its magic first.
+        let mr = unsafe { Mr::from_ptr_any(mhandle) }?;
+        if comm::is_open_id(mr.comm) {
+            if comm::open_id(comm) != Some(mr.comm) {
+                return fail(
+                    RC_USAGE,
+                    format!(
+                        "deregMr of a memory handle of open comm {} given {comm:p}, which is not that comm",
+                        mr.comm
+                    ),
+                );
+            }
+            // SAFETY: `comm` is open (in the registry of handed-out comms, not closed), so it is
+            // a live Comm; from_ptr checks its magic too.
+            let c = unsafe { Comm::from_ptr(comm) }?;
+            c.deregistering(mr);
+        }
+        // SAFETY: from_ptr_any accepted it; NCCL deregisters a handle once and never uses it again.
         unsafe { Mr::free(mhandle) };
         Ok(())
     })
@@ -647,6 +673,7 @@ unsafe extern "C" fn close_comm(comm: *mut c_void) -> c_int {
     guard("close", || {
         // SAFETY: the caller's promise on `comm`; from_ptr checks the magic first.
         unsafe { Comm::from_ptr(comm) }?;
+        comm::closing(comm);
         // SAFETY: the magic says `comm` came from Arc::into_raw in connect or accept; NCCL closes
         // it once, handing that reference back.
         let c = unsafe { Arc::from_raw(comm as *const Comm) };
