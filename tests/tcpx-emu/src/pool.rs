@@ -354,10 +354,10 @@ fn copy_runs(frags: &[Frag]) -> impl Iterator<Item = (std::ops::Range<usize>, us
 fn read_all(mut stream: &TcpStream, mut bufs: &mut [IoSliceMut]) -> Result<(), LandFail> {
     while !bufs.is_empty() {
         match stream.read_vectored(bufs) {
-            Ok(0) => return Err(LandFail::Socket("receive failed, peer gone: connection closed".into())),
+            Ok(0) => return Err(LandFail::Socket("receive failed: connection closed".into())),
             Ok(n) => IoSliceMut::advance_slices(&mut bufs, n),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(LandFail::Socket(format!("receive failed, peer gone: {e}"))),
+            Err(e) => return Err(LandFail::Socket(format!("receive failed: {e}"))),
         }
     }
     Ok(())
