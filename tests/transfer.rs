@@ -92,6 +92,8 @@ fn a_send_larger_than_the_posted_receive_fails_that_receive_and_writes_nothing()
             out.iter().all(|b| *b == 0xEE),
             "{n} bytes into {posted}: the buffer was written"
         );
+        // The send may still be in flight: its buffer must outlive the comms.
+        drop(pair);
     }
 }
 
