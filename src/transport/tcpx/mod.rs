@@ -24,7 +24,7 @@
 //!   called again at later sweeps ([`Transport::sweep`]) until TCPX returns its comm, which is
 //!   then closed, or its failure;
 //! * TCPX's test does not report a failure of its helper threads' connections
-//!   ([`InnerSend::reports_peer_loss`]), so the engine watches its control connection;
+//!   ([`InnerStripe::reports_peer_loss`]), so the engine watches its control connection;
 //! * the device handle is read once per stripe after accept; a completed receive's records are
 //!   slot `n % 16` of its stripe's ring, unpacked ([`unpack`]) before `irecvConsumed`, which is
 //!   called strictly in FIFO order.
