@@ -97,9 +97,16 @@ pub unsafe fn test(request: *mut c_void, done: &mut c_int, sizes: Option<&mut c_
         Kind::Recv => unsafe { &*(req.owner as *const RecvComm) }.test(req.slot)?,
     };
     if let Some(size) = result {
+        // test's sizes are ints in every table; a sender refuses messages above that (and NCCL
+        // posts none), so a larger size is a peer out of step, not a wrap to report.
+        let size = c_int::try_from(size).map_err(|_| {
+            Error::remote(format!(
+                "test: a received size of {size} bytes does not fit test's int sizes"
+            ))
+        })?;
         *done = 1;
         if let Some(s) = sizes {
-            *s = size as c_int;
+            *s = size;
         }
     }
     Ok(())
