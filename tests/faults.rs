@@ -166,23 +166,9 @@ fn a_receiver_killed_while_sends_are_out_fails_them_with_remote_error_though_not
 fn a_killed_sender_process_makes_the_receiver_fail_with_remote_error_at_its_next_calls() {
     let net = v12();
     assert_eq!(net.init(), OK);
-    let mut handle = [0u8; 128];
-    let mut l = null();
-    assert_eq!(net.listen(0, &mut handle, &mut l), OK);
-    let mut child = bench()
-        .args(["peer", "--role", "send", "--size", "4M", "--handle", &hex(&handle)])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let mut r = null();
-    let start = Instant::now();
-    while r.is_null() {
-        assert_eq!(net.accept(l, &mut r), OK);
-        assert!(start.elapsed() < DEADLINE);
-    }
-    read_line(&mut child, &mut out, "CONNECTED");
+    let mut cmd = bench();
+    cmd.args(["peer", "--role", "send", "--size", "4M"]);
+    let (mut child, _out, l, r) = send_peer_from(&net, cmd);
     let mut buf = vec![0u8; 4 << 20];
     let mut req = null();
     assert_eq!(
@@ -217,24 +203,10 @@ fn a_killed_sender_process_makes_the_receiver_fail_with_remote_error_at_its_next
 fn a_sender_killed_in_the_middle_of_a_message_fails_the_receive_with_remote_error_though_nothing_more_is_posted() {
     let net = v12();
     assert_eq!(net.init(), OK);
-    let mut handle = [0u8; 128];
-    let mut l = null();
-    assert_eq!(net.listen(0, &mut handle, &mut l), OK);
     let size = 64 << 20;
-    let mut child = bench()
-        .args(["peer", "--role", "send", "--size", "64M", "--handle", &hex(&handle)])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let mut r = null();
-    let start = Instant::now();
-    while r.is_null() {
-        assert_eq!(net.accept(l, &mut r), OK);
-        assert!(start.elapsed() < DEADLINE);
-    }
-    read_line(&mut child, &mut out, "CONNECTED");
+    let mut cmd = bench();
+    cmd.args(["peer", "--role", "send", "--size", "64M"]);
+    let (mut child, _out, l, r) = send_peer_from(&net, cmd);
     // No receive is posted yet: the sender's first message fills the connections' buffers and
     // waits. Freeze it there; then receive: the buffered part lands, the rest never comes.
     std::thread::sleep(Duration::from_millis(300));

@@ -11,7 +11,6 @@ use common::*;
 use nccl_net_tcpxr::abi::ncclResult_t;
 use nccl_net_tcpxr::engine::liveness::{CLOSED_GRACE, LOOK_AFTER};
 use std::ffi::c_void;
-use std::io::BufReader;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -35,25 +34,12 @@ fn peer_gone_detected() -> Duration {
 fn a_sender_killed_in_the_middle_of_the_only_receive_fails_it_with_remote_error_within_seconds() {
     let net = v12();
     assert_eq!(net.init(), OK);
-    let mut handle = [0u8; 128];
-    let mut l = null();
-    assert_eq!(net.listen(0, &mut handle, &mut l), OK);
     let mut cmd = bench_command();
     // The peer's own log goes to its stderr (this file's claims are for this process).
     cmd.env(nccl_net_tcpxr::testlog::FILE_VAR, "")
-        .args(["peer", "--role", "send", "--size", "4M", "--handle", &hex(&handle)])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
+        .args(["peer", "--role", "send", "--size", "4M"])
         .stderr(Stdio::null());
-    let mut child = cmd.spawn().unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let mut r = null();
-    let start = Instant::now();
-    while r.is_null() {
-        assert_eq!(net.accept(l, &mut r), OK);
-        assert!(start.elapsed() < DEADLINE);
-    }
-    read_line(&mut child, &mut out, "CONNECTED");
+    let (mut child, _out, l, r) = send_peer_from(&net, cmd);
     // Nothing is received yet: the sender's first message, one 4 MiB chunk, fills the
     // connection's buffers and waits. Freeze the sender there, then receive: what the buffers
     // hold lands, the rest never comes.

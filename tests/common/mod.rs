@@ -1106,6 +1106,39 @@ pub fn recv_peer_from(
     (child, out, s)
 }
 
+/// The mirror of [`recv_peer_from`]: a listen comm on device 0, the sending peer `cmd` (a
+/// `tcpxr-bench peer --role send --size N` command the caller prepared: its environment, its
+/// stderr) started with its handle, the receive comm accepted from it, the peer past CONNECTED.
+/// Returns the peer, its stdout, the listen comm and the receive comm.
+pub fn send_peer_from(
+    net: &dyn Net,
+    mut cmd: std::process::Command,
+) -> (
+    std::process::Child,
+    std::io::BufReader<std::process::ChildStdout>,
+    *mut c_void,
+    *mut c_void,
+) {
+    let mut handle = [0u8; 128];
+    let mut l = null();
+    assert_eq!(net.listen(0, &mut handle, &mut l), OK);
+    let mut child = cmd
+        .args(["--handle", &hex(&handle)])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut r = null();
+    let start = Instant::now();
+    while r.is_null() {
+        assert_eq!(net.accept(l, &mut r), OK);
+        assert!(start.elapsed() < DEADLINE);
+    }
+    read_line(&mut child, &mut out, "CONNECTED");
+    (child, out, l, r)
+}
+
 /// A listen comm of the v12 table whose peer is a raw socket speaking tcpxr's wire format up to
 /// the welcome: the listen comm, its handle, the peer's control connection, and the welcome's
 /// inner handles (one per stripe, [`INNER_HANDLE_BYTES`] each). The peer connects no stripe.
