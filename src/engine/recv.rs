@@ -508,10 +508,10 @@ impl Side for RecvState {
                 if !stage.quiesce(QUIESCE_LIMIT) {
                     log::warn!(
                         "closing a receive comm: an unpack launch did not complete within {} s; its bounce \
-                         memory and inline landings stay allocated",
+                         memory, inline landings and TCPX receive comms stay allocated",
                         QUIESCE_LIMIT.as_secs()
                     );
-                    self.b.striper.lanes_mut().for_each(RecvLane::abandon_bounce);
+                    self.b.striper.lanes_mut().for_each(RecvLane::abandon);
                     std::mem::forget(std::mem::replace(&mut self.mode, RecvMode::Host));
                 }
             }

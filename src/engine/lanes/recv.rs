@@ -44,7 +44,10 @@ enum RecvChunk {
 }
 
 pub struct RecvLane {
-    inner: Box<dyn InnerRecv>,
+    /// Dropped (closed) by RecvLane's Drop, unless the comm abandoned the lane's GPU memory.
+    inner: std::mem::ManuallyDrop<Box<dyn InnerRecv>>,
+    /// The comm could not wait for its unpack launches: what they read stays ([`Self::abandon`]).
+    abandoned: bool,
     /// Which stripe of the comm this is (its position in every registration).
     index: usize,
     chunk_bytes: usize,
@@ -63,7 +66,8 @@ fn lent<'a>(stage: &'a mut Option<&mut RecvStage>) -> Result<&'a mut RecvStage> 
 impl RecvLane {
     pub fn new(index: usize, inner: Box<dyn InnerRecv>, chunk_bytes: usize) -> Self {
         RecvLane {
-            inner,
+            inner: std::mem::ManuallyDrop::new(inner),
+            abandoned: false,
             index,
             chunk_bytes,
             bounce: None,
@@ -96,10 +100,21 @@ impl RecvLane {
         self.inner.bounce_base()
     }
 
-    /// Leaks the bounce slots and their records: an unpack launch that did not finish may still
-    /// read them, and pinned memory freed under the GPU is worse than memory kept.
-    pub fn abandon_bounce(&mut self) {
+    /// Leaks what an unpack launch that did not finish may still read: the bounce slots and
+    /// their records, and a stripe that lands in its own memory (TCPX: closing it frees its
+    /// receive pool and unpack ring). Memory freed under the GPU is worse than memory kept.
+    pub fn abandon(&mut self) {
         std::mem::forget(self.bounce.take());
+        self.abandoned = self.inner.gpu_direct();
+    }
+}
+
+impl Drop for RecvLane {
+    fn drop(&mut self) {
+        if !self.abandoned {
+            // SAFETY: dropped once, here; nothing uses `inner` after the lane's drop.
+            unsafe { std::mem::ManuallyDrop::drop(&mut self.inner) };
+        }
     }
 }
 
@@ -110,11 +125,11 @@ impl Lane for RecvLane {
     type Shared<'s> = Option<&'s mut RecvStage>;
 
     fn stripe(&self) -> &dyn InnerStripe {
-        &*self.inner
+        &**self.inner
     }
 
     fn stripe_mut(&mut self) -> &mut dyn InnerStripe {
-        &mut *self.inner
+        &mut **self.inner
     }
 
     fn post(&mut self, ptr: usize, len: usize, ctx: &RecvCtx, stage: &mut Option<&mut RecvStage>) -> Result<bool> {
