@@ -518,6 +518,18 @@ impl Deferred {
         });
         first
     }
+
+    /// [`settle`](Self::settle) on the data path, once a request has completed: a failed
+    /// deregistration of other memory is NCCL's to hear of at its own deregMr, not a reason to
+    /// lose the completion just reported (it is logged, and the registration is dropped).
+    fn settle_after_completion(&mut self, lib: &Lib, comm: Comm, in_use: &[Mr]) {
+        if let Err(e) = self.settle(lib, comm, in_use) {
+            log::warn!(
+                "a deferred TCPX deregistration failed after a request completed: {}",
+                e.msg
+            );
+        }
+    }
 }
 
 /// The tag a post carries: the stripe's post count. TCPX ignores tags and matches FIFO; tcpxr
@@ -621,7 +633,7 @@ impl InnerSend for TcpxSend {
                 drop_adhoc(&self.lib, self.comm, done.adhoc)?;
                 if !self.deferred.0.is_empty() {
                     let in_use = self.in_use();
-                    self.deferred.settle(&self.lib, self.comm, &in_use)?;
+                    self.deferred.settle_after_completion(&self.lib, self.comm, &in_use);
                 }
                 Ok(true)
             }
@@ -878,7 +890,7 @@ impl InnerRecv for TcpxRecv {
         drop_adhoc(&self.lib, self.comm, r.adhoc)?;
         if !self.deferred.0.is_empty() {
             let in_use = self.in_use();
-            self.deferred.settle(&self.lib, self.comm, &in_use)?;
+            self.deferred.settle_after_completion(&self.lib, self.comm, &in_use);
         }
         Ok(())
     }
