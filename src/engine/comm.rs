@@ -124,12 +124,13 @@ fn watch_peer<M, L: Lane>(b: &mut Base<M, L>, peer: &str) -> Result<()> {
 }
 
 /// A failure the inner transport reports in its own terms while the peer is gone is the peer's:
-/// TCPX reports a connection its peer closed as a system error (2) or an internal one, never as
-/// ncclRemoteError, so its error becomes ncclRemoteError when the control connection shows the
-/// peer left (one poll, on the error path only).
+/// TCPX reports a connection its peer closed as a system error (2), never as ncclRemoteError, so
+/// such an error becomes ncclRemoteError when the control connection shows the peer left (one
+/// poll, on the error path only). An internal error stays one: it is tcpxr's or TCPX's own, and
+/// may be why the peer left.
 fn peer_gone_is_remote(e: &mut Error, ctrl: &Ctrl) {
     use crate::abi::ncclResult_t as R;
-    if !matches!(e.code, R::ncclSystemError | R::ncclInternalError) {
+    if e.code != R::ncclSystemError {
         return;
     }
     if let Some(how) = ctrl.peer_gone() {
