@@ -88,15 +88,16 @@ pub trait Side: Send + Sized {
         self.base().failed()?;
         let mut r = self.pass();
         let b = self.base_mut();
+        // What moved in this pass, once, for both watches.
+        let mark = b.movement();
         if r.is_ok() {
-            r = watch_peer(b, Self::PEER);
+            r = watch_peer(b, mark, Self::PEER);
         }
         if let Err(e) = &mut r {
             peer_gone_is_remote(e, &b.ctrl);
             b.error = Some(e.clone());
         }
-        let (mark, live) = (b.movement(), b.posted.live() > 0);
-        let event = b.watch.observe(mark, live);
+        let event = b.watch.observe(mark, b.posted.live() > 0);
         stall::log(event, Self::NAME, &self.base().peer, || self.stall_report());
         r
     }
@@ -104,12 +105,11 @@ pub trait Side: Send + Sized {
 
 /// The peer watch's look (liveness.rs), where the comm has one: chunks in flight on the stripes and
 /// nothing moving are what it watches; a peer gone is ncclRemoteError naming it.
-fn watch_peer<M, L: Lane>(b: &mut Base<M, L>, peer: &str) -> Result<()> {
-    if b.peer_watch.is_none() {
+fn watch_peer<M, L: Lane>(b: &mut Base<M, L>, mark: u64, peer: &str) -> Result<()> {
+    let Some(watch) = b.peer_watch.as_mut() else {
         return Ok(());
-    }
-    let (mark, in_flight) = (b.movement(), b.striper.in_flight());
-    let (ctrl, watch) = (&b.ctrl, b.peer_watch.as_mut().unwrap());
+    };
+    let (ctrl, in_flight) = (&b.ctrl, b.striper.in_flight());
     match watch.observe(mark, in_flight > 0, || ctrl.peer_gone()) {
         None => Ok(()),
         Some(gone) => Err(Error::remote(format!(
