@@ -53,10 +53,19 @@ pub struct RecvStage {
     placed: u64,
     /// (tickets up to, batch) of launches not yet seen complete, oldest first.
     launched: VecDeque<(u64, Batch)>,
-    /// Jobs added while no launch slot was free for the full batch ahead of them, oldest first:
-    /// (ticket, records, count, bounce, dst).
-    waiting: VecDeque<(u64, u64, u32, u64, u64)>,
+    /// Jobs added while no launch slot was free for the full batch ahead of them, oldest first.
+    waiting: VecDeque<Waiting>,
     inline: InlineLanding,
+}
+
+/// A job not yet in the unpacker's batch: its ticket and what [`Unpacker::add`] takes.
+#[derive(Clone, Copy)]
+struct Waiting {
+    ticket: u64,
+    records: u64,
+    count: u32,
+    bounce: u64,
+    dst: u64,
 }
 
 /// How long a closing comm waits for its launches before it leaks the memory they read.
@@ -86,7 +95,13 @@ impl RecvStage {
     /// `dst`); returns its ticket.
     pub fn add(&mut self, records: u64, count: u32, bounce: u64, dst: u64) -> Result<u64> {
         self.added += 1;
-        self.waiting.push_back((self.added, records, count, bounce, dst));
+        self.waiting.push_back(Waiting {
+            ticket: self.added,
+            records,
+            count,
+            bounce,
+            dst,
+        });
         self.feed()?;
         Ok(self.added)
     }
@@ -94,14 +109,14 @@ impl RecvStage {
     /// Moves waiting jobs into the batch, oldest first, launching each batch that fills while a
     /// launch slot is free; what does not fit waits for the next call.
     fn feed(&mut self) -> Result<()> {
-        while let Some(&(ticket, records, count, bounce, dst)) = self.waiting.front() {
-            if !self.unpacker.add(records, count, bounce, dst) {
+        while let Some(&w) = self.waiting.front() {
+            if !self.unpacker.add(w.records, w.count, w.bounce, w.dst) {
                 if !self.launch_batch()? {
                     return Ok(());
                 }
                 continue;
             }
-            self.batched = ticket;
+            self.batched = w.ticket;
             self.waiting.pop_front();
         }
         Ok(())
