@@ -548,8 +548,7 @@ impl State {
             (Dest::Host(d), Dest::Host(s)) => {
                 self.poll_stager()?;
                 if let Some(st) = self.stager.as_mut().filter(|st| st.pending()) {
-                    st.copy_host(d, s, len)?;
-                    st.finish_after(id)?;
+                    st.copy_host(d, s, len, id)?;
                     return Ok(false);
                 }
                 // SAFETY: both ranges lie inside registered host windows (checked when the
@@ -564,8 +563,7 @@ impl State {
                     Dest::Gpu(a) => a,
                 };
                 let st = self.stager_mut()?;
-                st.copy(addr(d), addr(s), len)?;
-                st.finish_after(id)?;
+                st.copy(addr(d), addr(s), len, id)?;
                 Ok(false)
             }
         }

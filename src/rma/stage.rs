@@ -28,7 +28,9 @@
 //!   loop.
 //!
 //! Nothing here blocks: copies, writes and event records are queued, events are queried. Events
-//! come from a pool that keeps every event made (as many as were ever in flight at once).
+//! come from a pool that keeps every event made (as many as were ever in flight at once), and are
+//! taken before the work they track is queued ([`queue_tracked`]): queued work never goes
+//! untracked.
 use super::stats::Spread;
 use super::window::add_host_signal;
 use crate::error::Result;
@@ -118,14 +120,20 @@ impl Buffers {
     }
 }
 
-/// Stream work not yet known complete, and what to do when it is.
-struct Inflight {
-    event: Event,
+/// Stream work not yet known complete, and what to do when it is (generic over the event only so
+/// that the tests can drive [`queue_tracked`] and [`retire`] without a GPU).
+struct Inflight<E = Event> {
+    event: E,
+    /// Whether `event` is recorded behind the work. False where cuEventRecord failed after the
+    /// work was queued: the work is then still pending, and [`retire`] records the event again
+    /// before querying it, since an event that was never recorded (or last recorded behind older
+    /// work) reads as complete.
+    recorded: bool,
     /// A staging buffer the work reads, freed after it.
     buf: Option<usize>,
     /// A request finished after it (a get that landed in GPU memory, a put to this rank).
     request: Option<u64>,
-    recorded: std::time::Instant,
+    since: std::time::Instant,
 }
 
 /// A staging buffer holding bytes copied out of GPU memory for sending, and the event of that
@@ -211,18 +219,26 @@ impl Stager {
         }
     }
 
-    /// Records an event behind the stream's work so far, with what to do once it completes.
-    fn after(&mut self, buf: Option<usize>, request: Option<u64>) -> Result<()> {
+    /// Queues stream work with `queue` and tracks it with an event, with what to do once it
+    /// completes: [`queue_tracked`] (the event is taken before anything is queued).
+    fn track(
+        &mut self,
+        buf: Option<usize>,
+        request: Option<u64>,
+        queue: impl FnOnce(&Gpu) -> Result<()>,
+    ) -> Result<()> {
         self.unmark();
-        let event = self.event()?;
-        event.record(&self.gpu)?;
-        self.inflight.push_back(Inflight {
-            event,
+        let Stager {
+            gpu, events, inflight, ..
+        } = self;
+        queue_tracked(
+            inflight,
             buf,
             request,
-            recorded: std::time::Instant::now(),
-        });
-        Ok(())
+            || events.pop().map_or_else(|| Event::new(gpu), Ok),
+            || queue(gpu),
+            |e| e.record(gpu),
+        )
     }
 
     /// Copies `len` received bytes of staging buffer `buf` to device address `dst`; the buffer
@@ -230,18 +246,22 @@ impl Stager {
     pub fn land(&mut self, dst: u64, buf: usize, len: usize) -> Result<()> {
         let src = self.bufs[buf].host;
         // SAFETY: `buf` is a pinned buffer of this pool holding `len` <= STAGE_BYTES received
-        // bytes, out of the free list until the event recorded just after completes; `dst` lies
-        // in a registered GPU window, which deregMrSym keeps until this pool is idle.
-        unsafe { gpu::copy_htod_async(&self.gpu, dst, src, len)? };
-        self.after(Some(buf), None)
+        // bytes, out of the free list until the event tracking this copy completes; `dst` lies in
+        // a registered GPU window, which deregMrSym keeps until this pool is idle.
+        self.track(Some(buf), None, |gpu| unsafe {
+            gpu::copy_htod_async(gpu, dst, src, len)
+        })
     }
 
     /// Copies `len` bytes between device or host addresses on the stream (a rank's operation on
-    /// itself). A host window in pageable memory makes CUDA stage this copy synchronously.
-    pub fn copy(&mut self, dst: u64, src: u64, len: usize) -> Result<()> {
+    /// itself), and finishes `request` once it has run. A host window in pageable memory makes
+    /// CUDA stage this copy synchronously.
+    pub fn copy(&mut self, dst: u64, src: u64, len: usize, request: u64) -> Result<()> {
         // SAFETY: both ranges lie in registered windows (checked by the caller), kept until this
         // pool is idle (deregMrSym waits for it).
-        unsafe { gpu::copy_async(&self.gpu, dst, src, len) }
+        self.track(None, Some(request), |gpu| unsafe {
+            gpu::copy_async(gpu, dst, src, len)
+        })
     }
 
     /// Whether stream work this pool tracks (landings, a rank's copies within itself, signals)
@@ -253,23 +273,25 @@ impl Stager {
     /// Copies `len` bytes between two host windows on the CPU, in stream order: after the
     /// stream's earlier work, before its later work (a rank's operation on itself while
     /// [`Stager::pending`]; done at once, it could land before an earlier copy into the same
-    /// bytes, or read bytes an earlier copy has not written yet). [`Stager::finish_after`] then
-    /// says when it has run.
-    pub fn copy_host(&mut self, dst: usize, src: usize, len: usize) -> Result<()> {
-        gpu::call_in_order(
-            &self.gpu,
-            Box::new(move || {
-                // SAFETY: both ranges lie in registered host windows (checked when the operation
-                // was posted), kept until this pool is idle (deregMrSym waits for the event
-                // recorded after this); `copy` allows overlap.
-                unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, len) }
-            }),
-        )
+    /// bytes, or read bytes an earlier copy has not written yet), and finishes `request` once it
+    /// has run.
+    pub fn copy_host(&mut self, dst: usize, src: usize, len: usize, request: u64) -> Result<()> {
+        self.track(None, Some(request), |gpu| {
+            gpu::call_in_order(
+                gpu,
+                Box::new(move || {
+                    // SAFETY: both ranges lie in registered host windows (checked when the
+                    // operation was posted), kept until this pool is idle (deregMrSym waits for
+                    // the event tracking this copy); `copy` allows overlap.
+                    unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, len) }
+                }),
+            )
+        })
     }
 
     /// Marks `request` done once the stream's work so far has completed.
     pub fn finish_after(&mut self, request: u64) -> Result<()> {
-        self.after(None, Some(request))
+        self.track(None, Some(request), |_| Ok(()))
     }
 
     /// Takes over the words of GPU window `win` (`size` bytes at `base`), registered never-reset:
@@ -336,19 +358,20 @@ impl Stager {
     /// earlier work (the copies of every put before it): by a stream write of the new value where
     /// tcpxr keeps the window's words, else by a device atomic.
     pub fn signal_gpu(&mut self, win: u32, addr: u64, add: u64) -> Result<()> {
-        if let Some(sh) = self.shadows.get_mut(&win) {
+        let written = self.shadows.get_mut(&win).map(|sh| {
             let word = &mut sh.words[((addr - sh.base) / 8) as usize];
             *word = word.wrapping_add(add);
-            // SAFETY: `addr` is an 8-aligned signal inside a registered GPU window (signal_at),
-            // kept until this pool is idle (deregMrSym waits for it).
-            unsafe { gpu::write_u64_async(&self.gpu, addr, *word)? };
-        } else {
-            // SAFETY: as above.
-            unsafe { gpu::add_u64_async(&self.gpu, addr, add)? };
-        }
+            *word
+        });
         // Tracked, so that what follows on the host (a host signal, a rank's host copy within
         // itself) waits for it: [`Stager::pending`].
-        self.after(None, None)
+        self.track(None, None, |gpu| match written {
+            // SAFETY: `addr` is an 8-aligned signal inside a registered GPU window (signal_at),
+            // kept until this pool is idle (deregMrSym waits for it).
+            Some(value) => unsafe { gpu::write_u64_async(gpu, addr, value) },
+            // SAFETY: as above.
+            None => unsafe { gpu::add_u64_async(gpu, addr, add) },
+        })
     }
 
     /// Adds `add` to the host signal at `addr` now, or, while stream work is pending (bytes the
@@ -360,9 +383,10 @@ impl Stager {
             add_host_signal(addr, add);
             return Ok(());
         }
-        gpu::call_in_order(&self.gpu, Box::new(move || add_host_signal(addr, add)))?;
-        // deregMrSym waits for it.
-        self.after(None, None)
+        // Tracked: deregMrSym waits for it.
+        self.track(None, None, |gpu| {
+            gpu::call_in_order(gpu, Box::new(move || add_host_signal(addr, add)))
+        })
     }
 
     /// Starts copying `len` bytes at device address `src` out into a staging buffer for sending;
@@ -413,21 +437,29 @@ impl Stager {
     /// Retires completed stream work in order: frees buffers and calls `finished` for requests
     /// that waited on it.
     pub fn poll(&mut self, mut finished: impl FnMut(u64)) -> Result<()> {
-        while let Some(front) = self.inflight.front() {
-            if !front.event.done()? {
-                break;
-            }
-            let w = self.inflight.pop_front().expect("front");
-            self.work.add(w.recorded.elapsed());
-            if let Some(b) = w.buf {
-                self.pool.give(b);
-            }
-            if let Some(r) = w.request {
-                finished(r);
-            }
-            self.events.push(w.event);
-        }
-        Ok(())
+        let Stager {
+            gpu,
+            pool,
+            events,
+            inflight,
+            work,
+            ..
+        } = self;
+        retire(
+            inflight,
+            |e| e.record(gpu),
+            |e| e.done(),
+            |w| {
+                work.add(w.since.elapsed());
+                if let Some(b) = w.buf {
+                    pool.give(b);
+                }
+                if let Some(r) = w.request {
+                    finished(r);
+                }
+                events.push(w.event);
+            },
+        )
     }
 
     /// Whether stream work is pending or staging buffers are out.
@@ -462,6 +494,60 @@ impl Stager {
             self.events.push(m);
         }
     }
+}
+
+/// Queues stream work and tracks it in `inflight`, so that nothing once queued goes untracked:
+/// `obtain` takes the event (from the pool, or made) before anything is queued, so failing to get
+/// one queues nothing; `queue` queues the work (it may fail part-way, after queueing some of
+/// it); `record` records the event behind whatever was queued. The entry is kept whatever
+/// `queue` and `record` return: where the record failed, the work counts as pending (`recorded`
+/// false) until [`retire`] has recorded the event again behind it and seen it complete. Until
+/// 2026-11-28 the event was taken and recorded only after the work was queued, and a failure
+/// there left it untracked: a host function ([`Stager::copy_host`], [`Stager::signal_host`])
+/// could still write a host window while [`Stager::pending`] read false and deregMrSym, seeing
+/// nothing in flight, let the window go.
+fn queue_tracked<E>(
+    inflight: &mut VecDeque<Inflight<E>>,
+    buf: Option<usize>,
+    request: Option<u64>,
+    obtain: impl FnOnce() -> Result<E>,
+    queue: impl FnOnce() -> Result<()>,
+    record: impl FnOnce(&E) -> Result<()>,
+) -> Result<()> {
+    let event = obtain()?;
+    let queued = queue();
+    let recorded = record(&event);
+    inflight.push_back(Inflight {
+        event,
+        recorded: recorded.is_ok(),
+        buf,
+        request,
+        since: Instant::now(),
+    });
+    queued.and(recorded)
+}
+
+/// Hands `retired` the completed front of `inflight`, in order, stopping at the first entry not
+/// known complete. An entry whose record failed is recorded now first (`record`): a record later
+/// on the same stream follows the work too, and an event not recorded behind it would read as
+/// complete (`done`) at once. A record that fails again leaves the entry pending and is the error.
+fn retire<E>(
+    inflight: &mut VecDeque<Inflight<E>>,
+    mut record: impl FnMut(&E) -> Result<()>,
+    mut done: impl FnMut(&E) -> Result<bool>,
+    mut retired: impl FnMut(Inflight<E>),
+) -> Result<()> {
+    while let Some(front) = inflight.front_mut() {
+        if !front.recorded {
+            record(&front.event)?;
+            front.recorded = true;
+        }
+        if !done(&front.event)? {
+            break;
+        }
+        retired(inflight.pop_front().expect("front"));
+    }
+    Ok(())
 }
 
 /// Takes a buffer for sending out of `pool` and starts a copy into it: `copy(buf)` queues the
@@ -728,6 +814,87 @@ mod tests {
         assert!(!pool.all_free());
         pool.give(b);
         assert!(pool.all_free());
+    }
+
+    /// Stream work queued before its event could be recorded stays tracked: pending (holding its
+    /// buffer and request) until a later record of the event succeeds and that record completes,
+    /// though an event whose record failed reads as complete at once. No event to be had queues
+    /// nothing. Until 2026-11-28 the event was taken and recorded after the work was queued and
+    /// the entry kept only if both succeeded: the second case left `inflight` empty
+    /// (`Stager::pending` false), the first queued the work anyway.
+    #[test]
+    fn work_queued_before_its_event_fails_to_record_stays_pending() {
+        let failed = |what: &str| crate::error::Error::internal(format!("{what} failed"));
+        let mut inflight: VecDeque<Inflight<u32>> = VecDeque::new();
+
+        let mut queued = false;
+        let r = queue_tracked(
+            &mut inflight,
+            None,
+            Some(1),
+            || Err(failed("cuEventCreate")),
+            || {
+                queued = true;
+                Ok(())
+            },
+            |_| Ok(()),
+        );
+        assert!(r.is_err());
+        assert!(!queued, "work was queued with no event to track it");
+        assert!(inflight.is_empty());
+
+        let r = queue_tracked(
+            &mut inflight,
+            Some(7),
+            Some(2),
+            || Ok(5),
+            || Ok(()),
+            |_| Err(failed("cuEventRecord")),
+        );
+        assert!(r.is_err(), "the failed record is still the caller's error");
+        assert_eq!(inflight.len(), 1, "queued work whose record failed is not tracked");
+
+        let mut retired = Vec::new();
+        // An unrecorded event reads as complete: retire must record it before asking.
+        let r = retire(
+            &mut inflight,
+            |_| Err(failed("cuEventRecord")),
+            |_| Ok(true),
+            |w| retired.push((w.buf, w.request)),
+        );
+        assert!(r.is_err());
+        assert!(
+            retired.is_empty(),
+            "work retired though its event was never recorded behind it"
+        );
+        let r = retire(
+            &mut inflight,
+            |_| Ok(()),
+            |_| Ok(false),
+            |w| retired.push((w.buf, w.request)),
+        );
+        assert!(r.is_ok() && retired.is_empty(), "retired before its event completed");
+        let r = retire(
+            &mut inflight,
+            |_| panic!("recorded again"),
+            |_| Ok(true),
+            |w| retired.push((w.buf, w.request)),
+        );
+        assert!(r.is_ok());
+        assert_eq!(retired, vec![(Some(7), Some(2))]);
+        assert!(inflight.is_empty());
+
+        // Work that failed part-way through queueing is tracked too.
+        let r = queue_tracked(
+            &mut inflight,
+            None,
+            Some(3),
+            || Ok(6),
+            || Err(failed("cuLaunchHostFunc")),
+            |_| Ok(()),
+        );
+        assert!(r.is_err());
+        assert_eq!(inflight.len(), 1, "what was queued before the failure is not tracked");
     }
 
     #[test]
