@@ -1477,6 +1477,81 @@ fn gpu_a_ranks_operations_on_itself_apply_in_the_order_posted() {
     });
 }
 
+/// A rank's large host-to-host put to itself behind pending stream work is copied in pieces
+/// (stage.rs's HOST_PIECE, 2 MiB, one host function each) that apply in order and as one
+/// memmove would: with tcpxr's stream held, a put of 7 MiB + 3 within one host window, moved 3
+/// bytes up (overlapping, so the pieces must go back to front), with a strong host signal, then a
+/// put of no bytes with a strong GPU signal. While held, neither the bytes nor the signal show.
+/// Once released, the GPU signal shows only after the host signal (which follows every piece),
+/// and the window holds what one overlapping copy gives. It passes with one host function too
+/// (as until 2026-11-28): it guards the cut, whose bounded pieces the CPU test in stage.rs shows.
+#[test]
+#[ignore = "needs a GPU: cargo test -- --include-ignored, with TCPXR_REQUIRE_GPU=1 on a GPU host"]
+fn gpu_a_ranks_large_host_copy_within_itself_applies_in_pieces_as_one_copy() {
+    let Some(g) = gpu::gpu_or_skip("gpu_a_ranks_large_host_copy_within_itself_applies_in_pieces_as_one_copy") else {
+        return;
+    };
+    const N: usize = (7 << 20) + 3;
+    const SHIFT: usize = 3;
+    // The bytes, then the 8-aligned host signal.
+    const SIG: usize = (N + SHIFT).next_multiple_of(8);
+    group(2, |rank, r, barrier| {
+        g.bind().unwrap();
+        let mut words = vec![0u64; SIG / 8 + 1];
+        let host = words.as_mut_ptr() as *mut u8;
+        let before: Vec<u8> = (0..SIG)
+            .map(|i| (i % 251) as u8 ^ (i >> 20) as u8 ^ rank as u8)
+            .collect();
+        // SAFETY: the first SIG bytes of `words`, which no one else touches yet.
+        unsafe { std::slice::from_raw_parts_mut(host, SIG) }.copy_from_slice(&before);
+        let mut want = before.clone();
+        want.copy_within(0..N, SHIFT);
+        let sig = gpu::DevBuf::new(8);
+        sig.upload_done(&[0u8; 8]);
+        let hmh = r.reg(host as *mut c_void, SIG + 8);
+        let smh = r.reg_as(sig.0 as *mut c_void, 8, NCCL_PTR_CUDA, NCCL_NET_MR_FLAG_FORCE_SO);
+        barrier.wait();
+        if rank == 0 {
+            // SAFETY: the 8-aligned word after the bytes, which tcpxr adds to atomically.
+            let host_signal = unsafe { &*(host.add(SIG) as *const AtomicU64) };
+            // SAFETY: the window's bytes; read while tcpxr may write them.
+            let bytes = || unsafe { std::slice::from_raw_parts(host as *const u8, SIG) }.to_vec();
+            let mut spin = hold_tcpxr_stream(r, 0, smh);
+            let (res, copy) = r.put_signal(0, (hmh, 0), N, (hmh, SHIFT as u64), 0, Some((hmh, SIG as u64, true)));
+            assert_eq!(res, OK);
+            let (res, last) = r.put_signal(0, (smh, 0), 0, (smh, 0), 0, Some((smh, 0, true)));
+            assert_eq!(res, OK);
+            for _ in 0..5 {
+                assert_eq!(r.progress(), OK);
+                assert!(bytes() == before, "the copy applied while the stream was held");
+                assert_eq!(
+                    host_signal.load(Ordering::Acquire),
+                    0,
+                    "a signal before its put's bytes"
+                );
+                assert_eq!(r.test(copy), (OK, false), "done while the stream was held");
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            assert!(spin.release(), "the application kernel gave up early");
+            // The hold's signal (1), then the last put's (2).
+            let start = Instant::now();
+            while read_signals(&sig, 1)[0] < 2 {
+                assert!(start.elapsed() < DEADLINE, "the GPU signals never came");
+            }
+            assert_eq!(
+                host_signal.load(Ordering::Acquire),
+                1,
+                "a strong GPU signal showed before the host signal posted before it"
+            );
+            assert!(bytes() == want, "the pieces did not copy as one overlapping copy");
+            r.wait_all(vec![copy, last]);
+        }
+        barrier.wait();
+        r.dereg(&[hmh, smh]);
+        drop(words);
+    });
+}
+
 /// A group closed while copies out of its GPU window into its pinned staging (a put's, to a peer)
 /// are still queued on tcpxr's stream keeps the staging until they have run, bounded: here they
 /// wait behind a kernel held 8 s, and the close returns after about 5 s with a WARN (the staging

@@ -19,7 +19,8 @@
 //!     holds (kernel.cu's `tcpxr_signal_add`, <<<1,1>>>), which needs a multiprocessor free.
 //!
 //!   A host signal after GPU work is added in stream order too (a host function on the stream),
-//!   and so is a rank's host-to-host copy within itself (group.rs). Stream order covers both weak
+//!   and so is a rank's host-to-host copy within itself (group.rs; one host function per
+//!   [`HOST_PIECE`]). Stream order covers both weak
 //!   signals (their put's copies come first) and strong ones (every earlier put's copies and
 //!   signals do).
 //! * Sending from GPU memory (a put's source, a get's answer): copied device-to-host into a
@@ -274,18 +275,23 @@ impl Stager {
     /// stream's earlier work, before its later work (a rank's operation on itself while
     /// [`Stager::pending`]; done at once, it could land before an earlier copy into the same
     /// bytes, or read bytes an earlier copy has not written yet), and finishes `request` once it
-    /// has run.
+    /// has run. One host function per piece of at most [`HOST_PIECE`] bytes ([`host_pieces`]),
+    /// all queued now and in order, so a later signal still follows every piece.
     pub fn copy_host(&mut self, dst: usize, src: usize, len: usize, request: u64) -> Result<()> {
         self.track(None, Some(request), |gpu| {
-            gpu::call_in_order(
-                gpu,
-                Box::new(move || {
-                    // SAFETY: both ranges lie in registered host windows (checked when the
-                    // operation was posted), kept until this pool is idle (deregMrSym waits for
-                    // the event tracking this copy); `copy` allows overlap.
-                    unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, len) }
-                }),
-            )
+            for (d, s, n) in host_pieces(dst, src, len) {
+                gpu::call_in_order(
+                    gpu,
+                    Box::new(move || {
+                        // SAFETY: both ranges lie in registered host windows (checked when the
+                        // operation was posted), kept until this pool is idle (deregMrSym waits
+                        // for the event tracking this copy); `copy` allows overlap within a
+                        // piece, and host_pieces orders the pieces as one overlapping copy needs.
+                        unsafe { std::ptr::copy(s as *const u8, d as *mut u8, n) }
+                    }),
+                )?;
+            }
+            Ok(())
         })
     }
 
@@ -494,6 +500,31 @@ impl Stager {
             self.events.push(m);
         }
     }
+}
+
+/// Bytes one host function of a rank's host-to-host copy within itself moves
+/// ([`Stager::copy_host`]). CUDA may run the host functions of independent streams one at a time
+/// ("may be serialized", cuLaunchHostFunc): one memmove of a large put (hundreds of MiB: tens of
+/// ms or more) would hold back every other host function of the process for its whole length; in
+/// pieces, one piece at most. 2 MiB takes some 0.1-0.4 ms on one core, short beside a step of a
+/// collective, and long beside the hand-off from one host function to the next (microseconds),
+/// so the pieces add little to the copy's time. All pieces are queued at once, in order, since
+/// the group's later stream work (a signal) must follow the last: work queued on tcpxr's stream
+/// after the copy, the engine's unpack launches and staging copies included, still waits for the
+/// whole copy (a stream runs in order).
+pub const HOST_PIECE: usize = 2 << 20;
+
+/// The pieces (`dst`, `src`, `len`) of at most [`HOST_PIECE`] bytes that, copied one after
+/// another (each with `std::ptr::copy`), copy `len` bytes from `src` to `dst` as one
+/// `std::ptr::copy` would, overlap included: front to back where `dst` lies below `src`, back to
+/// front where above, so no piece overwrites source bytes a later piece still reads.
+fn host_pieces(dst: usize, src: usize, len: usize) -> impl Iterator<Item = (usize, usize, usize)> {
+    let n = len.div_ceil(HOST_PIECE);
+    let back_to_front = dst > src;
+    (0..n).map(move |i| {
+        let at = HOST_PIECE * if back_to_front { n - 1 - i } else { i };
+        (dst + at, src + at, HOST_PIECE.min(len - at))
+    })
 }
 
 /// Queues stream work and tracks it in `inflight`, so that nothing once queued goes untracked:
@@ -884,7 +915,7 @@ mod tests {
         assert_eq!(retired, vec![(Some(7), Some(2))]);
         assert!(inflight.is_empty());
 
-        // Work that failed part-way through queueing is tracked too.
+        // Work that failed part-way through queueing (a copy's later piece) is tracked too.
         let r = queue_tracked(
             &mut inflight,
             None,
@@ -894,7 +925,42 @@ mod tests {
             |_| Ok(()),
         );
         assert!(r.is_err());
-        assert_eq!(inflight.len(), 1, "what was queued before the failure is not tracked");
+        assert_eq!(
+            inflight.len(),
+            1,
+            "the pieces queued before the failure are not tracked"
+        );
+    }
+
+    /// A host-to-host copy cut into pieces of at most HOST_PIECE bytes (one host function each)
+    /// copies as one memmove would, whichever way the two ranges overlap. Until 2026-11-28 it was
+    /// one host function of the whole length.
+    #[test]
+    fn a_host_copy_is_cut_into_bounded_pieces_that_copy_as_one_memmove() {
+        let len = 3 * HOST_PIECE + 5;
+        let src = 2 * HOST_PIECE;
+        let (p, near) = (HOST_PIECE, 3);
+        for dst in [src, src + near, src - near, src + p + 1, src - p - 1, src + 4 * p, 0] {
+            let mut bytes: Vec<u8> = (0..10 * HOST_PIECE)
+                .map(|i| (i % 251) as u8 ^ (i >> 12) as u8)
+                .collect();
+            let mut want = bytes.clone();
+            want.copy_within(src..src + len, dst);
+            let pieces: Vec<_> = host_pieces(dst, src, len).collect();
+            assert_eq!(pieces.len(), len.div_ceil(HOST_PIECE));
+            assert!(
+                pieces.iter().all(|&(_, _, n)| (1..=HOST_PIECE).contains(&n)),
+                "a piece over {HOST_PIECE} bytes: {pieces:?}"
+            );
+            for (d, s, n) in pieces {
+                bytes.copy_within(s..s + n, d);
+            }
+            assert!(
+                bytes == want,
+                "copying {len} bytes from {src} to {dst} in pieces differs from one copy"
+            );
+        }
+        assert_eq!(host_pieces(8, 0, 0).count(), 0);
     }
 
     #[test]
