@@ -80,6 +80,22 @@ pub(super) fn sweep_connects() {
     p.transport.sweep();
 }
 
+/// The last communicator's finalize: no connect can go on (each belonged to a communicator), and
+/// nothing sweeps after it (NCCL unloads the plugin), so every connect still in [`CONNECTING`] is
+/// dropped, and the transport finishes what dropped connects left under way within a bound
+/// ([`Transport::drain`]).
+///
+/// [`Transport::drain`]: crate::transport::Transport::drain
+pub(super) fn drain_connects() {
+    let Ok(p) = get() else { return };
+    let gone = std::mem::take(&mut *connecting());
+    if !gone.is_empty() {
+        log::info!("dropped {} connect(s) still under way at the last finalize", gone.len());
+    }
+    drop(gone);
+    p.transport.drain();
+}
+
 /// Connects to the peer whose handle NCCL passes in `bytes` (NCCL's NCCL_NET_HANDLE_MAXSIZE-byte
 /// buffer, the same on every call of one connect). Returns NULL while the connection is still
 /// being made. `traffic_class`: NCCL's for the communicator (v10+), see [`super::traffic_class`].

@@ -37,7 +37,7 @@ use crate::engine::Tuning;
 use crate::error::{Error, Result};
 use crate::settings;
 use crate::transport::{Transport, TransportKind};
-use connect::sweep_connects;
+use connect::{drain_connects, sweep_connects};
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -213,12 +213,14 @@ pub fn context_opened() -> usize {
 }
 
 /// A communicator's finalize: also drops connects NCCL abandoned (`CONNECTING` in connect.rs),
-/// and with the last communicator the fused devices ([`Devices::forget_fused`]): NCCL unloads the
+/// and with the last communicator every connect still under way, within a bound
+/// ([`drain_connects`]), and the fused devices ([`Devices::forget_fused`]): NCCL unloads the
 /// plugin then, and the next load starts from the physical devices, as a new process would.
 pub fn context_closed() -> usize {
     sweep_connects();
     let open = CONTEXTS.fetch_sub(1, Ordering::AcqRel).saturating_sub(1);
     if open == 0 {
+        drain_connects();
         if let Some(p) = PLUGIN.get() {
             let forgotten = p.devices.forget_fused();
             if forgotten > 0 {

@@ -157,6 +157,10 @@ pub trait Transport: Send + Sync {
     /// transport finishes here what connectors dropped mid-way left behind (TCPX's connects,
     /// which cannot be cancelled).
     fn sweep(&self) {}
+    /// Called at the last communicator's finalize, after which nothing sweeps (NCCL unloads the
+    /// plugin): what [`Transport::sweep`] would finish later is finished now, within a bound,
+    /// and the rest given up, never a hang.
+    fn drain(&self) {}
 }
 
 pub trait InnerListener: Send {
