@@ -6,6 +6,7 @@
 //! a foreign library returns is a valid value, turned into an [`Error`] by [`error`].
 #![allow(non_snake_case)]
 
+use super::sigpipe;
 use crate::abi::{
     loadMeta, ncclDebugLogger_t, ncclNetDeviceHandle_v7_t, ncclNetProperties_v7_t, ncclNet_v7_t, netUnpackMeta,
     unpackNetDeviceHandle, NCCL_NET_DEVICE_UNPACK, NCCL_NET_DEVICE_UNPACK_MAX_QUEUE_DEPTH,
@@ -190,6 +191,7 @@ impl Lib {
             // exactly as those of this non-variadic function on the Linux ABIs tcpxr builds for.
             Some(unsafe { std::mem::transmute::<LoggerNoArgs, LoggerFn>(log_without_args) })
         });
+        let _sigpipe = sigpipe::Scoped::new();
         // SAFETY: init takes a logger function pointer, which lives for the process.
         check("init", unsafe { self.table.init.unwrap()(logger).0 })
     }
@@ -240,6 +242,7 @@ impl Lib {
         let mut comm: *mut c_void = std::ptr::null_mut();
         // The send side gets no device handle (NCCL passes a pointer to NULL).
         let mut dev_handle: *mut ncclNetDeviceHandle_v7_t = std::ptr::null_mut();
+        let _sigpipe = sigpipe::Scoped::new();
         // SAFETY: handle is the peer's 128-byte handle buffer, stable across calls; out-pointers valid.
         check("connect", unsafe {
             self.table.connect.unwrap()(
@@ -258,6 +261,7 @@ impl Lib {
     pub fn accept(&self, listen: Comm, storage: &mut DevHandleStorage) -> Result<Option<Comm>> {
         let mut comm: *mut c_void = std::ptr::null_mut();
         let mut dev_handle = storage.0.as_mut_ptr() as *mut ncclNetDeviceHandle_v7_t;
+        let _sigpipe = sigpipe::Scoped::new();
         // SAFETY: listen is a live TCPX listen comm; dev_handle points at 512 writable, 16-byte
         // aligned bytes (TCPX writes one ncclNetDeviceHandle_v7_t through it).
         check("accept", unsafe {
@@ -298,6 +302,7 @@ impl Lib {
             return Posted::Refused(RC_INTERNAL);
         };
         let mut req: *mut c_void = std::ptr::null_mut();
+        sigpipe::hold_for_data_path();
         // SAFETY: comm is live, mr registered on it and covering ptr..ptr+len; req is an out-pointer.
         let rc = unsafe { self.table.isend.unwrap()(comm.0, ptr as *mut c_void, size, tag, mr.0, &mut req).0 };
         posted(rc, req)
@@ -314,6 +319,7 @@ impl Lib {
         let mut tags = [tag];
         let mut mhs = [mr.0];
         let mut req: *mut c_void = std::ptr::null_mut();
+        sigpipe::hold_for_data_path();
         // SAFETY: one-element arrays for n = 1, live for the call; comm and mr as for isend.
         let rc = unsafe {
             self.table.irecv.unwrap()(
@@ -335,9 +341,11 @@ impl Lib {
     pub fn test(&self, req: Request) -> std::result::Result<bool, c_int> {
         let mut done: c_int = 0;
         let mut size: c_int = -1;
+        sigpipe::hold_for_data_path();
         // SAFETY: req is a live request of this library; out-pointers valid.
         let rc = unsafe { self.table.test.unwrap()(req.0, &mut done, &mut size).0 };
         if rc != 0 {
+            sigpipe::after_data_path_failure();
             return Err(rc);
         }
         Ok(done != 0)
@@ -345,23 +353,28 @@ impl Lib {
 
     /// Releases a completed receive and its bounce pages (n = 1).
     pub fn irecv_consumed(&self, comm: Comm, req: Request) -> Result<()> {
+        sigpipe::hold_for_data_path();
         // SAFETY: req is this comm's oldest completed, not yet consumed receive.
         check("irecvConsumed", unsafe {
             self.table.irecvConsumed.unwrap()(comm.0, 1, req.0).0
         })
+        .inspect_err(|_| sigpipe::after_data_path_failure())
     }
 
     pub fn close_send(&self, comm: Comm) -> Result<()> {
+        let _sigpipe = sigpipe::Scoped::new();
         // SAFETY: comm is a live send comm, closed once.
         check("closeSend", unsafe { self.table.closeSend.unwrap()(comm.0).0 })
     }
 
     pub fn close_recv(&self, comm: Comm) -> Result<()> {
+        let _sigpipe = sigpipe::Scoped::new();
         // SAFETY: comm is a live receive comm, closed once.
         check("closeRecv", unsafe { self.table.closeRecv.unwrap()(comm.0).0 })
     }
 
     pub fn close_listen(&self, comm: Comm) -> Result<()> {
+        let _sigpipe = sigpipe::Scoped::new();
         // SAFETY: comm is a live listen comm, closed once.
         check("closeListen", unsafe { self.table.closeListen.unwrap()(comm.0).0 })
     }
@@ -371,7 +384,10 @@ fn posted(rc: c_int, req: *mut c_void) -> Posted {
     match (rc, req.is_null()) {
         (0, false) => Posted::Yes(Request(req)),
         (0, true) => Posted::NoRequest,
-        (rc, _) => Posted::Refused(rc),
+        (rc, _) => {
+            sigpipe::after_data_path_failure();
+            Posted::Refused(rc)
+        }
     }
 }
 

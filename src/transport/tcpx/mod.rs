@@ -24,12 +24,15 @@
 //!   called again at later sweeps ([`Transport::sweep`]) until TCPX returns its comm, which is
 //!   then closed, or its failure; one still under way after 10 minutes, or at the end of the
 //!   last finalize's bounded final sweep ([`Transport::drain`]), is given up with a WARN;
+//! * TCPX sends without MSG_NOSIGNAL, so SIGPIPE is blocked in the threads that call it and
+//!   inherited by the threads it starts ([`sigpipe`]), never ignored process-wide;
 //! * TCPX's test does not report a failure of its helper threads' connections
 //!   ([`InnerStripe::reports_peer_loss`]), so the engine watches its control connection;
 //! * the device handle is read once per stripe after accept; a completed receive's records are
 //!   slot `n % 16` of its stripe's ring, unpacked ([`unpack`]) before `irecvConsumed`, which is
 //!   called strictly in FIFO order.
 mod ffi;
+mod sigpipe;
 pub mod unpack;
 
 use crate::abi::NCCL_PTR_CUDA;

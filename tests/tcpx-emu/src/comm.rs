@@ -867,8 +867,41 @@ impl Comm {
             return Ok(true);
         }
         drop(c);
+        self.resend_control()?;
         self.broken()?;
         Ok(false)
+    }
+
+    /// With TCPX_EMU_SIGPIPE=1, test on a send comm whose thread stopped on a failed connection
+    /// sends the control message again from the calling thread, without MSG_NOSIGNAL, as TCPX's
+    /// test sends its kept control messages at every call: the thread's failed send already took
+    /// the reset's error, so this one meets a closed socket (EPIPE, and SIGPIPE on the caller).
+    fn resend_control(&self) -> R<()> {
+        let stopped = self.shared.failure.get().is_some() || self.shared.lost.get().is_some();
+        if !self.send || !stopped || !emu().is_ok_and(|e| e.sigpipe) {
+            return Ok(());
+        }
+        let ctrl = [0u8; 8];
+        // SAFETY: a live 8-byte buffer; the fd is the comm's stream, open until close.
+        let n = unsafe {
+            libc::send(
+                self.stream.as_raw_fd(),
+                ctrl.as_ptr() as *const c_void,
+                ctrl.len(),
+                libc::MSG_DONTWAIT,
+            )
+        };
+        if n < 0 {
+            return fail(
+                RC_SYSTEM,
+                format!(
+                    "test of comm {}: the control message sent again from the calling thread failed: {}",
+                    self.id,
+                    std::io::Error::last_os_error()
+                ),
+            );
+        }
+        Ok(())
     }
 
     /// irecvConsumed: the oldest completed receive, and only it; its pages are recycled now.
@@ -971,18 +1004,17 @@ fn next_task(sh: &Shared) -> Option<Task> {
     }
 }
 
-/// send(2) with MSG_NOSIGNAL: a closed peer is an error, never SIGPIPE.
+/// send(2) with MSG_NOSIGNAL: a closed peer is an error, never SIGPIPE; with TCPX_EMU_SIGPIPE=1
+/// without it, as TCPX sends.
 fn send_all(stream: &TcpStream, mut buf: &[u8]) -> R<()> {
+    let flags = if emu().is_ok_and(|e| e.sigpipe) {
+        0
+    } else {
+        libc::MSG_NOSIGNAL
+    };
     while !buf.is_empty() {
         // SAFETY: buf is a live slice; the fd is the stream's.
-        let n = unsafe {
-            libc::send(
-                stream.as_raw_fd(),
-                buf.as_ptr() as *const c_void,
-                buf.len(),
-                libc::MSG_NOSIGNAL,
-            )
-        };
+        let n = unsafe { libc::send(stream.as_raw_fd(), buf.as_ptr() as *const c_void, buf.len(), flags) };
         if n < 0 {
             let e = std::io::Error::last_os_error();
             if e.kind() == ErrorKind::Interrupted {

@@ -96,6 +96,12 @@
 //!   (default 0). TCPX reports a send of GPU memory once the kernel's zero-copy completion for it
 //!   arrived, after the peer acknowledged the bytes, and its helper thread polled for it: a send
 //!   may be reported after its receiver has everything, even after that receiver closed;
+//! * `TCPX_EMU_SIGPIPE=1`: sends go without MSG_NOSIGNAL, as TCPX's, so a send on a connection
+//!   its peer reset raises SIGPIPE on the sending thread; and test on a send comm whose connection
+//!   failed sends the control message again from the calling thread, as TCPX's test does (its
+//!   buffered control send keeps what it could not send and sends it again at every test,
+//!   ctrl_sock.h `sync`), which is a send on a reset socket: EPIPE, and SIGPIPE. Off by default
+//!   (the emulator's sends use MSG_NOSIGNAL);
 //! * `TCPX_EMU_STATS`: a file to which every closed comm appends one line of counters (posts,
 //!   most requests held, refusals, tests not on the oldest, out-of-order consumes, largest
 //!   message, most records in one receive, regMr calls, deregMr calls flagged as above);
@@ -152,6 +158,8 @@ pub(crate) struct Emu {
     pub seed: u64,
     /// TCPX_EMU_TX_COMPLETION_MS: how long after its last byte went a send is reported done.
     pub tx_completion: std::time::Duration,
+    /// TCPX_EMU_SIGPIPE=1: sends raise SIGPIPE as TCPX's do (see comm.rs `send_all`).
+    pub sigpipe: bool,
     stats: Option<String>,
     pool_bytes: usize,
     gpu_ordinal: i32,
@@ -211,6 +219,7 @@ impl Emu {
             slots,
             seed: num("TCPX_EMU_SEED", 0x7c9a_11ed)?,
             tx_completion: std::time::Duration::from_millis(num("TCPX_EMU_TX_COMPLETION_MS", 0)?),
+            sigpipe: num("TCPX_EMU_SIGPIPE", 0)? != 0,
             stats: var("TCPX_EMU_STATS"),
             pool_bytes: num("TCPX_EMU_POOL_MB", 1024)? as usize * (1 << 20),
             gpu_ordinal: num("TCPX_EMU_GPU", 0)? as i32,

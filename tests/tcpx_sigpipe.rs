@@ -1,0 +1,100 @@
+//! SIGPIPE from TCPX's sends (transport/tcpx/sigpipe.rs). TCPX sends without MSG_NOSIGNAL, and its
+//! test sends the control messages it could not send again from the calling thread at every
+//! call, so the test after its peer reset the connection sends on a reset socket: EPIPE, and
+//! SIGPIPE on NCCL's thread, whose default action ends the process. The emulator does the same
+//! with TCPX_EMU_SIGPIPE=1. tcpxr blocks SIGPIPE in the threads that call TCPX (and so in the
+//! threads TCPX starts from them), never changing the process's dispositions: the process lives
+//! and the send fails with an error.
+//!
+//! The case runs in a child process of this binary with SIGPIPE's default action (Rust's runtime
+//! ignores it; a C++ program such as nccl-tests does not).
+mod common;
+use common::*;
+use std::ffi::c_void;
+use std::os::unix::process::ExitStatusExt;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+const CASE: &str = "TCPXR_TCPX_SIGPIPE_CASE";
+
+before_main! {
+    // The child inherits this process's settings.
+    run_child_case(CASE, |case| match case {
+        "send-after-the-peer-closed" => send_after_the_peer_closed(),
+        other => panic!("unknown case {other}"),
+    });
+    select_tcpx(&[("NCCL_TCPXR_STRIPES", "2")]);
+}
+
+fn sigpipe_pending() -> bool {
+    // SAFETY: an all-zero sigset_t is a valid set for sigpending to overwrite.
+    let mut set = unsafe { std::mem::zeroed::<libc::sigset_t>() };
+    // SAFETY: `set` is valid; sigismember reads what sigpending wrote.
+    unsafe { libc::sigpending(&mut set) == 0 && libc::sigismember(&set, libc::SIGPIPE) == 1 }
+}
+
+/// The child: a pair moves a message, its receive end closes (the peer is gone), and the send end
+/// sends until a send fails, with SIGPIPE's default action in force.
+fn send_after_the_peer_closed() {
+    // SAFETY: before main, with no other thread: SIGPIPE back to its default action, as in a C
+    // program (the test's choice for this process, not tcpxr's).
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    let net = v12();
+    let pair = Pair::new(&net);
+    let mut data = pattern(1 << 20, 7);
+    assert!(pair.transfer(&mut data, 1 << 20) == data);
+    assert_eq!(net.close_recv(pair.recv), OK);
+    let mut big = pattern(8 << 20, 9);
+    let start = Instant::now();
+    let result = loop {
+        assert!(start.elapsed() < DEADLINE, "sends to a closed peer never failed");
+        let mut req = null();
+        let r = net.isend(pair.send, big.as_mut_ptr() as *mut c_void, big.len(), null(), &mut req);
+        if r != OK {
+            break r;
+        }
+        if req.is_null() {
+            std::thread::sleep(Duration::from_millis(1));
+            continue;
+        }
+        let (r, _) = wait_result(&net, req, Duration::from_secs(10));
+        if r != OK {
+            break r;
+        }
+    };
+    println!("RESULT {result:?}");
+    println!("PENDING {}", sigpipe_pending());
+    // The send comm stays open: the process ends here.
+    std::mem::forget(pair);
+}
+
+#[test]
+fn a_send_on_a_connection_its_peer_reset_fails_without_a_sigpipe_ending_the_process() {
+    let out = child_case(CASE, "send-after-the-peer-closed")
+        .env("TCPX_EMU_SIGPIPE", "1")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the child ended with {:?} (signal {:?}; SIGPIPE is {}):\n{stdout}\n{}",
+        out.status,
+        out.status.signal(),
+        libc::SIGPIPE,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("RESULT ncclRemoteError") || stdout.contains("RESULT ncclSystemError"),
+        "{stdout}"
+    );
+    // The SIGPIPE the failed send raised was taken, not left pending on the thread.
+    assert!(stdout.contains("PENDING false"), "{stdout}");
+    // The send the emulator made from NCCL's thread met the reset socket (without the block this
+    // is where the child dies).
+    expect_log("sent again from the calling thread failed: Broken pipe");
+    nccl_net_tcpxr::testlog::allow("connection closed by remote peer");
+    nccl_net_tcpxr::testlog::allow("peer gone");
+    nccl_net_tcpxr::testlog::allow("closed by peer");
+    nccl_net_tcpxr::testlog::allow("(remote error)");
+}
