@@ -9,7 +9,6 @@ use super::lanes::{SendCtx, SendLane};
 use super::memory::Registration;
 use super::profile::{self, Event, Op, Parent};
 use super::requests::Kind;
-use super::spread::{Mover, Spread};
 use super::stall;
 use super::striper::{Cut, Striper, Then};
 use super::wire::MsgHeader;
@@ -50,9 +49,6 @@ pub struct SendState {
     inline_bytes: usize,
     inline_idle_bytes: usize,
     idle_chunk_bytes: usize,
-    spread: Spread,
-    /// This comm's part in the process's count of moving send comms.
-    mover: Mover,
     /// First message whose chunks are not all handed to the stripes.
     issue_seq: u64,
 }
@@ -73,8 +69,6 @@ impl SendComm {
             inline_bytes: t.inline_bytes,
             inline_idle_bytes: t.inline_idle_bytes,
             idle_chunk_bytes: t.idle_chunk_bytes,
-            spread: t.spread,
-            mover: Mover::default(),
             issue_seq: 0,
         })
     }
@@ -138,12 +132,13 @@ impl SendComm {
             true => 0,
             false => {
                 let striper = &st.b.striper;
-                let (stripes, comm_chunk) = (striper.stripes(), striper.chunk_bytes());
-                let moving = st.mover.moving();
-                match chunk_for(size, stripes, outstanding, comm_chunk, st.idle_chunk_bytes) {
-                    0 => st.spread.chunk_for(size, stripes, comm_chunk, moving),
-                    idle => idle,
-                }
+                chunk_for(
+                    size,
+                    striper.stripes(),
+                    outstanding,
+                    striper.chunk_bytes(),
+                    st.idle_chunk_bytes,
+                )
             }
         };
         let msg = Msg {
