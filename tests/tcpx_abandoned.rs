@@ -74,6 +74,17 @@ fn sweep(net: &V12) {
     assert_eq!(net.close_listen(l), OK);
 }
 
+/// Every test's start: one communicator context, and a connect to a listener of it abandoned
+/// while its TCPX connects are under way. Returns the context and the listen comm.
+fn open_context_with_an_abandoned_connect(net: &V12) -> (*mut c_void, *mut c_void) {
+    let ctx = open_context(net);
+    let mut handle = [0u8; 128];
+    let mut l = null();
+    assert_eq!(net.listen(0, &mut handle, &mut l), OK);
+    abandon_a_connect(net, &mut handle);
+    (ctx, l)
+}
+
 /// Closed send comms the emulator has recorded so far.
 fn closed_send_comms() -> usize {
     emulator_stats().iter().filter(|c| c.kind == "send").count()
@@ -83,11 +94,7 @@ fn closed_send_comms() -> usize {
 fn an_abandoned_connect_whose_peer_never_answers_is_given_up_past_the_deadline_with_one_warn_each() {
     let _one = one_at_a_time();
     let net = v12();
-    let ctx = open_context(&net);
-    let mut handle = [0u8; 128];
-    let mut l = null();
-    assert_eq!(net.listen(0, &mut handle, &mut l), OK);
-    abandon_a_connect(&net, &mut handle);
+    let (ctx, l) = open_context_with_an_abandoned_connect(&net);
     let abandoned = Instant::now();
     // Before the deadline the sweeps keep calling it.
     sweep(&net);
@@ -116,11 +123,7 @@ fn an_abandoned_connect_whose_peer_never_answers_is_given_up_past_the_deadline_w
 fn the_last_finalize_closes_the_comm_tcpx_returns_for_an_abandoned_connect_during_its_final_sweep() {
     let _one = one_at_a_time();
     let net = v12();
-    let ctx = open_context(&net);
-    let mut handle = [0u8; 128];
-    let mut l = null();
-    assert_eq!(net.listen(0, &mut handle, &mut l), OK);
-    abandon_a_connect(&net, &mut handle);
+    let (ctx, l) = open_context_with_an_abandoned_connect(&net);
     let closed_before = closed_send_comms();
     // The peer's accept answers the TCPX connects still under way, once the finalize has begun:
     // only a sweep after the finalize's first can see their comms.
@@ -158,11 +161,7 @@ fn the_last_finalize_closes_the_comm_tcpx_returns_for_an_abandoned_connect_durin
 fn the_last_finalize_gives_up_on_abandoned_connects_still_under_way_after_its_final_sweep_and_returns() {
     let _one = one_at_a_time();
     let net = v12();
-    let ctx = open_context(&net);
-    let mut handle = [0u8; 128];
-    let mut l = null();
-    assert_eq!(net.listen(0, &mut handle, &mut l), OK);
-    abandon_a_connect(&net, &mut handle);
+    let (ctx, l) = open_context_with_an_abandoned_connect(&net);
     let start = Instant::now();
     finalize(&net, ctx);
     let took = start.elapsed();
