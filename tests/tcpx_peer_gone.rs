@@ -3,9 +3,12 @@
 //! alive, late, or closed normally is never taken for a dead one (engine/liveness.rs).
 //!
 //! Its own test binary: one 4 MiB chunk per message on one stripe (so a message is one TCPX
-//! receive, and no later one exists whose control message TCPX would fail on), and sends the
+//! receive, and no later one exists whose control message TCPX would fail on), sends the
 //! emulator reports done 600 ms after their last byte went (TCPX reports a send of GPU memory once
-//! the kernel's zero-copy completion arrived, which may be after its receiver closed).
+//! the kernel's zero-copy completion arrived, which may be after its receiver closed), and the
+//! emulator's connections held to 256 KiB socket buffers each way, so that a 4 MiB message never
+//! fits in the kernel's buffers before its receive is posted (autotuned loopback buffers can hold
+//! it all: the first test once saw its receive complete while the sender was stopped).
 mod common;
 use common::*;
 use nccl_net_tcpxr::abi::ncclResult_t;
@@ -21,6 +24,7 @@ before_main! {
         ("NCCL_TCPXR_STRIPES", "1"),
         ("NCCL_TCPXR_CHUNK_BYTES", "4M"),
         ("TCPX_EMU_TX_COMPLETION_MS", "600"),
+        ("TCPX_EMU_SOCKET_BUFFER", "262144"),
     ]);
 }
 

@@ -643,6 +643,9 @@ impl Comm {
         let e = emu()?;
         stream.set_nonblocking(false).map_err(remote)?;
         stream.set_nodelay(true).map_err(remote)?;
+        if e.socket_buffer > 0 {
+            set_buffers(&stream, e.socket_buffer).map_err(remote)?;
+        }
         let stream = Arc::new(stream);
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         let (pool, recv) = if send {
@@ -1215,6 +1218,29 @@ fn recv_loop(sh: &Shared, stream: &TcpStream, mem: &RecvMem, pool: &Pool, seed: 
         sh.pages.lock().unwrap()[slot] = pages;
         t.moved();
         sh.finished.fetch_add(1, Ordering::Release);
+    }
+    Ok(())
+}
+
+/// Sets a connection's SO_SNDBUF and SO_RCVBUF to `bytes` (the kernel doubles each), which also
+/// turns off their autotuning (TCPX_EMU_SOCKET_BUFFER).
+fn set_buffers(stream: &TcpStream, bytes: usize) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let v = bytes.min(c_int::MAX as usize) as c_int;
+    for opt in [libc::SO_SNDBUF, libc::SO_RCVBUF] {
+        // SAFETY: a valid socket descriptor, an int option and its size.
+        let rc = unsafe {
+            libc::setsockopt(
+                stream.as_raw_fd(),
+                libc::SOL_SOCKET,
+                opt,
+                (&v as *const c_int).cast(),
+                std::mem::size_of::<c_int>() as libc::socklen_t,
+            )
+        };
+        if rc != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
     }
     Ok(())
 }

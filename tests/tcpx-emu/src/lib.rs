@@ -160,6 +160,11 @@ pub(crate) struct Emu {
     pub tx_completion: std::time::Duration,
     /// TCPX_EMU_SIGPIPE=1: sends raise SIGPIPE as TCPX's do (see comm.rs `send_all`).
     pub sigpipe: bool,
+    /// TCPX_EMU_SOCKET_BUFFER (bytes; 0, the default: the kernel's autotuning): SO_SNDBUF and
+    /// SO_RCVBUF of every comm's connection, for a test that needs a bound on the bytes the
+    /// kernel holds between a sender and a receive not yet posted (autotuned loopback buffers
+    /// grow past 4 MiB each way).
+    pub socket_buffer: usize,
     stats: Option<String>,
     pool_bytes: usize,
     gpu_ordinal: i32,
@@ -220,6 +225,7 @@ impl Emu {
             seed: num("TCPX_EMU_SEED", 0x7c9a_11ed)?,
             tx_completion: std::time::Duration::from_millis(num("TCPX_EMU_TX_COMPLETION_MS", 0)?),
             sigpipe: num("TCPX_EMU_SIGPIPE", 0)? != 0,
+            socket_buffer: num("TCPX_EMU_SOCKET_BUFFER", 0)? as usize,
             stats: var("TCPX_EMU_STATS"),
             pool_bytes: num("TCPX_EMU_POOL_MB", 1024)? as usize * (1 << 20),
             gpu_ordinal: num("TCPX_EMU_GPU", 0)? as i32,
