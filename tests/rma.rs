@@ -1397,6 +1397,50 @@ fn hold_tcpxr_stream(r: &Rank, me: usize, sig: *mut c_void) -> spin::Spin {
     spin
 }
 
+/// While tcpxr's stream is held (`hold_tcpxr_stream`), `rounds` progress passes 50 ms apart in
+/// which nothing queued behind the hold shows: `unchanged` holds (the bytes a put would write), the
+/// host signal at `host_signal` is still 0, and request `req` is not done.
+fn nothing_shows_while_held(
+    r: &Rank,
+    rounds: usize,
+    host_signal: &AtomicU64,
+    req: *mut c_void,
+    unchanged: impl Fn() -> bool,
+    (applied, done_early): (&str, &str),
+) {
+    for _ in 0..rounds {
+        assert_eq!(r.progress(), OK);
+        assert!(unchanged(), "{applied}");
+        assert_eq!(
+            host_signal.load(Ordering::Acquire),
+            0,
+            "a signal before its put's bytes"
+        );
+        assert_eq!(r.test(req), (OK, false), "{done_early}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Releases the hold, waits for the GPU window `sig` to read 2 (the hold's signal, then the last
+/// put's), and checks that the host signal posted before that last put (1) had shown by then.
+fn release_then_the_gpu_signal_follows_the_host_signal(
+    mut spin: spin::Spin,
+    sig: &gpu::DevBuf,
+    host_signal: &AtomicU64,
+) {
+    assert!(spin.release(), "the application kernel gave up early");
+    // The hold's signal (1), then the last put's (2).
+    let start = Instant::now();
+    while read_signals(sig, 1)[0] < 2 {
+        assert!(start.elapsed() < DEADLINE, "the GPU signals never came");
+    }
+    assert_eq!(
+        host_signal.load(Ordering::Acquire),
+        1,
+        "a strong GPU signal showed before the host signal posted before it"
+    );
+}
+
 /// A rank's operations on itself apply in the order posted while earlier ones wait on tcpxr's
 /// stream: with the stream held, a put from GPU memory into a host window, then a host-to-host put
 /// over the same bytes with a strong host signal, then a put of no bytes with a strong GPU signal.
@@ -1436,38 +1480,25 @@ fn gpu_a_ranks_operations_on_itself_apply_in_the_order_posted() {
             let host_signal = unsafe { &*(host.host.add(2 * N) as *const AtomicU64) };
             // SAFETY: the first N bytes of the pinned window; read while tcpxr may write them.
             let target = || unsafe { std::slice::from_raw_parts(host.host as *const u8, N) }.to_vec();
-            let mut spin = hold_tcpxr_stream(r, 0, smh);
+            let spin = hold_tcpxr_stream(r, 0, smh);
             let (res, first) = r.put_signal(0, (dmh, 0), N, (hmh, 0), 0, None);
             assert_eq!(res, OK);
             let (res, then) = r.put_signal(0, (hmh, N as u64), N, (hmh, 0), 0, Some((hmh, 2 * N as u64, true)));
             assert_eq!(res, OK);
             let (res, last) = r.put_signal(0, (smh, 0), 0, (smh, 0), 0, Some((smh, 0, true)));
             assert_eq!(res, OK);
-            for _ in 0..10 {
-                assert_eq!(r.progress(), OK);
-                assert!(
-                    target().iter().all(|&b| b == 0xB0),
-                    "a put applied while the put before it waits on the stream"
-                );
-                assert_eq!(
-                    host_signal.load(Ordering::Acquire),
-                    0,
-                    "a signal before its put's bytes"
-                );
-                assert_eq!(r.test(then), (OK, false), "done before the put before it");
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            assert!(spin.release(), "the application kernel gave up early");
-            // The hold's signal (1), then the last put's (2).
-            let start = Instant::now();
-            while read_signals(&sig, 1)[0] < 2 {
-                assert!(start.elapsed() < DEADLINE, "the GPU signals never came");
-            }
-            assert_eq!(
-                host_signal.load(Ordering::Acquire),
-                1,
-                "a strong GPU signal showed before the host signal posted before it"
+            nothing_shows_while_held(
+                r,
+                10,
+                host_signal,
+                then,
+                || target().iter().all(|&b| b == 0xB0),
+                (
+                    "a put applied while the put before it waits on the stream",
+                    "done before the put before it",
+                ),
             );
+            release_then_the_gpu_signal_follows_the_host_signal(spin, &sig, host_signal);
             assert!(target() == second, "the bytes are not the last put's");
             r.wait_all(vec![first, then, last]);
             assert!(target() == second, "the bytes are not the last put's");
@@ -1516,33 +1547,23 @@ fn gpu_a_ranks_large_host_copy_within_itself_applies_in_pieces_as_one_copy() {
             let host_signal = unsafe { &*(host.add(SIG) as *const AtomicU64) };
             // SAFETY: the window's bytes; read while tcpxr may write them.
             let bytes = || unsafe { std::slice::from_raw_parts(host as *const u8, SIG) }.to_vec();
-            let mut spin = hold_tcpxr_stream(r, 0, smh);
+            let spin = hold_tcpxr_stream(r, 0, smh);
             let (res, copy) = r.put_signal(0, (hmh, 0), N, (hmh, SHIFT as u64), 0, Some((hmh, SIG as u64, true)));
             assert_eq!(res, OK);
             let (res, last) = r.put_signal(0, (smh, 0), 0, (smh, 0), 0, Some((smh, 0, true)));
             assert_eq!(res, OK);
-            for _ in 0..5 {
-                assert_eq!(r.progress(), OK);
-                assert!(bytes() == before, "the copy applied while the stream was held");
-                assert_eq!(
-                    host_signal.load(Ordering::Acquire),
-                    0,
-                    "a signal before its put's bytes"
-                );
-                assert_eq!(r.test(copy), (OK, false), "done while the stream was held");
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            assert!(spin.release(), "the application kernel gave up early");
-            // The hold's signal (1), then the last put's (2).
-            let start = Instant::now();
-            while read_signals(&sig, 1)[0] < 2 {
-                assert!(start.elapsed() < DEADLINE, "the GPU signals never came");
-            }
-            assert_eq!(
-                host_signal.load(Ordering::Acquire),
-                1,
-                "a strong GPU signal showed before the host signal posted before it"
+            nothing_shows_while_held(
+                r,
+                5,
+                host_signal,
+                copy,
+                || bytes() == before,
+                (
+                    "the copy applied while the stream was held",
+                    "done while the stream was held",
+                ),
             );
+            release_then_the_gpu_signal_follows_the_host_signal(spin, &sig, host_signal);
             assert!(bytes() == want, "the pieces did not copy as one overlapping copy");
             r.wait_all(vec![copy, last]);
         }
