@@ -7,7 +7,7 @@
 //! The evidence behind each auto value is in docs/BENCHMARKS.md#defaults.
 //!
 //! **The pool rules** ([`POOL_RULES`]: NCCL_TCPXR_HANDOFF_BYTES, NCCL_TCPXR_INLINE_IDLE_BYTES,
-//! NCCL_TCPXR_IDLE_CHUNK_BYTES, NCCL_TCPXR_IO_SPIN_US) decide from who moves the process's stripes ([`Movers`]): the threads
+//! NCCL_TCPXR_IDLE_CHUNK_BYTES, NCCL_TCPXR_SPREAD_PIECE_BYTES, NCCL_TCPXR_IO_SPIN_US) decide from who moves the process's stripes ([`Movers`]): the threads
 //! built for it and the cores it has of its own, not from the cores the process may use. Eight
 //! ranks on 16 cores may each use all 16, yet each gets one I/O thread and 2 cores' share: handing
 //! every chunk to that one thread made all_reduce and sendrecv of 512 KiB-128 MiB 1.6-7x slower
@@ -283,7 +283,7 @@ pub fn io_spinners(setting: Option<usize>, movers: &Movers) -> Value<usize> {
 }
 
 /// The rules that decide from [`Movers::parallel`].
-pub const POOL_RULES: [PoolRule; 4] = [HANDOFF, INLINE_IDLE, IDLE_CHUNK, IO_SPIN];
+pub const POOL_RULES: [PoolRule; 5] = [HANDOFF, INLINE_IDLE, IDLE_CHUNK, SPREAD, IO_SPIN];
 
 /// NCCL_TCPXR_INLINE_IDLE_P2P_BYTES: the user's value, or the larger of 128 KiB and the general
 /// idle limit in effect (`inline_idle`). Point-to-point connections carry one message each way
@@ -575,6 +575,31 @@ pub fn idle_chunk(config: &Config, movers: &Movers, over_tcpx: bool) -> Split {
     }
 }
 
+/// NCCL_TCPXR_SPREAD_PIECE_BYTES: the smallest piece of a message spread over the stripes while few
+/// connections of the process move data (engine/spread.rs).
+pub const SPREAD: PoolRule = PoolRule {
+    var: "NCCL_TCPXR_SPREAD_PIECE_BYTES",
+    parallel: 64 << 10,
+    why_parallel: "while the process's connections leave I/O threads idle, a message is spread over the idle ones \
+                   (run 372, 4 ranks one per GPU: all_reduce of 1-8 MiB 3-10 % less time, 2 ranks: 1-4 MiB 4-13 %; \
+                   64 KiB pieces beat 128 KiB)",
+    few: 0,
+    why_few: "the comm's chunks: without threads to move them in parallel more chunks only cost more system calls",
+};
+
+/// NCCL_TCPXR_SPREAD_PIECE_BYTES in effect: the user's value, [`SPREAD`]'s over the socket
+/// transport, 0 over tcpx (TCPX's 16 in-flight slots and its page pool were measured at the
+/// comm's chunk size only).
+pub fn spread_piece(config: &Config, movers: &Movers, over_tcpx: bool) -> Value<usize> {
+    match (config.spread_piece_bytes, over_tcpx) {
+        (None, true) => Value {
+            value: 0,
+            source: Source::Auto("over tcpx: the comm's chunk size for every message".into()),
+        },
+        (setting, _) => SPREAD.resolve_bytes(setting, movers),
+    }
+}
+
 /// NCCL_TCPXR_BOUNCE_DEMOTE as it acts: on (set or by default) does nothing where the CPU has no
 /// `cldemote` (transport/socket/demote.rs), so the line says off and why.
 pub fn bounce_demote(on: bool, cpu_has_it: bool) -> Line {
@@ -718,6 +743,7 @@ mod tests {
             ("NCCL_TCPXR_HANDOFF_BYTES", 512 << 10, 0),
             ("NCCL_TCPXR_INLINE_IDLE_BYTES", 512 << 10, 32 << 10),
             ("NCCL_TCPXR_IDLE_CHUNK_BYTES", 0, 64 << 10),
+            ("NCCL_TCPXR_SPREAD_PIECE_BYTES", 0, 64 << 10),
             ("NCCL_TCPXR_IO_SPIN_US", 0, 200),
         ];
         for (rule, (var, few, parallel)) in POOL_RULES.iter().zip(expect) {

@@ -108,6 +108,8 @@ pub struct Config {
     pub inline_idle_p2p_bytes: Option<usize>,
     /// NCCL_TCPXR_IDLE_CHUNK_BYTES; None: auto (see the row's doc); 0: off.
     pub idle_chunk_bytes: Option<usize>,
+    /// NCCL_TCPXR_SPREAD_PIECE_BYTES; None: auto (see the row's doc); 0: off.
+    pub spread_piece_bytes: Option<usize>,
     /// 0 = kernel autotuning.
     pub sndbuf: usize,
     /// 0 = kernel autotuning.
@@ -320,6 +322,7 @@ impl Config {
             inline_idle_bytes: r.auto_usize(&INLINE_IDLE_BYTES)?,
             inline_idle_p2p_bytes: r.auto_usize(&INLINE_IDLE_P2P_BYTES)?,
             idle_chunk_bytes: r.auto_usize(&IDLE_CHUNK_BYTES)?,
+            spread_piece_bytes: r.auto_usize(&SPREAD_PIECE_BYTES)?,
             sndbuf: r.usize(&SOCKET_SNDBUF)?,
             rcvbuf: r.usize(&SOCKET_RCVBUF)?,
             unread_bytes,
@@ -392,6 +395,7 @@ impl Config {
             inline_idle_bytes,
             inline_idle_p2p_bytes,
             idle_chunk_bytes,
+            spread_piece_bytes,
             sndbuf,
             rcvbuf,
             unread_bytes,
@@ -425,6 +429,7 @@ impl Config {
             (INLINE_IDLE_BYTES.name, or_auto(inline_idle_bytes)),
             (INLINE_IDLE_P2P_BYTES.name, or_auto(inline_idle_p2p_bytes)),
             (IDLE_CHUNK_BYTES.name, or_auto(idle_chunk_bytes)),
+            (SPREAD_PIECE_BYTES.name, or_auto(spread_piece_bytes)),
             (SOCKET_SNDBUF.name, sndbuf.to_string()),
             (SOCKET_RCVBUF.name, rcvbuf.to_string()),
             (UNREAD_BYTES.name, unread_bytes.to_string()),
@@ -546,6 +551,7 @@ mod tests {
                 inline_idle_bytes: None,
                 inline_idle_p2p_bytes: None,
                 idle_chunk_bytes: None,
+                spread_piece_bytes: None,
                 sndbuf: 0,
                 rcvbuf: 0,
                 unread_bytes: 0,
@@ -760,8 +766,14 @@ mod tests {
         assert_eq!(one(n, "0").unwrap().idle_chunk_bytes, Some(0));
         assert_eq!(one(n, "64K").unwrap().idle_chunk_bytes, Some(64 << 10));
         assert_eq!(one(n, "16M").unwrap().idle_chunk_bytes, Some(16 << 20));
-        for bad in ["4095", "6000", "17M", "-1"] {
-            rejected(n, bad, "auto, 0 or 4096-16777216, a multiple of 4096");
+        let n = "NCCL_TCPXR_SPREAD_PIECE_BYTES";
+        assert_eq!(one(n, "auto").unwrap().spread_piece_bytes, None);
+        assert_eq!(one(n, "0").unwrap().spread_piece_bytes, Some(0));
+        assert_eq!(one(n, "128K").unwrap().spread_piece_bytes, Some(128 << 10));
+        for n in ["NCCL_TCPXR_IDLE_CHUNK_BYTES", "NCCL_TCPXR_SPREAD_PIECE_BYTES"] {
+            for bad in ["4095", "6000", "17M", "-1"] {
+                rejected(n, bad, "auto, 0 or 4096-16777216, a multiple of 4096");
+            }
         }
     }
 
@@ -998,6 +1010,7 @@ mod tests {
             ("NCCL_TCPXR_IFNAME", "^lo,docker"),
             ("NCCL_TCPXR_INLINE_IDLE_P2P_BYTES", "256K"),
             ("NCCL_TCPXR_IDLE_CHUNK_BYTES", "128K"),
+            ("NCCL_TCPXR_SPREAD_PIECE_BYTES", "64K"),
             ("NCCL_TCPXR_SOCKET_SNDBUF", "2M"),
             ("NCCL_TCPXR_IO_THREADS", "3"),
             ("NCCL_TCPXR_HANDOFF_BYTES", "1M"),

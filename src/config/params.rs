@@ -166,6 +166,26 @@ pub const IDLE_CHUNK_BYTES: Param = Param {
           NCCL_TCPXR_INLINE_IDLE_P2P_BYTES) where the stripes move in parallel (see \
           NCCL_TCPXR_INLINE_IDLE_BYTES), else 0; 0 over tcpx.",
 };
+pub const SPREAD_PIECE_BYTES: Param = Param {
+    name: "NCCL_TCPXR_SPREAD_PIECE_BYTES",
+    default: "auto",
+    accepted: "auto, 0 or 4096-16777216, a multiple of 4096 (K/M suffixes allowed)",
+    range: Some(Range {
+        zero: true,
+        multiple: 4096,
+        ..byte_range(4096, 16 << 20)
+    }),
+    doc: "Smallest piece of a host message below NCCL_TCPXR_CHUNK_BYTES spread over the stripes \
+          while few connections of the process move data (0: off). NCCL's ring keeps about one \
+          message at a time on each connection, each moved by one I/O thread at either end; with \
+          M distinct send connections among the process's last 16 striped messages and T threads \
+          in the I/O pool, a message is cut into T / (2 M) pieces (at most one per stripe, none \
+          smaller than this), so that idle threads move it in parallel. Connections \
+          NCCL_TCPXR_IDLE_CHUNK_BYTES covers (point-to-point ones by default, every one where it \
+          is set) keep its rule. The sender's value is used (each message's header names its \
+          chunk size). auto: 65536 where the stripes move in parallel (see \
+          NCCL_TCPXR_INLINE_IDLE_BYTES), else 0; 0 over tcpx.",
+};
 pub const SOCKET_SNDBUF: Param = Param {
     name: "NCCL_TCPXR_SOCKET_SNDBUF",
     default: "0",
@@ -493,6 +513,7 @@ pub static PARAMS: &[Param] = &[
     INLINE_IDLE_BYTES,
     INLINE_IDLE_P2P_BYTES,
     IDLE_CHUNK_BYTES,
+    SPREAD_PIECE_BYTES,
     SOCKET_SNDBUF,
     SOCKET_RCVBUF,
     UNREAD_BYTES,

@@ -29,6 +29,7 @@ pub mod requests;
 pub mod ring;
 pub mod send;
 pub mod setup;
+pub mod spread;
 pub mod stage;
 pub mod stall;
 mod stats;
@@ -65,6 +66,10 @@ pub struct Tuning {
     /// `inline_idle_bytes`) are cut into chunks of this size when it is below the comm's, so that
     /// the stripes move one latency-bound message in parallel (send.rs, `chunk_for`); 0: never.
     pub idle_chunk_bytes: usize,
+    /// Sending: how a host-memory message below the comm's chunk is spread over the stripes while
+    /// few connections of the process move data (spread.rs), on a connection `idle_chunk_bytes`
+    /// does not cover (0).
+    pub spread: spread::Spread,
     /// Receiving: the largest inline payload this side takes (announced in the listen handle).
     pub inline_accept: usize,
     /// Requests NCCL may keep outstanding on this comm (8 for the v5/v6 tables, 32 after).

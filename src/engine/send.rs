@@ -9,6 +9,7 @@ use super::lanes::{SendCtx, SendLane};
 use super::memory::Registration;
 use super::profile::{self, Event, Op, Parent};
 use super::requests::Kind;
+use super::spread::{Mover, Spread};
 use super::stall;
 use super::striper::{Cut, Striper, Then};
 use super::wire::MsgHeader;
@@ -49,6 +50,9 @@ pub struct SendState {
     inline_bytes: usize,
     inline_idle_bytes: usize,
     idle_chunk_bytes: usize,
+    spread: Spread,
+    /// This comm's part in the process's count of moving send comms.
+    mover: Mover,
     /// First message whose chunks are not all handed to the stripes.
     issue_seq: u64,
 }
@@ -69,6 +73,8 @@ impl SendComm {
             inline_bytes: t.inline_bytes,
             inline_idle_bytes: t.inline_idle_bytes,
             idle_chunk_bytes: t.idle_chunk_bytes,
+            spread: t.spread,
+            mover: Mover::default(),
             issue_seq: 0,
         })
     }
@@ -128,17 +134,24 @@ impl SendComm {
             },
             _ => (false, None),
         };
+        // What the spread rule saw, for the stats: the comms it counted moving, and whether it cut.
+        let mut spread_seen = None;
         let chunk = match inline || !host {
             true => 0,
             false => {
                 let striper = &st.b.striper;
-                chunk_for(
+                // Every striped host message counts toward the process's moving comms.
+                let moving = st.mover.moving();
+                let (chunk, spread) = striped_chunk(
                     size,
                     striper.stripes(),
                     outstanding,
                     striper.chunk_bytes(),
                     st.idle_chunk_bytes,
-                )
+                    (st.spread, moving),
+                );
+                spread_seen = spread.map(|cut| (moving, cut));
+                chunk
             }
         };
         let msg = Msg {
@@ -159,6 +172,9 @@ impl SendComm {
         };
         if let Some(stats) = &mut st.b.stats {
             stats.posted(outstanding);
+            if let Some((moving, cut)) = spread_seen {
+                stats.spread(moving, cut);
+            }
         }
         let header = MsgHeader {
             size: size as u64,
@@ -256,6 +272,30 @@ pub(crate) fn chunk_for(size: usize, stripes: usize, outstanding: usize, chunk: 
     }
 }
 
+/// The chunk size of a striped host-memory message (0: the comm's `chunk`) and, where the spread
+/// rule decided it, whether it cut. A connection the idle rule covers (`idle` above 0:
+/// point-to-point ones by default, every one where NCCL_TCPXR_IDLE_CHUNK_BYTES is set) keeps that
+/// rule ([`chunk_for`]) even while it streams: the spread rule was measured on collectives' rings
+/// (run 372). Elsewhere a message below `chunk` is cut as `spread` says with `moving` send comms of
+/// the process counted ([`Spread::chunk_for`]).
+pub(crate) fn striped_chunk(
+    size: usize,
+    stripes: usize,
+    outstanding: usize,
+    chunk: usize,
+    idle: usize,
+    (spread, moving): (Spread, usize),
+) -> (usize, Option<bool>) {
+    match idle {
+        0 if spread.piece > 0 && size < chunk => {
+            let cut = spread.chunk_for(size, stripes, chunk, moving);
+            (cut, Some(cut != 0))
+        }
+        0 => (0, None),
+        idle => (chunk_for(size, stripes, outstanding, chunk, idle), None),
+    }
+}
+
 thread_local! {
     /// Whether a mid-sized message this thread sent inline (because its comm was idle) is not done.
     static IDLE_INLINE_OUT: Arc<AtomicBool> = Arc::default();
@@ -343,7 +383,8 @@ impl Side for SendState {
 
 #[cfg(test)]
 mod tests {
-    use super::{chunk_for, goes_inline, IdleInline, Inline};
+    use super::{chunk_for, goes_inline, striped_chunk, IdleInline, Inline};
+    use crate::engine::spread::Spread;
 
     #[test]
     fn an_idle_message_is_spread_over_the_stripes_in_pieces_no_smaller_than_the_idle_chunk() {
@@ -419,5 +460,34 @@ mod tests {
         assert!(other);
         drop(first);
         assert!(IdleInline::claim().is_some(), "free again once the first is done");
+    }
+
+    #[test]
+    fn the_idle_rule_keeps_its_connections_and_the_spread_rule_cuts_the_others_below_the_chunk() {
+        let (chunk, spread) = (
+            512 << 10,
+            Spread {
+                piece: 64 << 10,
+                threads: 10,
+            },
+        );
+        // Point-to-point (idle rule on), streaming: the idle rule says whole, and whole it stays.
+        assert_eq!(striped_chunk(256 << 10, 4, 3, chunk, 64 << 10, (spread, 2)), (0, None));
+        // Idle there: the idle rule's one piece per stripe.
+        assert_eq!(
+            striped_chunk(256 << 10, 4, 0, chunk, 64 << 10, (spread, 2)),
+            (64 << 10, None)
+        );
+        // A collective's connection, 2 comms moving: 10 / 4 = 2 pieces, however many are out.
+        assert_eq!(
+            striped_chunk(256 << 10, 4, 3, chunk, 0, (spread, 2)),
+            (128 << 10, Some(true))
+        );
+        // 3 comms moving: one piece; the rule looked and left it whole.
+        assert_eq!(striped_chunk(256 << 10, 4, 0, chunk, 0, (spread, 3)), (0, Some(false)));
+        // A whole chunk, or the rule off: not the rule's to decide.
+        assert_eq!(striped_chunk(chunk, 4, 0, chunk, 0, (spread, 1)), (0, None));
+        let off = Spread { piece: 0, ..spread };
+        assert_eq!(striped_chunk(256 << 10, 4, 0, chunk, 0, (off, 1)), (0, None));
     }
 }

@@ -22,6 +22,11 @@ pub struct Stats {
     pub posts: u64,
     pub out_at_post_sum: u64,
     pub out_at_post_max: usize,
+    /// Messages the spread rule looked at, those it cut, and the moving comms it counted.
+    pub spread_looks: u64,
+    pub spread_cuts: u64,
+    pub moving_sum: u64,
+    pub moving_max: usize,
 }
 
 impl Stats {
@@ -35,6 +40,10 @@ impl Stats {
             posts: 0,
             out_at_post_sum: 0,
             out_at_post_max: 0,
+            spread_looks: 0,
+            spread_cuts: 0,
+            moving_sum: 0,
+            moving_max: 0,
         }
     }
 
@@ -52,6 +61,14 @@ impl Stats {
         self.posts += 1;
         self.out_at_post_sum += outstanding as u64;
         self.out_at_post_max = self.out_at_post_max.max(outstanding);
+    }
+
+    /// The spread rule looked at a message with `moving` comms counted, and cut it or not.
+    pub fn spread(&mut self, moving: usize, cut: bool) {
+        self.spread_looks += 1;
+        self.spread_cuts += cut as u64;
+        self.moving_sum += moving as u64;
+        self.moving_max = self.moving_max.max(moving);
     }
 
     /// "; sizes up to 128 B: 2, up to 1 MiB: 5" for the size classes that saw a message.
@@ -147,6 +164,15 @@ impl Stats {
                 "; others out at a post avg {:.1} max {}",
                 self.out_at_post_sum as f64 / n as f64,
                 self.out_at_post_max
+            ),
+        };
+        let depth = match self.spread_looks {
+            0 => depth,
+            n => format!(
+                "{depth}; spread cut {} of {n}, moving comms avg {:.1} max {}",
+                self.spread_cuts,
+                self.moving_sum as f64 / n as f64,
+                self.moving_max
             ),
         };
         let totals = format!(

@@ -32,6 +32,7 @@ pub use memory::{dereg_mr, get_device_mr, reg_mr, MemHandle};
 
 use crate::config::Config;
 use crate::devices::{Device, Devices};
+use crate::engine::spread::{self, Spread};
 use crate::engine::Tuning;
 use crate::error::{Error, Result};
 use crate::settings;
@@ -80,6 +81,9 @@ pub struct MessageRules {
     /// hints name point-to-point.
     pub idle_chunk: usize,
     pub idle_chunk_p2p: usize,
+    /// How messages below the comm's chunk are spread while few connections move
+    /// (NCCL_TCPXR_SPREAD_PIECE_BYTES in effect, [`settings::spread_piece`], over the pool's threads).
+    pub spread: Spread,
     /// NCCL_TCPXR_GPU_COPY_BYTES in effect ([`settings::gpu_copy`]), and on connections NCCL's
     /// hints name point-to-point.
     pub gpu_copy: usize,
@@ -101,6 +105,15 @@ impl Plugin {
                 idle.p2p.value,
             );
             let idle_chunk = settings::idle_chunk(self.config, &movers, self.transport.kind() == TransportKind::Tcpx);
+            let spread_piece =
+                settings::spread_piece(self.config, &movers, self.transport.kind() == TransportKind::Tcpx);
+            let spread = Spread {
+                piece: spread_piece.value,
+                threads: std::env::var(spread::TEST_THREADS)
+                    .ok()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(movers.threads),
+            };
             let gpu_copy = settings::gpu_copy(self.config);
             let mut lines = self.transport.pool_settings();
             lines.extend([
@@ -117,6 +130,7 @@ impl Plugin {
                     idle_chunk.general.value,
                     idle_chunk.general.source,
                 ),
+                settings::Line::new("NCCL_TCPXR_SPREAD_PIECE_BYTES", spread_piece.value, spread_piece.source),
             ]);
             // Only where receives land in the socket's bounce memory for NCCL's unpack.
             if self.device_unpack && self.transport.kind() == TransportKind::Socket {
@@ -144,6 +158,7 @@ impl Plugin {
                 accept: accept.value,
                 idle_chunk: idle_chunk.general.value,
                 idle_chunk_p2p: idle_chunk.p2p.value,
+                spread,
                 gpu_copy: gpu_copy.general.value,
                 gpu_copy_p2p: gpu_copy.p2p.value,
             }
@@ -294,6 +309,7 @@ pub(super) fn tuning(p: &Plugin, max_requests: usize, p2p: bool) -> Tuning {
         inline_bytes: config.inline_bytes,
         inline_idle_bytes: if p2p { rules.idle_p2p } else { rules.idle },
         idle_chunk_bytes: if p2p { rules.idle_chunk_p2p } else { rules.idle_chunk },
+        spread: rules.spread,
         inline_accept: rules.accept,
         max_requests,
         handshake_timeout: Duration::from_millis(config.handshake_timeout_ms),

@@ -1,0 +1,177 @@
+//! Spreading a message over more stripes while few connections of the process move data.
+//!
+//! NCCL's ring keeps about one message at a time on each connection (run 358), and a message
+//! below the comm's chunk size is one chunk, moved by one I/O thread at each end. In the mid band
+//! NCCL runs a collective on 1-2 channels (run 369: the 4-rank all_reduce of 2-4 MiB in messages
+//! of 128-256 KiB), so most of the I/O pool's threads sit idle while each step waits on one
+//! thread's copy. The rule: a message below the comm's chunk, sent while `moving` send comms of
+//! the process carry data, is cut into `threads / (2 × moving)` pieces (each send meets a receive
+//! at its peer, and the peer sends as much back: two busy threads per moving connection), at most
+//! one per stripe and none below the piece size. Point-to-point connections keep their own rule
+//! (send.rs, the idle chunk), which this one does not override.
+//!
+//! "Moving" is the number of distinct send comms among the process's last [`RECENT`] striped
+//! messages: NCCL's proxy thread posts the messages of the channels a collective runs on in turn,
+//! so the recent posts name every such channel's comm. Not the messages out at one instant: the
+//! proxy posts a step's channels one after the other, so the first of 8 would see itself alone
+//! (run 365: the 2-rank all_reduce of 8 MiB on 8 channels took 7 % longer in every pass); nor the
+//! comms that posted in the last 1-2 ms, which cut the 4-rank all_gather of 8 MiB on 4 channels
+//! (runs 366, 368, 369). Counted this way the rule cuts, at 4 ranks, the all_reduce of 2-4 MiB
+//! and nearly nothing of all_gather or reduce_scatter (run 371, NCCL_TCPXR_STATS); it took 3-10 %
+//! off the 4-rank all_reduce of 1-8 MiB and 4-13 % off the 2-rank all_reduce of 1-4 MiB (run 372,
+//! 64 KiB pieces, medians of 5 and 3 passes).
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+/// How many of the process's latest striped messages name the comms counted as moving: twice
+/// NCCL's 8 channels, so that every channel a collective runs on has posted among them.
+pub const RECENT: usize = 16;
+
+/// Set in a test's environment, the I/O threads the rule counts in place of the pool's, so that a
+/// host with fewer cores than the rule needs (the pool is capped at the cores a process may use)
+/// still exercises the cut and the receiver following it. Never set under NCCL.
+pub const TEST_THREADS: &str = "TCPXR_TEST_SPREAD_THREADS";
+
+/// What a comm spreads by: pieces of at least `piece` bytes (0: never spread) over the process's
+/// `threads` I/O threads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Spread {
+    pub piece: usize,
+    pub threads: usize,
+}
+
+impl Spread {
+    /// The chunk size of a striped host message of `size` bytes over `stripes` stripes of a comm
+    /// whose chunk is `chunk`, while `moving` send comms of the process carry data; 0 keeps the
+    /// comm's chunk.
+    pub fn chunk_for(&self, size: usize, stripes: usize, chunk: usize, moving: usize) -> usize {
+        if self.piece == 0 || size >= chunk {
+            return 0;
+        }
+        let pieces = (self.threads / (2 * moving.max(1))).min(stripes);
+        if pieces < 2 {
+            return 0;
+        }
+        let piece = size.div_ceil(pieces).next_multiple_of(4096).max(self.piece);
+        match piece < size && piece < chunk {
+            true => piece,
+            false => 0,
+        }
+    }
+}
+
+/// The comms of the process's latest striped messages: a ring of comm ids (0: none yet).
+pub struct Count {
+    next: AtomicUsize,
+    ids: [AtomicU64; RECENT],
+}
+
+/// The process's count, which every send comm's [`Mover`] adds to.
+static PROCESS: Count = Count::new();
+
+/// A send comm's part in the count: its id, unique in the process.
+#[derive(Debug)]
+pub struct Mover {
+    id: u64,
+}
+
+impl Default for Mover {
+    fn default() -> Mover {
+        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+        Mover {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+}
+
+impl Mover {
+    /// Records a striped message of this comm and returns how many distinct send comms sent the
+    /// process's latest [`RECENT`] (this one included).
+    pub fn moving(&self) -> usize {
+        PROCESS.record(self.id)
+    }
+}
+
+impl Count {
+    const fn new() -> Count {
+        Count {
+            next: AtomicUsize::new(0),
+            ids: [const { AtomicU64::new(0) }; RECENT],
+        }
+    }
+
+    /// Records a message of comm `id` and counts the distinct comms in the ring. Threads posting
+    /// at once may overwrite each other's slot: the count only decides how finely to cut, never
+    /// what arrives (each message's header names its chunk size).
+    fn record(&self, id: u64) -> usize {
+        let at = self.next.fetch_add(1, Ordering::Relaxed) % RECENT;
+        self.ids[at].store(id, Ordering::Relaxed);
+        let mut seen = [0u64; RECENT];
+        let mut distinct = 0;
+        for slot in &self.ids {
+            let v = slot.load(Ordering::Relaxed);
+            if v != 0 && !seen[..distinct].contains(&v) {
+                seen[distinct] = v;
+                distinct += 1;
+            }
+        }
+        distinct
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ON: Spread = Spread {
+        piece: 128 << 10,
+        threads: 10,
+    };
+
+    #[test]
+    fn a_message_is_cut_into_threads_over_twice_the_moving_comms_at_most_one_per_stripe() {
+        // 2 comms moving, 10 threads: 2 pieces. 256 KiB -> 128 KiB pieces.
+        assert_eq!(ON.chunk_for(256 << 10, 4, 512 << 10, 2), 128 << 10);
+        // 1 comm: 5 pieces, but 4 stripes and no piece below 128 KiB.
+        assert_eq!(ON.chunk_for(384 << 10, 4, 512 << 10, 1), 128 << 10);
+        let small = Spread { piece: 4096, ..ON };
+        assert_eq!(small.chunk_for(400 << 10, 4, 512 << 10, 1), 100 << 10);
+        assert_eq!(small.chunk_for(400 << 10, 2, 512 << 10, 1), 200 << 10);
+        // Pieces are whole pages.
+        assert_eq!(small.chunk_for(300_001, 2, 512 << 10, 1), 151_552);
+    }
+
+    #[test]
+    fn busy_pools_whole_chunks_small_messages_and_off_keep_the_comms_chunk() {
+        // 3 comms moving: 10 / 6 = 1 piece.
+        assert_eq!(ON.chunk_for(256 << 10, 4, 512 << 10, 3), 0);
+        // A whole chunk or more is already striped.
+        assert_eq!(ON.chunk_for(512 << 10, 4, 512 << 10, 1), 0);
+        // No piece below 128 KiB: a 128 KiB message stays whole.
+        assert_eq!(ON.chunk_for(128 << 10, 4, 512 << 10, 1), 0);
+        // One stripe, a small pool, or off.
+        assert_eq!(ON.chunk_for(256 << 10, 1, 512 << 10, 1), 0);
+        assert_eq!(Spread { threads: 3, ..ON }.chunk_for(256 << 10, 4, 512 << 10, 1), 0);
+        assert_eq!(Spread { piece: 0, ..ON }.chunk_for(256 << 10, 4, 512 << 10, 1), 0);
+    }
+
+    #[test]
+    fn the_count_is_the_distinct_comms_among_the_latest_messages() {
+        let count = Count::new();
+        assert_eq!(count.record(7), 1);
+        assert_eq!(count.record(7), 1, "a comm counts once");
+        assert_eq!(count.record(8), 2);
+        // Round-robin over 4 comms: 4 once the ring holds no older comm.
+        for round in 0..10 {
+            for id in 1..=4 {
+                let n = count.record(id);
+                assert!(round < 4 || n == 4, "round {round}: {n}");
+            }
+        }
+        // Then 2 comms only: once the ring has turned over, 2.
+        for _ in 0..RECENT / 2 {
+            count.record(1);
+            count.record(2);
+        }
+        assert_eq!(count.record(1), 2);
+    }
+}
