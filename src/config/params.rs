@@ -61,6 +61,14 @@ const UNREAD_WINDOW: Range = Range {
     ..byte_range(16 << 10, 1 << 30)
 };
 
+/// Chunk sizes: whole pages of 4 KiB-16 MiB.
+const CHUNK: Range = Range {
+    multiple: 4096,
+    ..byte_range(4096, 16 << 20)
+};
+/// The pieces a message is cut into below the chunk: 0 (off) or a chunk size.
+const PIECE: Range = Range { zero: true, ..CHUNK };
+
 pub const STRIPES: Param = Param {
     name: "NCCL_TCPXR_STRIPES",
     default: "4",
@@ -74,10 +82,7 @@ pub const CHUNK_BYTES: Param = Param {
     name: "NCCL_TCPXR_CHUNK_BYTES",
     default: "524288",
     accepted: "4096-16777216, a multiple of 4096 (K/M suffixes allowed)",
-    range: Some(Range {
-        multiple: 4096,
-        ..byte_range(4096, 16 << 20)
-    }),
+    range: Some(CHUNK),
     doc: "Size of the chunks a message is cut into before it is dealt over the stripes. The \
           listening side's value is used; over tcpx chunks are capped at 4 MiB, and, unless \
           NCCL_TCPXR_GPU_BUFFERS=0, raised with a WARN to at least 4 MiB / (NCCL_TCPXR_STRIPES x \
@@ -150,11 +155,7 @@ pub const IDLE_CHUNK_BYTES: Param = Param {
     name: "NCCL_TCPXR_IDLE_CHUNK_BYTES",
     default: "auto",
     accepted: "auto, 0 or 4096-16777216, a multiple of 4096 (K/M suffixes allowed)",
-    range: Some(Range {
-        zero: true,
-        multiple: 4096,
-        ..byte_range(4096, 16 << 20)
-    }),
+    range: Some(PIECE),
     doc: "Smallest piece of a host message sent on a nearly idle connection (0: off). \
           Nearly idle: the test of NCCL_TCPXR_INLINE_IDLE_BYTES (at most one other message in \
           flight). Such a message is latency-bound: it is cut into one piece per stripe, none smaller \
@@ -170,11 +171,7 @@ pub const SPREAD_PIECE_BYTES: Param = Param {
     name: "NCCL_TCPXR_SPREAD_PIECE_BYTES",
     default: "auto",
     accepted: "auto, 0 or 4096-16777216, a multiple of 4096 (K/M suffixes allowed)",
-    range: Some(Range {
-        zero: true,
-        multiple: 4096,
-        ..byte_range(4096, 16 << 20)
-    }),
+    range: Some(PIECE),
     doc: "Smallest piece of a host message below NCCL_TCPXR_CHUNK_BYTES spread over the stripes \
           while few connections of the process move data (0: off). NCCL's ring keeps about one \
           message at a time on each connection, each moved by one I/O thread at either end; with \
