@@ -24,7 +24,8 @@ connection when it closes with NCCL_TCPXR_STATS=1 (src/engine/mod.rs, Stats::rep
   host:pid:tid [0] NCCL INFO NET/tcpxr stats send s1: ...
 
   (one line a stripe: NCCL's logger cuts a line near 1 KiB; a stripe's line follows its
-  connection's from the same thread)
+  connection's from the same thread). A send comm whose messages the spread rule looked at ends
+  its line with "; spread cut X of Y, moving comms avg M max N" (src/engine/stats.rs).
 """
 
 import math
@@ -44,6 +45,7 @@ _ERROR = re.compile(r"Test failure|NCCL failure|CUDA failure|Test NCCL failure|e
 
 _STATS = re.compile(r"^(\S*) .*stats (send|receive): (\d+) messages \((\d+) inline\), ([\d.]+) MB in ([\d.]+) s; "
                     r"window stalls (\d+); (\d+) stripes")
+_SPREAD = re.compile(r"; spread cut (\d+) of (\d+), moving comms avg ([\d.]+) max (\d+)")
 _STRIPE = re.compile(r"^(\S*) .*stats (send|receive) s(\d+): ([\d.]+) MB in (\d+) chunks(?: (\d+)% busy)?"
                      r"(?:, queued ahead avg ([\d.]+) max (\d+))?")
 
@@ -57,7 +59,10 @@ def tcpxr_stats(log_text):
         if m:
             conn = {"dir": m.group(2), "messages": int(m.group(3)), "inline": int(m.group(4)),
                     "mb": float(m.group(5)), "seconds": float(m.group(6)), "stripes": [],
-                    "stalls": int(m.group(7))}
+                    "stalls": int(m.group(7)), "spread_cut": 0, "spread_looked": 0}
+            spread = _SPREAD.search(line)
+            if spread:
+                conn["spread_cut"], conn["spread_looked"] = int(spread.group(1)), int(spread.group(2))
             out.append(conn)
             last[(m.group(1), m.group(2))] = conn
             continue
@@ -73,7 +78,8 @@ def tcpxr_stats(log_text):
 
 def stats_summary(stats):
     """Per direction: connections, MB, the stripes' mean I/O busy %, the chunk-weighted mean of
-    chunks queued ahead of each new one, the most ever queued, and window stalls."""
+    chunks queued ahead of each new one, the most ever queued, window stalls, and the messages
+    the spread rule cut of those it looked at."""
     out = {}
     for d in ("send", "receive"):
         comms = [c for c in stats if c["dir"] == d]
@@ -90,6 +96,8 @@ def stats_summary(stats):
             "queued_avg": round(sum(q * n for q, n in weighted) / chunks, 2) if chunks else None,
             "queued_max": max((s["queued_max"] for s in stripes if s["queued_max"] is not None), default=None),
             "stalls": sum(c["stalls"] for c in comms),
+            "spread_cut": sum(c.get("spread_cut", 0) for c in comms),
+            "spread_looked": sum(c.get("spread_looked", 0) for c in comms),
         }
     return out
 
@@ -100,8 +108,9 @@ def stats_line(summary):
     for d, v in summary.items():
         busy = "?" if v["busy_pct"] is None else f"{v['busy_pct']}%"
         queued = "?" if v["queued_avg"] is None else f"{v['queued_avg']} (max {v['queued_max']})"
+        spread = f", spread cut {v['spread_cut']} of {v['spread_looked']}" if v.get("spread_looked") else ""
         parts.append(f"{d}: {v['comms']} conns, {v['mb']} MB, stripes {busy} busy, "
-                     f"queued ahead {queued}, window stalls {v['stalls']}")
+                     f"queued ahead {queued}, window stalls {v['stalls']}{spread}")
     return "; ".join(parts)
 
 

@@ -566,7 +566,9 @@ def main(argv=None):
     if with_stats:
         notes.append("tcpxr's own counters (NCCL_TCPXR_STATS, over each run's connections; stripes' I/O busy "
                      "time over their lifetime; queued ahead: chunks already on a stripe when the next was "
-                     "posted, near 0 = waiting for NCCL, near the window = the stripe is the limit): "
+                     "posted, near 0 = waiting for NCCL, near the window = the stripe is the limit; spread "
+                     "cut: messages below the chunk that NCCL_TCPXR_SPREAD_PIECE_BYTES's rule cut, of those it "
+                     "looked at): "
                      + " | ".join(f"{r['op']} {r['config']}: {parse.stats_line(r['stats'])}" for r in with_stats))
     if failures:
         notes.append("failed runs are left out of the tables; their raw output is in "

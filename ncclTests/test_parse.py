@@ -212,7 +212,8 @@ class TcpxrStats(unittest.TestCase):
     # connection's, whose transport does not time its I/O). Another thread's lines come between.
     LOG = (
         "vm:1:2 [0] NCCL INFO NET/tcpxr stats send: 1220 messages (0 inline), 1976.0 MB in 1.47 s; "
-        "window stalls 0; 2 stripes\n"
+        "window stalls 0; 2 stripes; sizes up to 256 KiB: 1220; others out at a post avg 0.4 max 3; "
+        "spread cut 588 of 1220, moving comms avg 2.0 max 2\n"
         "vm:1:3 [1] NCCL INFO NET/tcpxr stats receive: 7 messages (3 inline), 12.5 MB in 0.20 s; "
         "window stalls 1; 2 stripes\n"
         "vm:1:2 [0] NCCL INFO NET/tcpxr stats send s0: 494.4 MB in 943 chunks 28% busy, queued ahead avg 1.7 "
@@ -241,11 +242,14 @@ class TcpxrStats(unittest.TestCase):
         summary = parse.stats_summary(parse.tcpxr_stats(self.LOG))
         self.assertEqual(summary["send"], {"comms": 1, "mb": 1976.0, "busy_pct": 26.5,
                                            "queued_avg": round((1.7 * 943 + 1.4 * 942) / 1885, 2),
-                                           "queued_max": 7, "stalls": 0})
+                                           "queued_max": 7, "stalls": 0, "spread_cut": 588,
+                                           "spread_looked": 1220})
         self.assertEqual(summary["receive"]["busy_pct"], None)
         self.assertEqual(summary["receive"]["queued_avg"], 2.0)
-        self.assertIn("receive: 1 conns, 12.5 MB, stripes ? busy, queued ahead 2.0 (max 3), window stalls 1",
-                      parse.stats_line(summary))
+        line = parse.stats_line(summary)
+        self.assertIn("window stalls 0, spread cut 588 of 1220; receive: 1 conns", line)
+        self.assertTrue(line.endswith("receive: 1 conns, 12.5 MB, stripes ? busy, queued ahead 2.0 (max 3), "
+                                      "window stalls 1"), line)
         self.assertEqual(parse.stats_summary([]), {})
         self.assertEqual(parse.stats_line({}), "")
 
