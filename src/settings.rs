@@ -576,7 +576,7 @@ pub fn idle_chunk(config: &Config, movers: &Movers, over_tcpx: bool) -> Split {
 }
 
 /// NCCL_TCPXR_SPREAD_PIECE_BYTES: the smallest piece of a message spread over the stripes while few
-/// connections of the process move data (engine/spread.rs).
+/// connections of the process move data (engine/cut.rs).
 pub const SPREAD: PoolRule = PoolRule {
     var: "NCCL_TCPXR_SPREAD_PIECE_BYTES",
     parallel: 64 << 10,

@@ -1,5 +1,5 @@
 //! A host message below the comm's chunk, sent while few send comms of the process move data, is
-//! spread over the stripes in pieces of at least NCCL_TCPXR_SPREAD_PIECE_BYTES (engine/spread.rs),
+//! spread over the stripes in pieces of at least NCCL_TCPXR_SPREAD_PIECE_BYTES (engine/cut.rs),
 //! on a connection NCCL_TCPXR_IDLE_CHUNK_BYTES leaves whole (0 here), and the receiver cuts it as
 //! its header says (a receiver cutting otherwise fails the stripes' frame check). One send comm
 //! moving and 6 I/O threads counted (TCPXR_TEST_SPREAD_THREADS: the pool itself is capped at the

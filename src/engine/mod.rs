@@ -6,6 +6,7 @@
 //! * `nics`: which transport device carries each stripe (several for a fused NIC).
 //! * `comm`: what both sides share (the object NCCL holds, the common state, the progress pass).
 //! * `send` / `recv`: posting messages, progress, completion.
+//! * `cut`: how finely a host message below the chunk is cut (the idle and spread rules).
 //! * `striper`: chunking, round-robin over stripes, windows.
 //! * `ctrl`, `wire`, `requests`: the control socket, the byte formats, the request handles.
 //! * `liveness`: a sending comm's look at its control connection when its stripes' transport does
@@ -18,6 +19,7 @@ pub mod arena;
 mod comm;
 mod copy_in;
 mod ctrl;
+pub mod cut;
 pub mod lanes;
 pub mod liveness;
 pub mod memory;
@@ -29,7 +31,6 @@ pub mod requests;
 pub mod ring;
 pub mod send;
 pub mod setup;
-pub mod spread;
 pub mod stage;
 pub mod stall;
 mod stats;
@@ -64,12 +65,12 @@ pub struct Tuning {
     pub inline_idle_bytes: usize,
     /// Sending: host-memory messages striped while the comm is not streaming (the test of
     /// `inline_idle_bytes`) are cut into chunks of this size when it is below the comm's, so that
-    /// the stripes move one latency-bound message in parallel (send.rs, `chunk_for`); 0: never.
+    /// the stripes move one latency-bound message in parallel (cut.rs, `idle_chunk`); 0: never.
     pub idle_chunk_bytes: usize,
     /// Sending: how a host-memory message below the comm's chunk is spread over the stripes while
-    /// few connections of the process move data (spread.rs), on a connection `idle_chunk_bytes`
+    /// few connections of the process move data (cut.rs, `Spread`), on a connection `idle_chunk_bytes`
     /// does not cover (0).
-    pub spread: spread::Spread,
+    pub spread: cut::Spread,
     /// Receiving: the largest inline payload this side takes (announced in the listen handle).
     pub inline_accept: usize,
     /// Requests NCCL may keep outstanding on this comm (8 for the v5/v6 tables, 32 after).

@@ -5,11 +5,11 @@
 //! message done when its header is written and every chunk has completed.
 use super::comm::{Base, Comm, Side};
 use super::ctrl::{Ctrl, BORROW_FROM};
+use super::cut::{self, Mover, Spread};
 use super::lanes::{SendCtx, SendLane};
 use super::memory::Registration;
 use super::profile::{self, Event, Op, Parent};
 use super::requests::Kind;
-use super::spread::{Mover, Spread};
 use super::stall;
 use super::striper::{Cut, Striper, Then};
 use super::wire::MsgHeader;
@@ -28,7 +28,7 @@ pub struct Msg {
     /// Control-stream offset at which this message's header (and inline payload) ends.
     ctrl_end: u64,
     cut: Cut,
-    /// The size of the chunks it is cut into (0: the comm's; see [`chunk_for`]).
+    /// The size of the chunks it is cut into (0: the comm's; see [`cut::striped_chunk`]).
     chunk: usize,
     /// Where the payload lives: its GPU (None for host memory) and its registration.
     mem: SendCtx,
@@ -142,7 +142,7 @@ impl SendComm {
                 let striper = &st.b.striper;
                 // Every striped host message counts toward the process's moving comms.
                 let moving = st.mover.moving();
-                let (chunk, spread) = striped_chunk(
+                let (chunk, spread) = cut::striped_chunk(
                     size,
                     striper.stripes(),
                     outstanding,
@@ -250,52 +250,6 @@ pub(crate) fn goes_inline(size: usize, outstanding: usize, always: usize, idle: 
     }
 }
 
-/// The chunk size of a striped host-memory message of `size` bytes over `stripes` stripes, with
-/// `outstanding` other messages of the comm not yet reported done. While the comm is not streaming
-/// (the test of [`goes_inline`]) the message is cut so that each stripe gets one piece, but no
-/// piece below `idle` (0: never cut finer), and that is its chunk size where it is below the
-/// comm's `chunk`; else 0, the comm's. A message NCCL waits on alone then goes out over several
-/// stripes at once, each moved by its own I/O thread, instead of whole on one (one 512 KiB message
-/// one way: 58-62 us in 128 KiB chunks against 83-95 in one; docs/BENCHMARKS.md#defaults), while a
-/// message large enough to give every stripe a whole chunk, and a streaming comm, keep the comm's
-/// chunks (2 MiB alone in 64 KiB chunks: 149-154 us against 118-135).
-pub(crate) fn chunk_for(size: usize, stripes: usize, outstanding: usize, chunk: usize, idle: usize) -> usize {
-    if idle == 0 || outstanding > 1 {
-        return 0;
-    }
-    let even = size.div_ceil(stripes.max(1)).next_multiple_of(4096);
-    let piece = even.max(idle);
-    if piece < chunk && piece < size {
-        piece
-    } else {
-        0
-    }
-}
-
-/// The chunk size of a striped host-memory message (0: the comm's `chunk`) and, where the spread
-/// rule decided it, whether it cut. A connection the idle rule covers (`idle` above 0:
-/// point-to-point ones by default, every one where NCCL_TCPXR_IDLE_CHUNK_BYTES is set) keeps that
-/// rule ([`chunk_for`]) even while it streams: the spread rule was measured on collectives' rings
-/// (run 372). Elsewhere a message below `chunk` is cut as `spread` says with `moving` send comms of
-/// the process counted ([`Spread::chunk_for`]).
-pub(crate) fn striped_chunk(
-    size: usize,
-    stripes: usize,
-    outstanding: usize,
-    chunk: usize,
-    idle: usize,
-    (spread, moving): (Spread, usize),
-) -> (usize, Option<bool>) {
-    match idle {
-        0 if spread.piece > 0 && size < chunk => {
-            let cut = spread.chunk_for(size, stripes, chunk, moving);
-            (cut, Some(cut != 0))
-        }
-        0 => (0, None),
-        idle => (chunk_for(size, stripes, outstanding, chunk, idle), None),
-    }
-}
-
 thread_local! {
     /// Whether a mid-sized message this thread sent inline (because its comm was idle) is not done.
     static IDLE_INLINE_OUT: Arc<AtomicBool> = Arc::default();
@@ -383,53 +337,7 @@ impl Side for SendState {
 
 #[cfg(test)]
 mod tests {
-    use super::{chunk_for, goes_inline, striped_chunk, IdleInline, Inline};
-    use crate::engine::spread::Spread;
-
-    #[test]
-    fn an_idle_message_is_spread_over_the_stripes_in_pieces_no_smaller_than_the_idle_chunk() {
-        let (chunk, idle) = (512 << 10, 64 << 10);
-        assert_eq!(
-            chunk_for(512 << 10, 4, 0, chunk, idle),
-            128 << 10,
-            "one piece per stripe"
-        );
-        assert_eq!(
-            chunk_for(512 << 10, 4, 1, chunk, idle),
-            128 << 10,
-            "one other out: still idle"
-        );
-        assert_eq!(
-            chunk_for(512 << 10, 4, 2, chunk, idle),
-            0,
-            "a third in flight: streaming"
-        );
-        assert_eq!(
-            chunk_for(128 << 10, 4, 0, chunk, idle),
-            64 << 10,
-            "never below the idle chunk"
-        );
-        assert_eq!(chunk_for(100_000, 4, 0, chunk, idle), 64 << 10);
-        assert_eq!(chunk_for(300_001, 4, 0, chunk, idle), 77_824, "a quarter, up to 4 KiB");
-        assert_eq!(chunk_for(64 << 10, 4, 0, chunk, idle), 0, "one piece anyway");
-        assert_eq!(
-            chunk_for(2 << 20, 4, 0, chunk, idle),
-            0,
-            "every stripe gets a whole chunk"
-        );
-        assert_eq!(chunk_for(3 << 20, 4, 0, chunk, idle), 0);
-        assert_eq!(
-            chunk_for(512 << 10, 1, 0, chunk, idle),
-            0,
-            "one stripe: nothing to spread over"
-        );
-        assert_eq!(chunk_for(512 << 10, 4, 0, chunk, 0), 0, "off");
-        assert_eq!(
-            chunk_for(4 << 20, 4, 0, 64 << 10, 64 << 10),
-            0,
-            "not finer than the comm's"
-        );
-    }
+    use super::{goes_inline, IdleInline, Inline};
 
     #[test]
     fn small_messages_go_inline_always_and_mid_sized_ones_only_while_the_comm_is_not_streaming() {
@@ -460,34 +368,5 @@ mod tests {
         assert!(other);
         drop(first);
         assert!(IdleInline::claim().is_some(), "free again once the first is done");
-    }
-
-    #[test]
-    fn the_idle_rule_keeps_its_connections_and_the_spread_rule_cuts_the_others_below_the_chunk() {
-        let (chunk, spread) = (
-            512 << 10,
-            Spread {
-                piece: 64 << 10,
-                threads: 10,
-            },
-        );
-        // Point-to-point (idle rule on), streaming: the idle rule says whole, and whole it stays.
-        assert_eq!(striped_chunk(256 << 10, 4, 3, chunk, 64 << 10, (spread, 2)), (0, None));
-        // Idle there: the idle rule's one piece per stripe.
-        assert_eq!(
-            striped_chunk(256 << 10, 4, 0, chunk, 64 << 10, (spread, 2)),
-            (64 << 10, None)
-        );
-        // A collective's connection, 2 comms moving: 10 / 4 = 2 pieces, however many are out.
-        assert_eq!(
-            striped_chunk(256 << 10, 4, 3, chunk, 0, (spread, 2)),
-            (128 << 10, Some(true))
-        );
-        // 3 comms moving: one piece; the rule looked and left it whole.
-        assert_eq!(striped_chunk(256 << 10, 4, 0, chunk, 0, (spread, 3)), (0, Some(false)));
-        // A whole chunk, or the rule off: not the rule's to decide.
-        assert_eq!(striped_chunk(chunk, 4, 0, chunk, 0, (spread, 1)), (0, None));
-        let off = Spread { piece: 0, ..spread };
-        assert_eq!(striped_chunk(256 << 10, 4, 0, chunk, 0, (off, 1)), (0, None));
     }
 }

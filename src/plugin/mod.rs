@@ -32,7 +32,7 @@ pub use memory::{dereg_mr, get_device_mr, reg_mr, MemHandle};
 
 use crate::config::Config;
 use crate::devices::{Device, Devices};
-use crate::engine::spread::{self, Spread};
+use crate::engine::cut::{self, Spread};
 use crate::engine::Tuning;
 use crate::error::{Error, Result};
 use crate::settings;
@@ -109,7 +109,7 @@ impl Plugin {
                 settings::spread_piece(self.config, &movers, self.transport.kind() == TransportKind::Tcpx);
             let spread = Spread {
                 piece: spread_piece.value,
-                threads: std::env::var(spread::TEST_THREADS)
+                threads: std::env::var(cut::TEST_THREADS)
                     .ok()
                     .and_then(|v| v.parse().ok())
                     .unwrap_or(movers.threads),

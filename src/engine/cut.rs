@@ -1,5 +1,10 @@
-//! Spreading a message over more stripes while few connections of the process move data.
+//! How a striped host-memory message is cut into chunks, below the comm's chunk size: two rules,
+//! each for its own connections ([`striped_chunk`]).
 //!
+//! **Idle** ([`idle_chunk`], NCCL_TCPXR_IDLE_CHUNK_BYTES; point-to-point connections by default):
+//! a message NCCL waits on alone goes out over every stripe at once.
+//!
+//! **Spread** ([`Spread`], NCCL_TCPXR_SPREAD_PIECE_BYTES; the other connections, collectives'):
 //! NCCL's ring keeps about one message at a time on each connection (run 358), and a message
 //! below the comm's chunk size is one chunk, moved by one I/O thread at each end. In the mid band
 //! NCCL runs a collective on 1-2 channels (run 369: the 4-rank all_reduce of 2-4 MiB in messages
@@ -7,8 +12,7 @@
 //! thread's copy. The rule: a message below the comm's chunk, sent while `moving` send comms of
 //! the process carry data, is cut into `threads / (2 × moving)` pieces (each send meets a receive
 //! at its peer, and the peer sends as much back: two busy threads per moving connection), at most
-//! one per stripe and none below the piece size. Point-to-point connections keep their own rule
-//! (send.rs, the idle chunk), which this one does not override.
+//! one per stripe and none below the piece size.
 //!
 //! "Moving" is the number of distinct send comms among the process's last [`RECENT`] striped
 //! messages: NCCL's proxy thread posts the messages of the channels a collective runs on in turn,
@@ -17,9 +21,9 @@
 //! (run 365: the 2-rank all_reduce of 8 MiB on 8 channels took 7 % longer in every pass); nor the
 //! comms that posted in the last 1-2 ms, which cut the 4-rank all_gather of 8 MiB on 4 channels
 //! (runs 366, 368, 369). Counted this way the rule cuts, at 4 ranks, the all_reduce of 2-4 MiB
-//! and nearly nothing of all_gather or reduce_scatter (run 371, NCCL_TCPXR_STATS); it took 3-10 %
-//! off the 4-rank all_reduce of 1-8 MiB and 4-13 % off the 2-rank all_reduce of 1-4 MiB (run 372,
-//! 64 KiB pieces, medians of 5 and 3 passes).
+//! and nearly nothing of all_gather or reduce_scatter (run 371, NCCL_TCPXR_STATS); with 64 KiB
+//! pieces the 4-rank all_reduce of 4 MiB and the 2-rank all_reduce of 2 MiB took 5-15 % less time
+//! in every pass, every other size of the four ops at 1-16 MiB within 3 % by medians (runs 372-373).
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// How many of the process's latest striped messages name the comms counted as moving: twice
@@ -30,6 +34,52 @@ pub const RECENT: usize = 16;
 /// host with fewer cores than the rule needs (the pool is capped at the cores a process may use)
 /// still exercises the cut and the receiver following it. Never set under NCCL.
 pub const TEST_THREADS: &str = "TCPXR_TEST_SPREAD_THREADS";
+
+/// The chunk size of a striped host-memory message of `size` bytes over `stripes` stripes, with
+/// `outstanding` other messages of the comm not yet reported done. While the comm is not streaming
+/// (the test of `send::goes_inline`) the message is cut so that each stripe gets one piece, but no
+/// piece below `idle` (0: never cut finer), and that is its chunk size where it is below the
+/// comm's `chunk`; else 0, the comm's. A message NCCL waits on alone then goes out over several
+/// stripes at once, each moved by its own I/O thread, instead of whole on one (one 512 KiB message
+/// one way: 58-62 us in 128 KiB chunks against 83-95 in one; docs/BENCHMARKS.md#defaults), while a
+/// message large enough to give every stripe a whole chunk, and a streaming comm, keep the comm's
+/// chunks (2 MiB alone in 64 KiB chunks: 149-154 us against 118-135).
+pub(crate) fn idle_chunk(size: usize, stripes: usize, outstanding: usize, chunk: usize, idle: usize) -> usize {
+    if idle == 0 || outstanding > 1 {
+        return 0;
+    }
+    let even = size.div_ceil(stripes.max(1)).next_multiple_of(4096);
+    let piece = even.max(idle);
+    if piece < chunk && piece < size {
+        piece
+    } else {
+        0
+    }
+}
+
+/// The chunk size of a striped host-memory message (0: the comm's `chunk`) and, where the spread
+/// rule decided it, whether it cut. A connection the idle rule covers (`idle` above 0:
+/// point-to-point ones by default, every one where NCCL_TCPXR_IDLE_CHUNK_BYTES is set) keeps that
+/// rule ([`idle_chunk`]) even while it streams: the spread rule was measured on collectives' rings
+/// (run 372). Elsewhere a message below `chunk` is cut as `spread` says with `moving` send comms of
+/// the process counted ([`Spread::chunk_for`]).
+pub(crate) fn striped_chunk(
+    size: usize,
+    stripes: usize,
+    outstanding: usize,
+    chunk: usize,
+    idle: usize,
+    (spread, moving): (Spread, usize),
+) -> (usize, Option<bool>) {
+    match idle {
+        0 if spread.piece > 0 && size < chunk => {
+            let cut = spread.chunk_for(size, stripes, chunk, moving);
+            (cut, Some(cut != 0))
+        }
+        0 => (0, None),
+        idle => (idle_chunk(size, stripes, outstanding, chunk, idle), None),
+    }
+}
 
 /// What a comm spreads by: pieces of at least `piece` bytes (0: never spread) over the process's
 /// `threads` I/O threads.
@@ -121,6 +171,80 @@ impl Count {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_idle_message_is_spread_over_the_stripes_in_pieces_no_smaller_than_the_idle_chunk() {
+        let (chunk, idle) = (512 << 10, 64 << 10);
+        assert_eq!(
+            idle_chunk(512 << 10, 4, 0, chunk, idle),
+            128 << 10,
+            "one piece per stripe"
+        );
+        assert_eq!(
+            idle_chunk(512 << 10, 4, 1, chunk, idle),
+            128 << 10,
+            "one other out: still idle"
+        );
+        assert_eq!(
+            idle_chunk(512 << 10, 4, 2, chunk, idle),
+            0,
+            "a third in flight: streaming"
+        );
+        assert_eq!(
+            idle_chunk(128 << 10, 4, 0, chunk, idle),
+            64 << 10,
+            "never below the idle chunk"
+        );
+        assert_eq!(idle_chunk(100_000, 4, 0, chunk, idle), 64 << 10);
+        assert_eq!(idle_chunk(300_001, 4, 0, chunk, idle), 77_824, "a quarter, up to 4 KiB");
+        assert_eq!(idle_chunk(64 << 10, 4, 0, chunk, idle), 0, "one piece anyway");
+        assert_eq!(
+            idle_chunk(2 << 20, 4, 0, chunk, idle),
+            0,
+            "every stripe gets a whole chunk"
+        );
+        assert_eq!(idle_chunk(3 << 20, 4, 0, chunk, idle), 0);
+        assert_eq!(
+            idle_chunk(512 << 10, 1, 0, chunk, idle),
+            0,
+            "one stripe: nothing to spread over"
+        );
+        assert_eq!(idle_chunk(512 << 10, 4, 0, chunk, 0), 0, "off");
+        assert_eq!(
+            idle_chunk(4 << 20, 4, 0, 64 << 10, 64 << 10),
+            0,
+            "not finer than the comm's"
+        );
+    }
+
+    #[test]
+    fn the_idle_rule_keeps_its_connections_and_the_spread_rule_cuts_the_others_below_the_chunk() {
+        let (chunk, spread) = (
+            512 << 10,
+            Spread {
+                piece: 64 << 10,
+                threads: 10,
+            },
+        );
+        // Point-to-point (idle rule on), streaming: the idle rule says whole, and whole it stays.
+        assert_eq!(striped_chunk(256 << 10, 4, 3, chunk, 64 << 10, (spread, 2)), (0, None));
+        // Idle there: the idle rule's one piece per stripe.
+        assert_eq!(
+            striped_chunk(256 << 10, 4, 0, chunk, 64 << 10, (spread, 2)),
+            (64 << 10, None)
+        );
+        // A collective's connection, 2 comms moving: 10 / 4 = 2 pieces, however many are out.
+        assert_eq!(
+            striped_chunk(256 << 10, 4, 3, chunk, 0, (spread, 2)),
+            (128 << 10, Some(true))
+        );
+        // 3 comms moving: one piece; the rule looked and left it whole.
+        assert_eq!(striped_chunk(256 << 10, 4, 0, chunk, 0, (spread, 3)), (0, Some(false)));
+        // A whole chunk, or the rule off: not the rule's to decide.
+        assert_eq!(striped_chunk(chunk, 4, 0, chunk, 0, (spread, 1)), (0, None));
+        let off = Spread { piece: 0, ..spread };
+        assert_eq!(striped_chunk(256 << 10, 4, 0, chunk, 0, (off, 1)), (0, None));
+    }
 
     const ON: Spread = Spread {
         piece: 128 << 10,
