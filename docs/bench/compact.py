@@ -5,6 +5,7 @@
     python3 docs/bench/compact.py check           # rebuild the tables from the archives, compare
     python3 docs/bench/compact.py show 136 table  # one run's figures side by side
     python3 docs/bench/compact.py show 327 --median --bands 256,32K,256K,4M  # and each band's ratios
+    python3 docs/bench/compact.py show 373 --median --steady --pair A,B  # A / B time in each pass
     python3 docs/bench/compact.py refs README.md docs/BENCHMARKS.md  # cited runs have records
 
 What stays in git, per day (docs/bench/<date>/): every run's script.sh and the other small sources
@@ -460,14 +461,16 @@ def band_lines(ratios, tops):
     return bands, below
 
 
-def show(bench, run, part, op, median=False, steady=False, bands=None):
+def show(bench, run, part, op, median=False, steady=False, bands=None, pair=None):
     """Print one run's results side by side: time per config, and Socket's best / each tcpxr's.
     With `median`, a run's passes (parts rN) are one table of each config's median pass per size
     (the lower median for an even count), as run_nccl_tests.py --repeat tables them. An output
     of several cycles (nccl-tests -N) counts its first cycle only, or with `steady` its later
     cycles only (their lower median; pooled over the passes with `median`), as
     run_nccl_tests.py --cycles tables them. With `bands` (upper sizes, inclusive), each tcpxr
-    config's ratios are also summed up per band, as README's tables give them."""
+    config's ratios are also summed up per band, as README's tables give them. With `pair`
+    (two configs A, B), each size's A / B time in every pass, and in how many passes A took less
+    time: what "faster in every pass" in the docs rests on."""
     rows = [r for r in csv.DictReader(text_open(os.path.join(bench, TABLE)))
             if r["run"] == run and (part is None or r["part"] == part)
             and (op is None or r["op"] == op)]
@@ -524,6 +527,16 @@ def show(bench, run, part, op, median=False, steady=False, bands=None):
                 cells, below = band_lines(ratios, bands)
                 print(f"  {c}/best by band: " + "; ".join(cells))
                 print(f"  {c}/best below 1.0: " + (", ".join(below) if below else "none"))
+        if pair:
+            a, b = pair
+            print(f"  {a} / {b}, time per pass ({', '.join(passes)}):")
+            for size in sorted(times):
+                per = times[size]
+                both = [q for q in passes if q in per.get(a, {}) and q in per.get(b, {})]
+                rs = [lower_median(counted(per[a][q])) / lower_median(counted(per[b][q])) for q in both]
+                if rs:
+                    print(f"  {size:>12} " + " ".join(f"{r:.2f}" for r in rs)
+                          + f"   less time in {sum(r < 1 for r in rs)} of {len(rs)}")
         print()
     return 0
 
@@ -585,13 +598,18 @@ def main():
                     help="with Socket tunings in the run: each tcpxr config's ratio per band of sizes, "
                          "the bands ending at these sizes (inclusive) and the rest, e.g. 256,32K,256K,4M; "
                          "and the sizes below 1.0")
+    sh.add_argument("--pair", type=lambda v: v.split(","), metavar="A,B",
+                    help="two configs: A's time / B's in each pass per size, and in how many passes A "
+                         "took less time (with --median, e.g. --pair tcpxr-host,tcpxr-host+off)")
     rf = sub.add_parser("refs", help="check that every run the documents cite has its record")
     rf.add_argument("docs", nargs="+", help="e.g. README.md docs/BENCHMARKS.md")
     args = ap.parse_args()
     if args.cmd == "refs":
         return refs(args.bench, args.docs)
     if args.cmd == "show":
-        return show(args.bench, args.run, args.part, args.op, args.median, args.steady, args.bands)
+        if args.pair is not None and len(args.pair) != 2:
+            ap.error("--pair takes two configs, A,B")
+        return show(args.bench, args.run, args.part, args.op, args.median, args.steady, args.bands, args.pair)
     return build(args.bench, args.cmd == "check")
 
 
