@@ -26,6 +26,12 @@ connection when it closes with NCCL_TCPXR_STATS=1 (src/engine/mod.rs, Stats::rep
   (one line a stripe: NCCL's logger cuts a line near 1 KiB; a stripe's line follows its
   connection's from the same thread). A send comm whose messages the spread rule looked at ends
   its line with "; spread cut X of Y, moving comms avg M max N" (src/engine/stats.rs).
+
+copy_stats(log_text): a receive comm whose large receives the copy engine placed in GPU memory
+(NCCL_TCPXR_GPU_COPY_BYTES) logs at close (src/engine/copy_in.rs, CopyCounts::describe):
+
+  ... NCCL INFO stats receive copies: 212 copies into GPU memory, 111.1 MB, queuing avg 5.2 us,
+    queued to seen done avg 61.3 us max 390.0 us
 """
 
 import math
@@ -76,10 +82,28 @@ def tcpxr_stats(log_text):
     return out
 
 
-def stats_summary(stats):
+_COPIES = re.compile(r"stats receive copies: (\d+) copies into GPU memory, ([\d.]+) MB, queuing avg ([\d.]+) us, "
+                     r"queued to seen done avg ([\d.]+) us max ([\d.]+) us")
+
+
+def copy_stats(log_text):
+    """The receive comms' copies into GPU memory over a whole log: how many, MB, the copy-weighted
+    mean time to queue one and from queued to seen done, and the longest; None without copies."""
+    rows = [(int(m.group(1)), float(m.group(2)), float(m.group(3)), float(m.group(4)), float(m.group(5)))
+            for m in _COPIES.finditer(log_text)]
+    n = sum(r[0] for r in rows)
+    if not n:
+        return None
+    return {"copies": n, "mb": round(sum(r[1] for r in rows), 1),
+            "queue_us": round(sum(r[0] * r[2] for r in rows) / n, 1),
+            "done_us": round(sum(r[0] * r[3] for r in rows) / n, 1),
+            "done_max_us": max(r[4] for r in rows)}
+
+
+def stats_summary(stats, copies=None):
     """Per direction: connections, MB, the stripes' mean I/O busy %, the chunk-weighted mean of
     chunks queued ahead of each new one, the most ever queued, window stalls, and the messages
-    the spread rule cut of those it looked at."""
+    the spread rule cut of those it looked at; and `copies` (copy_stats()) when given."""
     out = {}
     for d in ("send", "receive"):
         comms = [c for c in stats if c["dir"] == d]
@@ -99,6 +123,8 @@ def stats_summary(stats):
             "spread_cut": sum(c.get("spread_cut", 0) for c in comms),
             "spread_looked": sum(c.get("spread_looked", 0) for c in comms),
         }
+    if copies:
+        out["copies"] = copies
     return out
 
 
@@ -106,6 +132,10 @@ def stats_line(summary):
     """One human line from stats_summary(), or "" when there were no stats."""
     parts = []
     for d, v in summary.items():
+        if d == "copies":
+            parts.append(f"copies into GPU memory: {v['copies']}, {v['mb']} MB, queuing avg {v['queue_us']} us, "
+                         f"queued to seen done avg {v['done_us']} us (max {v['done_max_us']})")
+            continue
         busy = "?" if v["busy_pct"] is None else f"{v['busy_pct']}%"
         queued = "?" if v["queued_avg"] is None else f"{v['queued_avg']} (max {v['queued_max']})"
         spread = f", spread cut {v['spread_cut']} of {v['spread_looked']}" if v.get("spread_looked") else ""

@@ -437,7 +437,7 @@ def run_one(a, op, config, out_dir, base_env, daemon, machine_info):
     problems, evidence = problems_of(result, rc, expected_sizes(a, op), a.nranks, log_text, len(logs), config,
                                      allow_intra=bool(a.hostfile), timeout=a.timeout)
     warns = [ln.strip() for ln in log_text.splitlines() if "NCCL WARN" in ln][:5]
-    stats = parse.stats_summary(parse.tcpxr_stats(log_text))
+    stats = parse.stats_summary(parse.tcpxr_stats(log_text), parse.copy_stats(log_text))
     return {"op": op, "config": config, "command": spec["cmd"], "env": spec["over"], "output": spec["txt"],
             "logs": logs, "stats": stats, "rc": rc, "seconds": round(seconds, 1),
             "cpu_cores": round(cpu_seconds / max(seconds, 1e-9), 2), "problems": problems, "evidence": evidence,
@@ -568,7 +568,8 @@ def main(argv=None):
                      "time over their lifetime; queued ahead: chunks already on a stripe when the next was "
                      "posted, near 0 = waiting for NCCL, near the window = the stripe is the limit; spread "
                      "cut: messages below the chunk that NCCL_TCPXR_SPREAD_PIECE_BYTES's rule cut, of those it "
-                     "looked at): "
+                     "looked at; copies into GPU memory: the copy engine's placements of large receives, the time NCCL's "
+                     "thread spent queuing each and from queued to seen done): "
                      + " | ".join(f"{r['op']} {r['config']}: {parse.stats_line(r['stats'])}" for r in with_stats))
     if failures:
         notes.append("failed runs are left out of the tables; their raw output is in "

@@ -253,6 +253,19 @@ class TcpxrStats(unittest.TestCase):
         self.assertEqual(parse.stats_summary([]), {})
         self.assertEqual(parse.stats_line({}), "")
 
+    def test_copies(self):
+        log = ("h:1:2 [0] NCCL INFO stats receive copies: 100 copies into GPU memory, 52.4 MB, queuing avg 5.0 us, "
+               "queued to seen done avg 60.0 us max 300.0 us\n"
+               "h:1:3 [1] NCCL INFO stats receive copies: 300 copies into GPU memory, 157.3 MB, queuing avg 7.0 us, "
+               "queued to seen done avg 80.0 us max 420.5 us\n")
+        copies = parse.copy_stats(log)
+        self.assertEqual(copies, {"copies": 400, "mb": 209.7, "queue_us": 6.5, "done_us": 75.0, "done_max_us": 420.5})
+        self.assertIsNone(parse.copy_stats(self.LOG))
+        summary = parse.stats_summary(parse.tcpxr_stats(self.LOG), copies)
+        self.assertTrue(parse.stats_line(summary).endswith(
+            "copies into GPU memory: 400, 209.7 MB, queuing avg 6.5 us, queued to seen done avg 75.0 us (max 420.5)"))
+        self.assertNotIn("copies", parse.stats_summary(parse.tcpxr_stats(self.LOG), None))
+
 
 class RealRecordings(unittest.TestCase):
     """Outputs recorded on the 2x H200 host on 2026-11-22 (device run 4, docs/BENCHMARKS.md)."""
