@@ -63,3 +63,17 @@ checks(){ local lib=$1 ops=${2:-all_reduce,sendrecv} np algo al
   done; done
   CUDA_VISIBLE_DEVICES=0 timeout 100 python3 ncclTests/run_nccl_tests.py --nccl-tests $NT --plugin-dir $lib --one-gpu --ranks 4 --ops $ops --configs tcpxr-gpu --env CUDA_DEVICE_MAX_CONNECTIONS=1 --max 32M --iters 2 --warmup 1 --timeout 90 --out $A/check-4-cdmc1 > $A/check-4-cdmc1.txt 2>&1
   el "check 4 ranks CUDA_DEVICE_MAX_CONNECTIONS=1 rc=$? $(grep -c ' ok, ' $A/check-4-cdmc1.txt) ok, $(grep -c FAILED $A/check-4-cdmc1.txt) failed"; }
+# gpu_tests LIBDIR: the GPU test binaries in LIBDIR/deps (gpu, gpu_copy_in, gpu_demote, gpu_hazard,
+# gpu_tcpx with LIBDIR/libtcpx_emu.so), TCPXR_REQUIRE_GPU=1, on GPU 0: by default, with
+# CUDA_DEVICE_MAX_CONNECTIONS=1 and under MPS; rma by default only (RMA offers no device under one
+# hardware queue or MPS, run 360); any other binary in LIBDIR/deps (e.g. spread) by default.
+gpu_tests(){ local lib=$1 G="gpu gpu_copy_in gpu_demote gpu_hazard gpu_tcpx" t mode
+  local others=$(ls $lib/deps | grep -v -x -e gpu -e gpu_copy_in -e gpu_demote -e gpu_hazard -e gpu_tcpx | tr '\n' ' ')
+  gt1(){ local mode=$1 tests=$2; shift 2
+    for t in $tests; do
+      env TCPXR_REQUIRE_GPU=1 TCPX_EMU_LIB=$PWD/$lib/libtcpx_emu.so "$@" timeout 150 $lib/deps/$t --include-ignored --test-threads=1 > $A/$t-$mode.txt 2>&1
+      el "$t $mode rc=$? $(grep -h '^test result' $A/$t-$mode.txt)"; grep -h 'FAILED\|panicked' $A/$t-$mode.txt | head -5 | tee -a $A/steps.txt
+    done; }
+  gt1 default "$others $G" CUDA_VISIBLE_DEVICES=0
+  gt1 1queue "$G" CUDA_VISIBLE_DEVICES=0 CUDA_DEVICE_MAX_CONNECTIONS=1
+  mps_on; gt1 mps "$G" CUDA_VISIBLE_DEVICES=0; mps_off; }
