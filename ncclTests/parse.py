@@ -51,6 +51,8 @@ _ERROR = re.compile(r"Test failure|NCCL failure|CUDA failure|Test NCCL failure|e
 
 _STATS = re.compile(r"^(\S*) .*stats (send|receive): (\d+) messages \((\d+) inline\), ([\d.]+) MB in ([\d.]+) s; "
                     r"window stalls (\d+); (\d+) stripes")
+# _SPREAD here and _COPIES below are pinned on the Rust side by src/engine/stats.rs's and copy_in.rs's
+# tests (the_spread_rule_counts_..., the_copy_counts_read_as_the_runner_parses_them): change both together.
 _SPREAD = re.compile(r"; spread cut (\d+) of (\d+), moving comms avg ([\d.]+) max (\d+)")
 _STRIPE = re.compile(r"^(\S*) .*stats (send|receive) s(\d+): ([\d.]+) MB in (\d+) chunks(?: (\d+)% busy)?"
                      r"(?:, queued ahead avg ([\d.]+) max (\d+))?")

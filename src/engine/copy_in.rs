@@ -160,3 +160,26 @@ impl CopyIn {
             .all(|(event, copy)| copy.is_none() || matches!(event.done_by(deadline), Ok(true)))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::CopyCounts;
+
+    /// ncclTests/parse.py reads this line (`_COPIES`) into the runner's counters line: a change
+    /// here is a change there.
+    #[test]
+    fn the_copy_counts_read_as_the_runner_parses_them() {
+        let counts = CopyCounts {
+            copies: 4,
+            bytes: 2 << 20,
+            queue_ns: 20_000,
+            done_ns: 240_000,
+            done_max_ns: 90_500,
+        };
+        assert_eq!(
+            counts.describe().as_deref(),
+            Some("4 copies into GPU memory, 2.1 MB, queuing avg 5.0 us, queued to seen done avg 60.0 us max 90.5 us")
+        );
+        assert_eq!(CopyCounts::default().describe(), None, "nothing copied, no line");
+    }
+}

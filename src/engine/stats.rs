@@ -253,4 +253,21 @@ mod tests {
         );
         assert_eq!(Stats::new().sizes_text(), "", "no message, no sizes");
     }
+
+    /// ncclTests/parse.py reads this ending (`_SPREAD`) into the runner's counters line: a change
+    /// here is a change there.
+    #[test]
+    fn the_spread_rule_counts_end_the_send_line_only_once_it_looked_at_a_message() {
+        let mut stats = Stats::new();
+        stats.spread(2, true);
+        stats.spread(4, false);
+        stats.spread(3, true);
+        let none = StripeCounts::default();
+        assert_eq!(
+            stats.lines("send", &none, 1.0)[0],
+            "stats send: 0 messages (0 inline), 0.0 MB in 1.00 s; window stalls 0; 0 stripes; spread cut 2 of 3, \
+             moving comms avg 3.0 max 4"
+        );
+        assert!(!Stats::new().lines("send", &none, 1.0)[0].contains("spread"));
+    }
 }
