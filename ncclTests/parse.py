@@ -51,9 +51,11 @@ _ERROR = re.compile(r"Test failure|NCCL failure|CUDA failure|Test NCCL failure|e
 
 _STATS = re.compile(r"^(\S*) .*stats (send|receive): (\d+) messages \((\d+) inline\), ([\d.]+) MB in ([\d.]+) s; "
                     r"window stalls (\d+); (\d+) stripes")
-# _SPREAD here and _COPIES below are pinned on the Rust side by src/engine/stats.rs's and copy_in.rs's
-# tests (the_spread_rule_counts_..., the_copy_counts_read_as_the_runner_parses_them): change both together.
+# _SPREAD, _TIMES and _COPIES are pinned on the Rust side by tests in src/engine/stats.rs
+# (the_spread_rule_counts_..., the_lines_give_each_stripes_share_...) and src/engine/copy_in.rs
+# (the_copy_counts_read_as_the_runner_parses_them): change both sides together.
 _SPREAD = re.compile(r"; spread cut (\d+) of (\d+), moving comms avg ([\d.]+) max (\d+)")
+_TIMES = re.compile(r"done avg ([\d.]+) us after its post and seen by NCCL's thread ([\d.]+) us later")
 _STRIPE = re.compile(r"^(\S*) .*stats (send|receive) s(\d+): ([\d.]+) MB in (\d+) chunks(?: (\d+)% busy)?"
                      r"(?:, queued ahead avg ([\d.]+) max (\d+))?")
 
@@ -81,6 +83,10 @@ def tcpxr_stats(log_text):
                                     "busy": None if m.group(6) is None else int(m.group(6)),
                                     "queued_avg": None if m.group(7) is None else float(m.group(7)),
                                     "queued_max": None if m.group(8) is None else int(m.group(8))})
+            times = _TIMES.search(line)
+            if times:
+                conn["stripes"][-1]["done_us"] = float(times.group(1))
+                conn["stripes"][-1]["seen_us"] = float(times.group(2))
     return out
 
 
@@ -115,6 +121,8 @@ def stats_summary(stats, copies=None):
         busy = [s["busy"] for s in stripes if s["busy"] is not None]
         weighted = [(s["queued_avg"], s["chunks"]) for s in stripes if s["queued_avg"] is not None]
         chunks = sum(n for _, n in weighted)
+        timed = [(s["done_us"], s["seen_us"], s["chunks"]) for s in stripes if "done_us" in s and s["chunks"]]
+        timed_chunks = sum(n for _, _, n in timed)
         out[d] = {
             "comms": len(comms),
             "mb": round(sum(c["mb"] for c in comms), 1),
@@ -124,6 +132,8 @@ def stats_summary(stats, copies=None):
             "stalls": sum(c["stalls"] for c in comms),
             "spread_cut": sum(c.get("spread_cut", 0) for c in comms),
             "spread_looked": sum(c.get("spread_looked", 0) for c in comms),
+            "done_us": round(sum(t * n for t, _, n in timed) / timed_chunks, 1) if timed_chunks else None,
+            "seen_us": round(sum(t * n for _, t, n in timed) / timed_chunks, 1) if timed_chunks else None,
         }
     if copies:
         out["copies"] = copies
@@ -141,8 +151,10 @@ def stats_line(summary):
         busy = "?" if v["busy_pct"] is None else f"{v['busy_pct']}%"
         queued = "?" if v["queued_avg"] is None else f"{v['queued_avg']} (max {v['queued_max']})"
         spread = f", spread cut {v['spread_cut']} of {v['spread_looked']}" if v.get("spread_looked") else ""
+        times = (f", chunks done {v['done_us']} us after their post, seen by NCCL's thread {v['seen_us']} us later"
+                 if v.get("done_us") is not None else "")
         parts.append(f"{d}: {v['comms']} conns, {v['mb']} MB, stripes {busy} busy, "
-                     f"queued ahead {queued}, window stalls {v['stalls']}{spread}")
+                     f"queued ahead {queued}, window stalls {v['stalls']}{spread}{times}")
     return "; ".join(parts)
 
 

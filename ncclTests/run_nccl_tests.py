@@ -568,8 +568,10 @@ def main(argv=None):
                      "time over their lifetime; queued ahead: chunks already on a stripe when the next was "
                      "posted, near 0 = waiting for NCCL, near the window = the stripe is the limit; spread "
                      "cut: messages below the chunk that NCCL_TCPXR_SPREAD_PIECE_BYTES's rule cut, of those it "
-                     "looked at; copies into GPU memory: the copy engine's placements of large receives, the time NCCL's "
-                     "thread spent queuing each and from queued to seen done): "
+                     "looked at; chunks done / seen: a chunk's time from its post to done on its stripe, and "
+                     "from done to NCCL's thread seeing it, chunk-weighted; copies into GPU memory: the copy "
+                     "engine's placements of large receives, the time NCCL's thread spent queuing each and from "
+                     "queued to seen done): "
                      + " | ".join(f"{r['op']} {r['config']}: {parse.stats_line(r['stats'])}" for r in with_stats))
     if failures:
         notes.append("failed runs are left out of the tables; their raw output is in "

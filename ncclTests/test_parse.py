@@ -243,11 +243,12 @@ class TcpxrStats(unittest.TestCase):
         self.assertEqual(summary["send"], {"comms": 1, "mb": 1976.0, "busy_pct": 26.5,
                                            "queued_avg": round((1.7 * 943 + 1.4 * 942) / 1885, 2),
                                            "queued_max": 7, "stalls": 0, "spread_cut": 588,
-                                           "spread_looked": 1220})
+                                           "spread_looked": 1220, "done_us": 1118.2, "seen_us": 5.9})
         self.assertEqual(summary["receive"]["busy_pct"], None)
         self.assertEqual(summary["receive"]["queued_avg"], 2.0)
         line = parse.stats_line(summary)
-        self.assertIn("window stalls 0, spread cut 588 of 1220; receive: 1 conns", line)
+        self.assertIn("window stalls 0, spread cut 588 of 1220, chunks done 1118.2 us after their post, seen by "
+                      "NCCL's thread 5.9 us later; receive: 1 conns", line)
         self.assertTrue(line.endswith("receive: 1 conns, 12.5 MB, stripes ? busy, queued ahead 2.0 (max 3), "
                                       "window stalls 1"), line)
         self.assertEqual(parse.stats_summary([]), {})
