@@ -360,14 +360,18 @@ pub const STATS: Param = Param {
     range: Some(range(0, 1)),
     doc: "1 logs each connection's counters when it closes. First its totals, window stalls, its \
           messages by size (each counted in the smallest power of two that holds it) and how many \
-          others were out when each was posted (the depth of NCCL's pipeline on it), then a line a stripe: bytes, chunks, I/O busy time, how many chunks were queued ahead of each new \
+          others were out when each was posted (the depth of NCCL's pipeline on it), on a send \
+          comm the messages NCCL_TCPXR_SPREAD_PIECE_BYTES's rule cut of those it looked at and the \
+          moving comms it counted, then a line a stripe: bytes, chunks, I/O busy time, how many chunks were queued ahead of each new \
           one (near 0: the stripe waits for NCCL; near the window: the stripe is the limit), its \
           hand-offs to the I/O pool with their average wait until a worker took them, a sending \
           socket stripe's waits for its receiver's grant (NCCL_TCPXR_UNREAD_BYTES) and their \
           average, how often a receiving stripe's window grew (NCCL_TCPXR_UNREAD_MAX_BYTES), the bytes \
           it demoted from its reader's caches (NCCL_TCPXR_BOUNCE_DEMOTE), a \
           chunk's average time from its post until its last byte moved and from then until NCCL's \
-          thread saw it done. Also each RMA group's when NCCL \
+          thread saw it done; on a receive comm under NCCL's device unpack, its copies into GPU \
+          memory (NCCL_TCPXR_GPU_COPY_BYTES): how many, their bytes, the time to queue one and \
+          from queued to seen done. Also each RMA group's when NCCL \
           closes it: operations and bytes each way, a request's time in tcpxr and then until NCCL's \
           test saw it, the gaps between NCCL's calls while work was outstanding, and for GPU \
           windows the staging copies' time and waits for a staging buffer. And the socket \
