@@ -40,6 +40,24 @@ impl Busy {
         }
         Ok(false)
     }
+
+    /// A post TCPX did not take (`posted` is not `Yes`): its ad-hoc registration goes, and the
+    /// answer is "try again later" for no request, or what [`Busy::judge`] makes of a refusal.
+    fn not_taken(
+        &mut self,
+        lib: &Lib,
+        comm: Comm,
+        adhoc: Option<Mr>,
+        op: &str,
+        posted: Posted,
+        held: usize,
+    ) -> Result<bool> {
+        drop_adhoc(lib, comm, adhoc)?;
+        match posted {
+            Posted::Refused(rc) => self.judge(op, rc, held),
+            Posted::Yes(_) | Posted::NoRequest => Ok(false),
+        }
+    }
 }
 
 /// The tag a post carries: the stripe's post count. TCPX ignores tags and matches FIFO; tcpxr
@@ -120,14 +138,9 @@ impl InnerSend for TcpxSend {
                 self.posted += 1;
                 Ok(true)
             }
-            Posted::NoRequest => {
-                drop_adhoc(&self.lib, self.comm, adhoc)?;
-                Ok(false)
-            }
-            Posted::Refused(rc) => {
-                drop_adhoc(&self.lib, self.comm, adhoc)?;
-                self.busy.judge("isend", rc, self.held.len())
-            }
+            other => self
+                .busy
+                .not_taken(&self.lib, self.comm, adhoc, "isend", other, self.held.len()),
         }
     }
 
@@ -349,14 +362,9 @@ impl InnerRecv for TcpxRecv {
                 self.posted += 1;
                 Ok(true)
             }
-            Posted::NoRequest => {
-                drop_adhoc(&self.lib, self.comm, adhoc)?;
-                Ok(false)
-            }
-            Posted::Refused(rc) => {
-                drop_adhoc(&self.lib, self.comm, adhoc)?;
-                self.busy.judge("irecv", rc, self.held.len())
-            }
+            other => self
+                .busy
+                .not_taken(&self.lib, self.comm, adhoc, "irecv", other, self.held.len()),
         }
     }
 
