@@ -140,8 +140,12 @@ impl SendComm {
             true => 0,
             false => {
                 let striper = &st.b.striper;
-                // Every striped host message counts toward the process's moving comms.
-                let moving = st.mover.moving();
+                // Every striped host message counts toward the process's moving comms, while the
+                // rule is on (its piece is the process's: off, no comm needs the count).
+                let moving = match st.spread.piece {
+                    0 => 0,
+                    _ => st.mover.moving(),
+                };
                 let (chunk, spread) = cut::striped_chunk(
                     size,
                     striper.stripes(),
