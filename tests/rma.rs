@@ -1303,8 +1303,8 @@ fn gpu_signal_window_reset_between_puts_takes_the_next_add() {
 
 /// The hazard itself, where the rule allows GPU windows: while an application kernel holds the
 /// GPU (spinning, as NCCL's kernel spins on a signal), a put with a strong signal into GPU memory
-/// still lands, and its signal is seen, read back on tcpxr's own stream behind it; the kernel was
-/// still spinning when released. With one hardware queue this would hang: there the table
+/// still lands, and its signal is seen, read back by a copy on the GPU's persistent stream (the
+/// engine's, which no group uses); the kernel was still spinning when released. With one hardware queue this would hang: there the table
 /// offers no device (the tests above).
 #[test]
 #[ignore = "needs a GPU: cargo test -- --include-ignored, with TCPXR_REQUIRE_GPU=1 on a GPU host"]
@@ -1354,13 +1354,13 @@ fn put_lands_beside_a_spinning_kernel(name: &str, start: fn(Duration) -> spin::S
                 assert_eq!(r.progress(), OK);
                 // SAFETY: 8 bytes of the live signal buffer into 8 bytes of mapped memory, waited
                 // for (the event) before they are read or reused.
-                unsafe { nccl_net_tcpxr::gpu::copy_dtoh_async(&g, out.host, sig.0, 8) }.unwrap();
+                unsafe { nccl_net_tcpxr::gpu::copy_dtoh_async(&g, g.as_ref(), out.host, sig.0, 8) }.unwrap();
                 event.record(&g).unwrap();
                 while !event.done().unwrap() {
                     assert_eq!(r.progress(), OK);
                     assert!(
                         start.elapsed() < Duration::from_secs(20),
-                        "tcpxr's stream waits behind the spinning kernel"
+                        "the reading copy waits behind the spinning kernel"
                     );
                 }
                 // SAFETY: the copy into `out` has completed (its event).
@@ -1382,13 +1382,108 @@ fn put_lands_beside_a_spinning_kernel(name: &str, start: fn(Duration) -> spin::S
     });
 }
 
-/// Holds tcpxr's stream of GPU 0 (the library's one stream there, shared by every group of the
-/// process) until the returned kernel is released: an application kernel fills every
-/// multiprocessor, then `r` (rank `me`) puts 0 bytes to itself with a signal into `sig`, a GPU
-/// window registered without NCCL_NET_MR_FLAG_SIGNAL_NEVER_RESET, which tcpxr adds with a
-/// one-thread kernel on its stream. That kernel cannot start before the application's ends, and
-/// everything tcpxr queues on the stream after it waits behind it.
-fn hold_tcpxr_stream(r: &Rank, me: usize, sig: *mut c_void) -> spin::Spin {
+/// Each group queues its GPU work on a stream of its own. With rank 1's group's stream held
+/// (`hold_group_stream`: its signal kernel waits behind an application kernel that fills every
+/// multiprocessor), rank 0, another group of the same process on the same GPU, puts 1 MiB + 17
+/// from host memory into its GPU window with a strong signal into its never-reset signal window (a
+/// stream write, no multiprocessor): the put completes, bytes and signal in place, while rank 1's
+/// stream is still held (rank 1's signal has not landed). An application kernel waiting for rank
+/// 0's signal is the shape of a hang: until 2026-11-29 every group queued on the GPU's one
+/// persistent stream, so rank 0's copy and signal waited behind rank 1's kernel, which waited for
+/// that application kernel to end (this test against that library: "requests never completed",
+/// run 388). Nothing is allocated or freed while the hold lasts: a first form of this test made its
+/// reader's pinned buffer then, and the application kernel did not see its release (runs 383-386).
+#[test]
+#[ignore = "needs a GPU: cargo test -- --include-ignored, with TCPXR_REQUIRE_GPU=1 on a GPU host"]
+fn gpu_a_groups_held_stream_holds_no_other_groups_puts() {
+    let Some(g) = gpu::gpu_or_skip("gpu_a_groups_held_stream_holds_no_other_groups_puts") else {
+        return;
+    };
+    const SIZE: usize = (1 << 20) + 17;
+    let never_reset = NCCL_NET_MR_FLAG_FORCE_SO | NCCL_NET_MR_FLAG_SIGNAL_NEVER_RESET;
+    group(2, |rank, r, barrier| {
+        g.bind().unwrap();
+        let win = gpu::DevBuf::new(SIZE);
+        win.upload_done(&vec![0u8; SIZE]);
+        // Pinned, so the copy is queued (from pageable memory CUDA would copy before returning).
+        let src = nccl_net_tcpxr::gpu::Mapped::new(&g, SIZE).unwrap();
+        let pattern = gpu_pattern(rank, rank, 1, SIZE);
+        // SAFETY: SIZE bytes of pinned memory this test owns; nothing reads them yet.
+        unsafe { std::slice::from_raw_parts_mut(src.host, SIZE) }.copy_from_slice(&pattern);
+        let sig = gpu::DevBuf::new(8);
+        sig.upload_done(&[0u8; 8]);
+        let held = gpu::DevBuf::new(8);
+        held.upload_done(&[0u8; 8]);
+        // Made before the hold: what reads the words back while it lasts.
+        let reader = WordReader::new(&g);
+        let wmh = r.reg_as(win.0 as *mut c_void, SIZE, NCCL_PTR_CUDA, 0);
+        let hmh = r.reg(src.host as *mut c_void, SIZE);
+        let smh = r.reg_as(sig.0 as *mut c_void, 8, NCCL_PTR_CUDA, never_reset);
+        let kmh = r.reg_as(held.0 as *mut c_void, 8, NCCL_PTR_CUDA, NCCL_NET_MR_FLAG_FORCE_SO);
+        let mut spin = (rank == 1).then(|| hold_group_stream(r, 1, kmh));
+        barrier.wait();
+        if rank == 0 {
+            let (res, q) = r.put_signal(0, (hmh, 0), SIZE, (wmh, 0), 0, Some((smh, 0, true)));
+            assert_eq!(res, OK);
+            // Fails after 20 s ("requests never completed") where the put waits behind rank 1.
+            r.wait_all(vec![q]);
+            assert_eq!(reader.word(&g, sig.0), 1, "rank 0's signal");
+            assert_eq!(
+                reader.word(&g, held.0),
+                0,
+                "rank 1's signal landed: its stream was not held while rank 0's put ran"
+            );
+        }
+        // Rank 1's kernel still held: released only once rank 0's put is in.
+        barrier.wait();
+        if let Some(s) = spin.as_mut() {
+            assert!(s.release(), "the application kernel gave up before rank 0's put was in");
+        }
+        drop(spin);
+        if rank == 0 {
+            assert!(win.download(SIZE) == pattern, "the put's bytes, under its signal");
+        }
+        barrier.wait();
+        r.dereg(&[wmh, hmh, smh, kmh]);
+    });
+}
+
+/// Reads 64-bit words of device memory by a copy on the GPU's persistent stream, which no group
+/// uses: a plain download would wait for an application kernel that holds the GPU.
+struct WordReader {
+    out: nccl_net_tcpxr::gpu::Mapped,
+    event: nccl_net_tcpxr::gpu::Event,
+}
+
+impl WordReader {
+    fn new(g: &nccl_net_tcpxr::gpu::Gpu) -> WordReader {
+        WordReader {
+            out: nccl_net_tcpxr::gpu::Mapped::new(g, 8).unwrap(),
+            event: nccl_net_tcpxr::gpu::Event::new(g).unwrap(),
+        }
+    }
+
+    fn word(&self, g: &nccl_net_tcpxr::gpu::Gpu, at: u64) -> u64 {
+        // SAFETY: 8 bytes of live device memory into the 8 mapped bytes, waited for (the event)
+        // before they are read.
+        unsafe { nccl_net_tcpxr::gpu::copy_dtoh_async(g, g, self.out.host, at, 8) }.unwrap();
+        self.event.record(g).unwrap();
+        assert!(
+            self.event.done_by(Instant::now() + Duration::from_secs(20)).unwrap(),
+            "the reading copy waits behind the spinning kernel"
+        );
+        // SAFETY: the copy into `out` has completed (its event).
+        unsafe { std::ptr::read_volatile(self.out.host as *const u64) }
+    }
+}
+
+/// Holds the stream of `r`'s group on GPU 0 (each group has its own) until the returned kernel is
+/// released: an application kernel fills every multiprocessor, then `r` (rank `me`) puts 0 bytes
+/// to itself with a signal into `sig`, a GPU window registered without
+/// NCCL_NET_MR_FLAG_SIGNAL_NEVER_RESET, which tcpxr adds with a one-thread kernel on the group's
+/// stream. That kernel cannot start before the application's ends, and everything the group
+/// queues after it waits behind it.
+fn hold_group_stream(r: &Rank, me: usize, sig: *mut c_void) -> spin::Spin {
     let spin = spin::Spin::start_filling_every_sm(Duration::from_secs(30));
     let (res, q) = r.put_signal(0, (sig, 0), 0, (sig, 0), me, Some((sig, 0, true)));
     assert_eq!(res, OK);
@@ -1397,7 +1492,7 @@ fn hold_tcpxr_stream(r: &Rank, me: usize, sig: *mut c_void) -> spin::Spin {
     spin
 }
 
-/// While tcpxr's stream is held (`hold_tcpxr_stream`), `rounds` progress passes 50 ms apart in
+/// While the group's stream is held (`hold_group_stream`), `rounds` progress passes 50 ms apart in
 /// which nothing queued behind the hold shows: `unchanged` holds (the bytes a put would write), the
 /// host signal at `host_signal` is still 0, and request `req` is not done.
 fn nothing_shows_while_held(
@@ -1441,7 +1536,7 @@ fn release_then_the_gpu_signal_follows_the_host_signal(
     );
 }
 
-/// A rank's operations on itself apply in the order posted while earlier ones wait on tcpxr's
+/// A rank's operations on itself apply in the order posted while earlier ones wait on its group's
 /// stream: with the stream held, a put from GPU memory into a host window, then a host-to-host put
 /// over the same bytes with a strong host signal, then a put of no bytes with a strong GPU signal.
 /// While held, neither the second put's bytes nor its signal show (both ranges are pinned, so the
@@ -1480,7 +1575,7 @@ fn gpu_a_ranks_operations_on_itself_apply_in_the_order_posted() {
             let host_signal = unsafe { &*(host.host.add(2 * N) as *const AtomicU64) };
             // SAFETY: the first N bytes of the pinned window; read while tcpxr may write them.
             let target = || unsafe { std::slice::from_raw_parts(host.host as *const u8, N) }.to_vec();
-            let spin = hold_tcpxr_stream(r, 0, smh);
+            let spin = hold_group_stream(r, 0, smh);
             let (res, first) = r.put_signal(0, (dmh, 0), N, (hmh, 0), 0, None);
             assert_eq!(res, OK);
             let (res, then) = r.put_signal(0, (hmh, N as u64), N, (hmh, 0), 0, Some((hmh, 2 * N as u64, true)));
@@ -1510,7 +1605,7 @@ fn gpu_a_ranks_operations_on_itself_apply_in_the_order_posted() {
 
 /// A rank's large host-to-host put to itself behind pending stream work is copied in pieces
 /// (stage.rs's HOST_PIECE, 2 MiB, one host function each) that apply in order and as one
-/// memmove would: with tcpxr's stream held, a put of 7 MiB + 3 within one host window, moved 3
+/// memmove would: with the group's stream held, a put of 7 MiB + 3 within one host window, moved 3
 /// bytes up (overlapping, so the pieces must go back to front), with a strong host signal, then a
 /// put of no bytes with a strong GPU signal. While held, neither the bytes nor the signal show.
 /// Once released, the GPU signal shows only after the host signal (which follows every piece),
@@ -1547,7 +1642,7 @@ fn gpu_a_ranks_large_host_copy_within_itself_applies_in_pieces_as_one_copy() {
             let host_signal = unsafe { &*(host.add(SIG) as *const AtomicU64) };
             // SAFETY: the window's bytes; read while tcpxr may write them.
             let bytes = || unsafe { std::slice::from_raw_parts(host as *const u8, SIG) }.to_vec();
-            let spin = hold_tcpxr_stream(r, 0, smh);
+            let spin = hold_group_stream(r, 0, smh);
             let (res, copy) = r.put_signal(0, (hmh, 0), N, (hmh, SHIFT as u64), 0, Some((hmh, SIG as u64, true)));
             assert_eq!(res, OK);
             let (res, last) = r.put_signal(0, (smh, 0), 0, (smh, 0), 0, Some((smh, 0, true)));
@@ -1574,12 +1669,15 @@ fn gpu_a_ranks_large_host_copy_within_itself_applies_in_pieces_as_one_copy() {
 }
 
 /// A group closed while copies out of its GPU window into its pinned staging (a put's, to a peer)
-/// are still queued on tcpxr's stream keeps the staging until they have run, bounded: here they
-/// wait behind a kernel held 8 s, and the close returns after about 5 s with a WARN (the staging
-/// stays allocated), before the kernel is released. Until 2026-11-28 the close waited only for
-/// the group's `inflight` stream work, which a send's copies are not part of (its peer holds
-/// them): with none there it freed the staging at once, under the queued copies (or, where the
-/// driver's free waits for the device, waited for the kernel without bound).
+/// are still queued on its stream keeps the staging until they have run, bounded: here they wait
+/// behind a kernel held 8 s, and the close returns after about 5 s with a WARN (the staging stays
+/// allocated), before the kernel is released. Until 2026-11-28 the close waited only for the
+/// group's `inflight` stream work, which a send's copies are not part of (its peer holds them):
+/// with none there it freed the staging at once, under the queued copies (or, where the driver's
+/// free waits for the device, waited for the kernel without bound). Until 2026-11-29 rank 1 held
+/// the one stream every group shared, so rank 0's group had nothing of its own in `inflight`;
+/// since each group has its own stream, rank 0 holds its own with a signal, which is in
+/// `inflight` too.
 #[test]
 #[ignore = "needs a GPU: cargo test -- --include-ignored, with TCPXR_REQUIRE_GPU=1 on a GPU host"]
 fn gpu_closing_a_group_keeps_staging_its_queued_copies_write() {
@@ -1587,7 +1685,8 @@ fn gpu_closing_a_group_keeps_staging_its_queued_copies_write() {
         return;
     };
     const SIZE: usize = 4 << 20;
-    const HELD: Duration = Duration::from_secs(8);
+    // The close must return well before this (the hold itself lasts until released, at most 30 s).
+    const BOUND: Duration = Duration::from_secs(8);
     group_closing_itself(2, |rank, r, barrier| {
         g.bind().unwrap();
         let win = gpu::DevBuf::new(SIZE);
@@ -1595,11 +1694,10 @@ fn gpu_closing_a_group_keeps_staging_its_queued_copies_write() {
         sig.upload_done(&[0u8; 8]);
         let wmh = r.reg_as(win.0 as *mut c_void, SIZE, NCCL_PTR_CUDA, 0);
         let smh = r.reg_as(sig.0 as *mut c_void, 8, NCCL_PTR_CUDA, NCCL_NET_MR_FLAG_FORCE_SO);
-        // Rank 1 holds the stream; rank 0's group has no stream work of its own in `inflight`.
-        let mut spin = (rank == 1).then(|| hold_tcpxr_stream(&r, 1, smh));
+        // Rank 0 holds its group's stream: the put's copies out of `win` queue behind its signal.
+        let mut spin = (rank == 0).then(|| hold_group_stream(&r, 0, smh));
         barrier.wait();
         if rank == 0 {
-            // The put's copies out of `win` into staging queue behind rank 1's held kernel.
             let (res, _put) = r.put_signal(0, (wmh, 0), SIZE, (wmh, 0), 1, None);
             assert_eq!(res, OK);
             // Closed as on an abort: the put pending, the windows registered.
@@ -1607,23 +1705,22 @@ fn gpu_closing_a_group_keeps_staging_its_queued_copies_write() {
             r.close(&[]);
             let took = start.elapsed();
             assert!(
-                took >= Duration::from_secs(4) && took < HELD - Duration::from_secs(1),
-                "closeColl took {took:?}: it must wait for the queued copies (5 s at most) and return before the kernel is released ({HELD:?})"
+                took >= Duration::from_secs(4) && took < BOUND - Duration::from_secs(1),
+                "closeColl took {took:?}: it must wait for the queued copies (5 s at most) and return while they still wait"
             );
             expect_log("closing a group whose GPU copies have not completed");
-            // Its window stays allocated until the copies out of it have run (after the release).
+            // Released only now: the copies out of `win` run after it (the window stays allocated).
+            assert!(spin.as_mut().unwrap().release(), "the application kernel gave up early");
+            drop(spin);
             barrier.wait();
         } else {
-            std::thread::sleep(HELD);
-            assert!(spin.as_mut().unwrap().release(), "the application kernel gave up early");
             barrier.wait();
-            drop(spin);
             r.close(&[wmh, smh]);
         }
     });
 }
 
-/// deregMrSym after the group's error waits (bounded) for the copies already queued on tcpxr's
+/// deregMrSym after the group's error waits (bounded) for the copies already queued on its
 /// stream into the window. With the stream held, a peer's put into a GPU window lands in staging
 /// and its copies queue; the peer's next put names a window this rank deregistered (the group's
 /// error); deregMrSym of the GPU window then returns only once the stream is released, the put's
@@ -1659,7 +1756,7 @@ fn gpu_deregistering_after_an_error_waits_for_copies_queued_into_the_window() {
         let mut spin = None;
         if rank == 1 {
             r.dereg(&[w2]);
-            spin = Some(hold_tcpxr_stream(r, 1, w3));
+            spin = Some(hold_group_stream(r, 1, w3));
         }
         barrier.wait();
         if rank == 0 {

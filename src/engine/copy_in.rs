@@ -119,7 +119,7 @@ impl CopyIn {
         let queued = Instant::now();
         let slot = &mut self.slots[(seq % RING_SLOTS as u64) as usize];
         // SAFETY: the caller keeps both ranges until the event recorded next says the copy is done.
-        unsafe { stream.copy_htod(&self.gpu, dst, src, len)? };
+        unsafe { crate::gpu::copy_htod_async(&self.gpu, stream, dst, src, len)? };
         slot.0.record_on(&self.gpu, stream)?;
         slot.1 = Some(Copy {
             seq,

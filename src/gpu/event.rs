@@ -34,11 +34,11 @@ impl Event {
         check(unsafe { sys::cuEventRecord(self.raw, gpu.stream) }, "cuEventRecord")
     }
 
-    /// Records the event behind the work queued so far on `stream` (made on `gpu`).
-    pub fn record_on(&self, gpu: &Gpu, stream: &super::Stream) -> Result<()> {
+    /// Records the event behind the work queued so far on `on`, a stream of `gpu`.
+    pub fn record_on(&self, gpu: &Gpu, on: &impl super::Queue) -> Result<()> {
         let _current = gpu.enter()?;
         // SAFETY: live event and stream.
-        check(unsafe { sys::cuEventRecord(self.raw, stream.raw) }, "cuEventRecord")
+        check(unsafe { sys::cuEventRecord(self.raw, on.raw()) }, "cuEventRecord")
     }
 
     /// Whether the recorded work has finished; never blocks.

@@ -190,10 +190,10 @@ extern "C" __global__ void __launch_bounds__(TCPXR_WARPS * 32, TCPXR_MIN_BLOCKS)
 }
 
 // tcpxr's RMA signal in GPU memory (rma/stage.rs): adds `v` to the 64-bit signal at `p` with a
-// device atomic, launched <<<1,1>>> on tcpxr's stream behind the copies of the put it signals, so
-// stream order puts the put's bytes (and every earlier put's) before it; the fence makes them
-// visible to every reader before the add. An atomic on the word itself, never a stored value, so
-// NCCL may reset the signal between puts. A NULL `p` does nothing (the warm-up launch that loads
+// device atomic, launched <<<1,1>>> on the RMA group's stream behind the copies of the put it
+// signals, so stream order puts the put's bytes (and every earlier put's) before it; the fence
+// makes them visible to every reader before the add. An atomic on the word itself, never a stored
+// value, so NCCL may reset the signal between puts. A NULL `p` does nothing (the warm-up launch that loads
 // the kernel before anything waits on it).
 extern "C" __global__ void tcpxr_signal_add(unsigned long long* p, unsigned long long v) {
   if (p == 0) return;

@@ -371,14 +371,16 @@ impl Gpu {
         self.kernels().map(|_| ())
     }
 
-    /// Launches `f` on tcpxr's stream as one block of `threads` threads.
+    /// Launches `f` on `stream` (one of this GPU's) as one block of `threads` threads.
     ///
     /// # Safety
-    /// `params` must be the parameters `f` takes, each pointing at a live value.
+    /// `params` must be the parameters `f` takes, each pointing at a live value; `stream` a live
+    /// stream of this GPU.
     unsafe fn launch_one_block(
         &self,
         f: sys::CUfunction,
         threads: u32,
+        stream: sys::CUstream,
         params: &mut [*mut c_void],
         what: &str,
     ) -> Result<()> {
@@ -394,7 +396,7 @@ impl Gpu {
                 1,
                 1,
                 0,
-                self.stream,
+                stream,
                 params.as_mut_ptr(),
                 std::ptr::null_mut(),
             )
@@ -413,7 +415,15 @@ impl Gpu {
         let mut params: [*mut c_void; 1] = [empty.as_mut() as *mut _ as *mut c_void];
         // SAFETY: tcpxr_unpack(const TcpxrBatch), here given a batch of zero jobs, alive across
         // the call.
-        unsafe { self.launch_one_block(k.unpack, 32, &mut params, "cuLaunchKernel(tcpxr_unpack, warm-up)")? };
+        unsafe {
+            self.launch_one_block(
+                k.unpack,
+                32,
+                self.stream,
+                &mut params,
+                "cuLaunchKernel(tcpxr_unpack, warm-up)",
+            )?
+        };
         let (mut p, mut v): (u64, u64) = (0, 0);
         let mut params: [*mut c_void; 2] = [&mut p as *mut u64 as *mut c_void, &mut v as *mut u64 as *mut c_void];
         // SAFETY: tcpxr_signal_add(unsigned long long*, unsigned long long) with a NULL pointer,
@@ -422,6 +432,7 @@ impl Gpu {
             self.launch_one_block(
                 k.signal_add,
                 1,
+                self.stream,
                 &mut params,
                 "cuLaunchKernel(tcpxr_signal_add, warm-up)",
             )?

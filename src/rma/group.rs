@@ -74,7 +74,7 @@ struct State {
     requests: HashMap<u64, Pending>,
     /// The first error: every later call on the group returns it.
     error: Option<Error>,
-    /// Staging and tcpxr's stream for GPU windows, made at the first one's registration.
+    /// Staging and the group's own stream for GPU windows, made at the first one's registration.
     stager: Option<Stager>,
     /// Counters, with NCCL_TCPXR_STATS=1 (stats.rs).
     stats: Option<Stats>,
@@ -178,7 +178,7 @@ impl Group {
                 if !written && flags & crate::abi::NCCL_NET_MR_FLAG_FORCE_SO != 0 {
                     log::info!(
                         "RMA window {win}: any signal into these {size} bytes of GPU memory is added by a \
-                         one-thread kernel on tcpxr's stream ({}), so a kernel that holds every multiprocessor \
+                         one-thread kernel on the group's stream ({}), so a kernel that holds every multiprocessor \
                          while it waits for one delays it until a block ends; never-reset signal windows (NCCL \
                          2.30.5+ device code) are written without one",
                         if !never_reset {
@@ -262,7 +262,7 @@ impl Group {
             } = &mut *st;
             let busy = match (error, stager.as_mut()) {
                 // After the group's error nothing moves on its sockets, but copies queued on
-                // tcpxr's stream before it still land in this window or read it for a send: the
+                // the group's stream before it still land in this window or read it for a send: the
                 // window goes once they have run (until 2026-11-28 it went at once, and a queued
                 // landing could write memory its owner had freed on return).
                 (Some(_), Some(stager)) => !stager.settled()?,
@@ -534,7 +534,7 @@ impl State {
         Ok(done)
     }
 
-    /// A rank's copy within itself: in place between host windows (done), else on tcpxr's
+    /// A rank's copy within itself: in place between host windows (done), else on the group's
     /// stream, request `id` finished once it has run (not done yet).
     ///
     /// A rank's operations on itself apply in the order posted, as those to a peer do (one
@@ -725,7 +725,7 @@ fn arrive(
 }
 
 /// Adds `add` to the signal at `addr` of window `w` (number `win`) after every byte placed before
-/// it: a GPU signal on tcpxr's stream behind the copies (stage.rs says how), a host signal by an
+/// it: a GPU signal on the group's stream behind the copies (stage.rs says how), a host signal by an
 /// atomic add, in stream order while the group's stream work is pending.
 fn signal(stager: Option<&mut Stager>, win: u32, w: &Window, addr: usize, add: u64) -> Result<()> {
     match (w.placement, stager) {

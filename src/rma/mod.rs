@@ -14,7 +14,7 @@
 //! * group.rs: a group's windows, requests and the operations on them;
 //! * peer.rs: one peer connection: queued sends, headers and payloads landing in place;
 //! * window.rs: a window, where bytes land in it, and the GPU-window rule;
-//! * stage.rs: GPU windows: pinned staging, copies and signals on tcpxr's stream;
+//! * stage.rs: GPU windows: pinned staging, copies and signals on the group's own stream;
 //! * stats.rs: a group's counters (NCCL_TCPXR_STATS=1), logged when it closes;
 //! * wire.rs: handle, hello and operation header.
 mod connect;

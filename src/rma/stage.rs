@@ -4,7 +4,7 @@
 //! * Landing: a put (or a get's answer) for a GPU window is received into pinned host staging
 //!   buffers of [`STAGE_BYTES`] each, from a pool of [`STAGE_BUFFERS`] made at the group's first
 //!   GPU registration; each full buffer, and whatever a progress pass received into one, is
-//!   copied host-to-device on tcpxr's persistent non-blocking stream of that GPU, and goes back to
+//!   copied host-to-device on the group's own non-blocking stream on that GPU, and goes back to
 //!   the pool when the event recorded behind its copy has completed. With the pool empty the
 //!   connection is left unread until one returns (within a copy's time: see [`Buffers`]).
 //! * Signals in GPU memory, on the same stream after the data's copies, so that a kernel that sees
@@ -35,7 +35,7 @@
 use super::stats::Spread;
 use super::window::add_host_signal;
 use crate::error::Result;
-use crate::gpu::{self, Event, Gpu, Mapped};
+use crate::gpu::{self, Event, Gpu, Mapped, Stream};
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -147,6 +147,12 @@ pub struct Outbound {
 
 pub struct Stager {
     pub gpu: Arc<Gpu>,
+    /// The group's own stream on that GPU: every copy, signal and host function of the group, in
+    /// the group's order. Not the GPU's persistent stream, where another group's signal kernel,
+    /// kept from starting by an application kernel that holds every multiprocessor while it waits
+    /// for this group's signal, would hold this group's signal behind it: a hang across
+    /// communicators (and a large host copy of one group would hold every other's work).
+    stream: Stream,
     bufs: Vec<Mapped>,
     pool: Buffers,
     events: Vec<Event>,
@@ -177,9 +183,10 @@ impl Stager {
         let events = (0..2 * STAGE_BUFFERS)
             .map(|_| Event::new(&gpu))
             .collect::<Result<Vec<_>>>()?;
+        let stream = Stream::new(&gpu)?;
         log::info!(
             target: "tcpxr::init",
-            "RMA: GPU {ordinal} windows placed by copies on tcpxr's stream through {STAGE_BUFFERS} x {} KiB of pinned staging",
+            "RMA: GPU {ordinal} windows placed by copies on the group's own stream through {STAGE_BUFFERS} x {} KiB of pinned staging",
             STAGE_BYTES >> 10
         );
         Ok(Stager {
@@ -192,6 +199,7 @@ impl Stager {
             shadows: HashMap::new(),
             write64: gpu.writes_u64_on_stream(),
             marker: None,
+            stream,
             gpu,
         })
     }
@@ -220,25 +228,29 @@ impl Stager {
         }
     }
 
-    /// Queues stream work with `queue` and tracks it with an event, with what to do once it
-    /// completes: [`queue_tracked`] (the event is taken before anything is queued).
+    /// Queues work on the group's stream with `queue` and tracks it with an event, with what to do
+    /// once it completes: [`queue_tracked`] (the event is taken before anything is queued).
     fn track(
         &mut self,
         buf: Option<usize>,
         request: Option<u64>,
-        queue: impl FnOnce(&Gpu) -> Result<()>,
+        queue: impl FnOnce(&Gpu, &Stream) -> Result<()>,
     ) -> Result<()> {
         self.unmark();
         let Stager {
-            gpu, events, inflight, ..
+            gpu,
+            stream,
+            events,
+            inflight,
+            ..
         } = self;
         queue_tracked(
             inflight,
             buf,
             request,
             || events.pop().map_or_else(|| Event::new(gpu), Ok),
-            || queue(gpu),
-            |e| e.record(gpu),
+            || queue(gpu, stream),
+            |e| e.record_on(gpu, stream),
         )
     }
 
@@ -249,8 +261,8 @@ impl Stager {
         // SAFETY: `buf` is a pinned buffer of this pool holding `len` <= STAGE_BYTES received
         // bytes, out of the free list until the event tracking this copy completes; `dst` lies in
         // a registered GPU window, which deregMrSym keeps until this pool is idle.
-        self.track(Some(buf), None, |gpu| unsafe {
-            gpu::copy_htod_async(gpu, dst, src, len)
+        self.track(Some(buf), None, |gpu, on| unsafe {
+            gpu::copy_htod_async(gpu, on, dst, src, len)
         })
     }
 
@@ -260,8 +272,8 @@ impl Stager {
     pub fn copy(&mut self, dst: u64, src: u64, len: usize, request: u64) -> Result<()> {
         // SAFETY: both ranges lie in registered windows (checked by the caller), kept until this
         // pool is idle (deregMrSym waits for it).
-        self.track(None, Some(request), |gpu| unsafe {
-            gpu::copy_async(gpu, dst, src, len)
+        self.track(None, Some(request), |gpu, on| unsafe {
+            gpu::copy_async(gpu, on, dst, src, len)
         })
     }
 
@@ -278,10 +290,11 @@ impl Stager {
     /// has run. One host function per piece of at most [`HOST_PIECE`] bytes ([`host_pieces`]),
     /// all queued now and in order, so a later signal still follows every piece.
     pub fn copy_host(&mut self, dst: usize, src: usize, len: usize, request: u64) -> Result<()> {
-        self.track(None, Some(request), |gpu| {
+        self.track(None, Some(request), |gpu, on| {
             for (d, s, n) in host_pieces(dst, src, len) {
                 gpu::call_in_order(
                     gpu,
+                    on,
                     Box::new(move || {
                         // SAFETY: both ranges lie in registered host windows (checked when the
                         // operation was posted), kept until this pool is idle (deregMrSym waits
@@ -297,7 +310,7 @@ impl Stager {
 
     /// Marks `request` done once the stream's work so far has completed.
     pub fn finish_after(&mut self, request: u64) -> Result<()> {
-        self.track(None, Some(request), |_| Ok(()))
+        self.track(None, Some(request), |_, _| Ok(()))
     }
 
     /// Takes over the words of GPU window `win` (`size` bytes at `base`), registered never-reset:
@@ -371,12 +384,12 @@ impl Stager {
         });
         // Tracked, so that what follows on the host (a host signal, a rank's host copy within
         // itself) waits for it: [`Stager::pending`].
-        self.track(None, None, |gpu| match written {
+        self.track(None, None, |gpu, on| match written {
             // SAFETY: `addr` is an 8-aligned signal inside a registered GPU window (signal_at),
             // kept until this pool is idle (deregMrSym waits for it).
-            Some(value) => unsafe { gpu::write_u64_async(gpu, addr, value) },
+            Some(value) => unsafe { gpu::write_u64_async(gpu, on, addr, value) },
             // SAFETY: as above.
-            None => unsafe { gpu::add_u64_async(gpu, addr, add) },
+            None => unsafe { gpu::add_u64_async(gpu, on, addr, add) },
         })
     }
 
@@ -390,8 +403,8 @@ impl Stager {
             return Ok(());
         }
         // Tracked: deregMrSym waits for it.
-        self.track(None, None, |gpu| {
-            gpu::call_in_order(gpu, Box::new(move || add_host_signal(addr, add)))
+        self.track(None, None, |gpu, on| {
+            gpu::call_in_order(gpu, on, Box::new(move || add_host_signal(addr, add)))
         })
     }
 
@@ -402,6 +415,7 @@ impl Stager {
         self.unmark();
         let Stager {
             gpu,
+            stream,
             bufs,
             pool,
             events,
@@ -412,10 +426,10 @@ impl Stager {
             // SAFETY: `b` is a pinned buffer of this pool (len <= STAGE_BYTES), held by the
             // returned Outbound until its event has completed (or lost for good); `src` lies in a
             // registered GPU window which deregMrSym keeps while an operation reading it is queued.
-            |b| unsafe { gpu::copy_dtoh_async(gpu, bufs[b].host, src, len) },
+            |b| unsafe { gpu::copy_dtoh_async(gpu, stream, bufs[b].host, src, len) },
             || {
                 let event = events.pop().map_or_else(|| Event::new(gpu), Ok)?;
-                event.record(gpu)?;
+                event.record_on(gpu, stream)?;
                 Ok(event)
             },
         )?;
@@ -445,6 +459,7 @@ impl Stager {
     pub fn poll(&mut self, mut finished: impl FnMut(u64)) -> Result<()> {
         let Stager {
             gpu,
+            stream,
             pool,
             events,
             inflight,
@@ -453,7 +468,7 @@ impl Stager {
         } = self;
         retire(
             inflight,
-            |e| e.record(gpu),
+            |e| e.record_on(gpu, stream),
             |e| e.done(),
             |w| {
                 work.add(w.since.elapsed());
@@ -482,7 +497,7 @@ impl Stager {
             Some(m) => m,
             None => {
                 let m = self.event()?;
-                m.record(&self.gpu)?;
+                m.record_on(&self.gpu, &self.stream)?;
                 m
             }
         };
@@ -509,9 +524,10 @@ impl Stager {
 /// pieces, one piece at most. 2 MiB takes some 0.1-0.4 ms on one core, short beside a step of a
 /// collective, and long beside the hand-off from one host function to the next (microseconds),
 /// so the pieces add little to the copy's time. All pieces are queued at once, in order, since
-/// the group's later stream work (a signal) must follow the last: work queued on tcpxr's stream
-/// after the copy, the engine's unpack launches and staging copies included, still waits for the
-/// whole copy (a stream runs in order).
+/// the group's later stream work (a signal) must follow the last: the group's work queued after
+/// the copy still waits for the whole copy (a stream runs in order); other groups' work and the
+/// engine's do not, each on a stream of its own (until 2026-11-29 every group shared the GPU's
+/// persistent stream with the engine's unpack launches and staging copies).
 pub const HOST_PIECE: usize = 2 << 20;
 
 /// The pieces (`dst`, `src`, `len`) of at most [`HOST_PIECE`] bytes that, copied one after
@@ -623,7 +639,7 @@ impl Drop for Stager {
         }
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
         let settled = self.event().and_then(|e| {
-            e.record(&self.gpu)?;
+            e.record_on(&self.gpu, &self.stream)?;
             e.done_by(deadline)
         });
         if !matches!(settled, Ok(true)) {

@@ -4,9 +4,9 @@
 //! Placement is on the critical path of a GPU kernel that spins on the signal after the bytes:
 //! tcpxr must never queue the bytes or the signal behind that kernel (DESIGN.md). Host windows
 //! are written by the CPU in place (the socket's recv lands there, a signal is an atomic add), so
-//! nothing can queue. GPU windows are written by copies on tcpxr's own persistent non-blocking
-//! stream (stage.rs), which [`gpu_window_rule`] allows only where that stream can have a hardware
-//! queue apart from the kernel's.
+//! nothing can queue. GPU windows are written by copies on the group's own non-blocking stream
+//! (stage.rs), which [`gpu_window_rule`] allows only where that stream can have a hardware queue
+//! apart from the kernel's.
 use crate::abi::{NCCL_PTR_CUDA, NCCL_PTR_HOST};
 use crate::error::{Error, Result};
 use std::ffi::c_int;
@@ -18,7 +18,7 @@ use std::sync::OnceLock;
 pub enum Placement {
     /// Host memory: written by the CPU, in place.
     Host,
-    /// GPU memory of device `ordinal`: received into pinned staging, copied in on tcpxr's stream;
+    /// GPU memory of device `ordinal`: received into pinned staging, copied in on the group's stream;
     /// signals in it are written on the same stream (stage.rs).
     Gpu { ordinal: usize },
 }
@@ -149,7 +149,7 @@ impl Facts {
 /// How tcpxr places received bytes into GPU windows, where the rule allows them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GpuPlacement {
-    /// Pinned host staging, then a host-to-device copy on tcpxr's own persistent non-blocking
+    /// Pinned host staging, then a host-to-device copy on the group's own non-blocking
     /// highest-priority stream; signals written on the same stream after the data.
     Stream,
 }
@@ -160,7 +160,7 @@ pub enum GpuPlacement {
 ///
 /// 1. GDRCopy (CPU stores through a mapping of GPU memory, which queue behind nothing) would be
 ///    first; it is not implemented, so its presence only changes the refusal's words.
-/// 2. A copy on tcpxr's own stream, where that stream can get a hardware queue apart from the
+/// 2. A copy on a stream of tcpxr's own, where that stream can get a hardware queue apart from the
 ///    kernel's: `CUDA_DEVICE_MAX_CONNECTIONS` unset (CUDA's default, 8) or 2 and more, and the
 ///    process not a client of MPS (whose server funnels its clients' work into queues of its own).
 /// 3. Anything else is refused: `CUDA_DEVICE_MAX_CONNECTIONS=1` (every stream of the process

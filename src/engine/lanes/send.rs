@@ -175,7 +175,7 @@ impl Lane for SendLane {
                 let staged = take_slot(free, |slot| {
                     // SAFETY: the slot holds chunk_bytes >= len; NCCL keeps the source valid until
                     // the message completes, which is after this copy has.
-                    unsafe { gpu::copy_dtoh_async(g, host(slot), ptr as u64, len)? };
+                    unsafe { gpu::copy_dtoh_async(g, g.as_ref(), host(slot), ptr as u64, len)? };
                     // The slot's event is free: its previous chunk completed before the slot was
                     // freed.
                     events[slot].record(g).inspect_err(|_| *untracked = true)
