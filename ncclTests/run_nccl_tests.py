@@ -218,6 +218,46 @@ def median_results(runs, ops, *, steady=False):
             for op, by_config in seen.items()}
 
 
+# A later cycle that took at least this many times the fastest cycle of the same process at
+# that size is listed under the tables (run 381: one pass's cycles 5-10x the first, Socket's and
+# tcpxr's alike, an instance's hiccup that a median of the later cycles keeps).
+CYCLE_JUMP = 2.0
+
+
+def cycle_jumps(runs, factor=CYCLE_JUMP):
+    """(op, config, pass, size, time_us, fastest_us) for every later cycle (nccl-tests -N: cycle 1
+    on) of a run without problems that took at least `factor` x the fastest cycle of the same
+    process at that size. The first cycle is never listed: it is slow by nature (each size's
+    first run in the process), and the tables leave it out anyway."""
+    jumps = []
+    for r in runs:
+        if r["problems"]:
+            continue
+        by_size = {}
+        for row in r["result"]["rows"]:
+            t = row["out_of_place"]["time_us"]
+            if t is not None:
+                by_size.setdefault(row["size"], []).append((row["cycle"], t))
+        for size, cycles in sorted(by_size.items()):
+            fastest = min(t for _, t in cycles)
+            jumps += [(r["op"], r["config"], r.get("pass"), size, t, fastest)
+                      for c, t in cycles if c > 0 and fastest > 0 and t >= factor * fastest]
+    return jumps
+
+
+def jumps_note(jumps, with_pass, most=12):
+    """The summary's line for `cycle_jumps`, or None when there are none."""
+    if not jumps:
+        return None
+    items = [f"{op} {config}" + (f" (pass {p})" if with_pass and p else "")
+             + f" {report.human_size(size)} {t:.1f} us against {fastest:.1f}"
+             for op, config, p, size, t, fastest in jumps]
+    more = f"; and {len(items) - most} more" if len(items) > most else ""
+    return (f"later cycles that took at least {CYCLE_JUMP:g}x the same process's fastest at that size "
+            "(kept in the medians; several configs of one pass at once is the instance, not a "
+            "transport): " + "; ".join(items[:most]) + more)
+
+
 def test_flags(a):
     cycles = ["-N", str(a.cycles)] if a.cycles > 1 else []
     return ["-b", str(a.min_bytes), "-e", str(a.max_bytes), "-f", "2",
@@ -555,6 +595,9 @@ def main(argv=None):
                      f"the later {a.cycles - 1} cycles" + (" of every pass" if a.repeat > 1 else "")
                      + ", the first cycle (each size's first run in the process) left out; it stays in the "
                      "raw outputs")
+        jumps = jumps_note(cycle_jumps(runs), a.repeat > 1)
+        if jumps:
+            notes.append(jumps)
     if a.one_gpu:
         notes.append(one_gpu_note(a))
     if inherited:

@@ -437,6 +437,28 @@ class EndToEnd(unittest.TestCase):
         self.assertEqual(got["all_reduce"], {})
         self.assertEqual(run_nccl_tests.pass_order(["a", "b", "c"], 4), ["b", "c", "a"])
 
+    def test_a_later_cycle_twice_the_fastest_of_its_process_is_listed_and_a_slow_first_one_is_not(self):
+        def run(config, cycles_at, k, problems=()):
+            return {"op": "all_gather", "config": config, "pass": k, "problems": list(problems),
+                    "result": {"rows": [{"size": s, "cycle": c, "out_of_place": {"time_us": t, "busbw": 1.0}}
+                                        for s, times in cycles_at.items() for c, t in enumerate(times)]}}
+        # Run 381's third pass: Socket 1x1's all_gather of 1 MiB took 1030.03 us in its second
+        # cycle against 172.56 in its first; 512 KiB moved less than 2x; at 8 B the first cycle
+        # is the slow one (each size's first run in a process), which is never listed.
+        runs = [run("socket-1x1", {8: [1020.0, 21.0, 22.0], 524288: [100.0, 199.0], 1048576: [172.56, 1030.03]}, 3),
+                run("tcpxr-host", {1048576: [10.0, 50.0]}, 1, ["rc 7"]),
+                run("tcpxr-host", {1048576: [176.91, 1818.28]}, 3)]
+        got = run_nccl_tests.cycle_jumps(runs)
+        self.assertEqual(got, [("all_gather", "socket-1x1", 3, 1048576, 1030.03, 172.56),
+                               ("all_gather", "tcpxr-host", 3, 1048576, 1818.28, 176.91)])
+        note = run_nccl_tests.jumps_note(got, with_pass=True)
+        self.assertIn("at least 2x the same process's fastest", note)
+        self.assertIn("all_gather socket-1x1 (pass 3) 1 MiB 1030.0 us against 172.6; "
+                      "all_gather tcpxr-host (pass 3) 1 MiB 1818.3 us against 176.9", note)
+        self.assertIsNone(run_nccl_tests.jumps_note([], with_pass=True))
+        many = run_nccl_tests.jumps_note([("o", "c", 1, 8, 3.0, 1.0)] * 14, with_pass=False, most=12)
+        self.assertTrue(many.endswith("o c 8 B 3.0 us against 1.0; and 2 more"), many)
+
     def test_cycles_run_the_sweep_n_times_a_process_and_table_the_later_cycles(self):
         self.sweep_fakes("all_reduce")
         rc, text = self.run_main("ok", "--mpirun", "--ranks", "2", "--configs", "socket,tcpxr-host",
@@ -454,6 +476,7 @@ class EndToEnd(unittest.TestCase):
         md = read(os.path.join(self.out, "summary.md"))
         self.assertIn("each process ran the sweep 3 times (-N 3); each figure is the median of the later 2 "
                       "cycles of every pass, the first cycle", md)
+        self.assertNotIn("later cycles that took", md, "a slow first cycle is not a jump")
         with open(os.path.join(self.out, "run.json")) as fh:
             self.assertEqual(json.load(fh)["cycles"], 3)
         # Without --cycles: no -N, every row counts.
