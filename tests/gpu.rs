@@ -721,10 +721,11 @@ fn gpu_events_and_pinned_memory_are_freed_in_their_gpus_context_without_waiting_
         return;
     };
     gpu.bind().unwrap();
-    // An event behind a spinning kernel on tcpxr's stream, dropped while the kernel spins.
+    // An event behind a spinning kernel on the GPU's persistent stream, dropped while the kernel
+    // spins.
     let event = Event::new(&gpu).unwrap();
     let blocker = SpinBlocker::launch_on(&gpu, gpu.stream);
-    event.record(&gpu).unwrap();
+    event.record_on(&gpu, gpu.as_ref()).unwrap();
     let (done, watch) = std::sync::mpsc::channel::<()>();
     let flag = blocker.flag.host as usize;
     let took = std::thread::scope(|s| {

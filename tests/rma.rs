@@ -1355,7 +1355,7 @@ fn put_lands_beside_a_spinning_kernel(name: &str, start: fn(Duration) -> spin::S
                 // SAFETY: 8 bytes of the live signal buffer into 8 bytes of mapped memory, waited
                 // for (the event) before they are read or reused.
                 unsafe { nccl_net_tcpxr::gpu::copy_dtoh_async(&g, g.as_ref(), out.host, sig.0, 8) }.unwrap();
-                event.record(&g).unwrap();
+                event.record_on(&g, g.as_ref()).unwrap();
                 while !event.done().unwrap() {
                     assert_eq!(r.progress(), OK);
                     assert!(
@@ -1467,7 +1467,7 @@ impl WordReader {
         // SAFETY: 8 bytes of live device memory into the 8 mapped bytes, waited for (the event)
         // before they are read.
         unsafe { nccl_net_tcpxr::gpu::copy_dtoh_async(g, g, self.out.host, at, 8) }.unwrap();
-        self.event.record(g).unwrap();
+        self.event.record_on(g, g).unwrap();
         assert!(
             self.event.done_by(Instant::now() + Duration::from_secs(20)).unwrap(),
             "the reading copy waits behind the spinning kernel"

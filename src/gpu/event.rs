@@ -27,13 +27,6 @@ impl Event {
         Ok(Event { raw, ctx: gpu.ctx })
     }
 
-    /// Records the event behind the work queued so far on `gpu`'s stream.
-    pub fn record(&self, gpu: &Gpu) -> Result<()> {
-        let _current = gpu.enter()?;
-        // SAFETY: live event and stream.
-        check(unsafe { sys::cuEventRecord(self.raw, gpu.stream) }, "cuEventRecord")
-    }
-
     /// Records the event behind the work queued so far on `on`, a stream of `gpu`.
     pub fn record_on(&self, gpu: &Gpu, on: &impl super::Queue) -> Result<()> {
         let _current = gpu.enter()?;

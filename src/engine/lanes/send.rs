@@ -178,7 +178,7 @@ impl Lane for SendLane {
                     unsafe { gpu::copy_dtoh_async(g, g.as_ref(), host(slot), ptr as u64, len)? };
                     // The slot's event is free: its previous chunk completed before the slot was
                     // freed.
-                    events[slot].record(g).inspect_err(|_| *untracked = true)
+                    events[slot].record_on(g, g.as_ref()).inspect_err(|_| *untracked = true)
                 })?;
                 let Some(slot) = staged else { return Ok(false) };
                 self.waiting.push_back(SendChunk::Staged { slot, len });
