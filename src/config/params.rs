@@ -495,7 +495,7 @@ pub const RMA: Param = Param {
           gets over TCP. NCCL's device API (GIN, through NCCL's GIN proxy) and its host RMA calls \
           (ncclPutSignal) use it. 0 reports no RMA device, so NCCL takes its next RMA backend. \
           Windows in host and GPU memory; bytes for GPU windows are staged in pinned memory and \
-          copied in on tcpxr's own stream, which must never wait behind NCCL's kernel: with \
+          copied in on a stream of each group's own, which must never wait behind NCCL's kernel: with \
           CUDA_DEVICE_MAX_CONNECTIONS=1 (or outside 2-32) or under CUDA MPS, tcpxr reports no RMA \
           device, with a WARN saying why, and NCCL goes on without it. Off by default until NCCL's \
           GIN and host RMA have run end to end over it: NCCL 2.30 registers every symmetric window \
