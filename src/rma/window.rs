@@ -173,7 +173,8 @@ pub enum GpuPlacement {
 /// Residual risk where it allows: CUDA promises no concurrency between streams. With 8
 /// connections a stream usually gets a queue apart from NCCL's kernel's, but streams are mapped
 /// onto queues round-robin, so a process with many streams may share one with the kernel; the
-/// copy then waits for the kernel to end, as any stream work of the application would.
+/// copy then waits for the kernel to end, as any stream work of the application would. Each RMA
+/// group adds one stream (stage.rs), as each receive comm that copies into GPU memory does.
 pub fn gpu_window_rule(f: &Facts) -> std::result::Result<GpuPlacement, String> {
     let gdr = if f.gdrcopy {
         "libgdrapi.so is present, but tcpxr does not write GPU memory through GDRCopy yet"
