@@ -61,19 +61,19 @@ pub(crate) fn idle_chunk(size: usize, stripes: usize, outstanding: usize, chunk:
 /// rule decided it, whether it cut. A connection the idle rule covers (`idle` above 0:
 /// point-to-point ones by default, every one where NCCL_TCPXR_IDLE_CHUNK_BYTES is set) keeps that
 /// rule ([`idle_chunk`]) even while it streams: the spread rule was measured on collectives' rings
-/// (run 372). Elsewhere a message below `chunk` is cut as `spread` says with `moving` send comms of
-/// the process counted ([`Spread::chunk_for`]).
+/// (run 372). Elsewhere a message below `chunk` is cut as `spread` says with `moving()` send comms
+/// of the process counted ([`Spread::chunk_for`]); the count is taken only there.
 pub(crate) fn striped_chunk(
     size: usize,
     stripes: usize,
     outstanding: usize,
     chunk: usize,
     idle: usize,
-    (spread, moving): (Spread, usize),
+    (spread, moving): (Spread, impl FnOnce() -> usize),
 ) -> (usize, Option<bool>) {
     match idle {
         0 if spread.piece > 0 && size < chunk => {
-            let cut = spread.chunk_for(size, stripes, chunk, moving);
+            let cut = spread.chunk_for(size, stripes, chunk, moving());
             (cut, Some(cut != 0))
         }
         0 => (0, None),
@@ -134,11 +134,16 @@ impl Default for Mover {
 }
 
 impl Mover {
-    /// Records a striped message of this comm and returns how many distinct send comms sent the
-    /// process's latest [`RECENT`] (this one included).
-    pub fn moving(&self) -> usize {
-        PROCESS.record(self.id)
+    /// Records a striped message of this comm among the process's latest [`RECENT`].
+    pub fn note(&self) {
+        PROCESS.note(self.id)
     }
+}
+
+/// How many distinct send comms sent the process's latest [`RECENT`] striped messages: a scan of
+/// the ring, taken only for a message the spread rule decides.
+pub fn moving() -> usize {
+    PROCESS.distinct()
 }
 
 impl Count {
@@ -149,12 +154,16 @@ impl Count {
         }
     }
 
-    /// Records a message of comm `id` and counts the distinct comms in the ring. Threads posting
-    /// at once may overwrite each other's slot: the count only decides how finely to cut, never
-    /// what arrives (each message's header names its chunk size).
-    fn record(&self, id: u64) -> usize {
+    /// Records a message of comm `id` in the ring. Threads posting at once may overwrite each
+    /// other's slot: the count only decides how finely to cut, never what arrives (each message's
+    /// header names its chunk size).
+    fn note(&self, id: u64) {
         let at = self.next.fetch_add(1, Ordering::Relaxed) % RECENT;
         self.ids[at].store(id, Ordering::Relaxed);
+    }
+
+    /// The distinct comms in the ring.
+    fn distinct(&self) -> usize {
         let mut seen = [0u64; RECENT];
         let mut distinct = 0;
         for slot in &self.ids {
@@ -227,23 +236,29 @@ mod tests {
             },
         );
         // Point-to-point (idle rule on), streaming: the idle rule says whole, and whole it stays.
-        assert_eq!(striped_chunk(256 << 10, 4, 3, chunk, 64 << 10, (spread, 2)), (0, None));
+        assert_eq!(
+            striped_chunk(256 << 10, 4, 3, chunk, 64 << 10, (spread, || 2)),
+            (0, None)
+        );
         // Idle there: the idle rule's one piece per stripe.
         assert_eq!(
-            striped_chunk(256 << 10, 4, 0, chunk, 64 << 10, (spread, 2)),
+            striped_chunk(256 << 10, 4, 0, chunk, 64 << 10, (spread, || 2)),
             (64 << 10, None)
         );
         // A collective's connection, 2 comms moving: 10 / 4 = 2 pieces, however many are out.
         assert_eq!(
-            striped_chunk(256 << 10, 4, 3, chunk, 0, (spread, 2)),
+            striped_chunk(256 << 10, 4, 3, chunk, 0, (spread, || 2)),
             (128 << 10, Some(true))
         );
         // 3 comms moving: one piece; the rule looked and left it whole.
-        assert_eq!(striped_chunk(256 << 10, 4, 0, chunk, 0, (spread, 3)), (0, Some(false)));
+        assert_eq!(
+            striped_chunk(256 << 10, 4, 0, chunk, 0, (spread, || 3)),
+            (0, Some(false))
+        );
         // A whole chunk, or the rule off: not the rule's to decide.
-        assert_eq!(striped_chunk(chunk, 4, 0, chunk, 0, (spread, 1)), (0, None));
+        assert_eq!(striped_chunk(chunk, 4, 0, chunk, 0, (spread, || 1)), (0, None));
         let off = Spread { piece: 0, ..spread };
-        assert_eq!(striped_chunk(256 << 10, 4, 0, chunk, 0, (off, 1)), (0, None));
+        assert_eq!(striped_chunk(256 << 10, 4, 0, chunk, 0, (off, || 1)), (0, None));
     }
 
     const ON: Spread = Spread {
@@ -281,21 +296,25 @@ mod tests {
     #[test]
     fn the_count_is_the_distinct_comms_among_the_latest_messages() {
         let count = Count::new();
-        assert_eq!(count.record(7), 1);
-        assert_eq!(count.record(7), 1, "a comm counts once");
-        assert_eq!(count.record(8), 2);
+        let record = |id: u64| -> usize {
+            count.note(id);
+            count.distinct()
+        };
+        assert_eq!(record(7), 1);
+        assert_eq!(record(7), 1, "a comm counts once");
+        assert_eq!(record(8), 2);
         // Round-robin over 4 comms: 4 once the ring holds no older comm.
         for round in 0..10 {
             for id in 1..=4 {
-                let n = count.record(id);
+                let n = record(id);
                 assert!(round < 4 || n == 4, "round {round}: {n}");
             }
         }
         // Then 2 comms only: once the ring has turned over, 2.
         for _ in 0..RECENT / 2 {
-            count.record(1);
-            count.record(2);
+            record(1);
+            record(2);
         }
-        assert_eq!(count.record(1), 2);
+        assert_eq!(record(1), 2);
     }
 }

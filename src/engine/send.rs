@@ -141,18 +141,22 @@ impl SendComm {
             false => {
                 let striper = &st.b.striper;
                 // Every striped host message counts toward the process's moving comms, while the
-                // rule is on (its piece is the process's: off, no comm needs the count).
-                let moving = match st.spread.piece {
-                    0 => 0,
-                    _ => st.mover.moving(),
-                };
+                // rule is on (its piece is the process's: off, no comm needs the count); the count
+                // itself is taken only for a message the rule decides.
+                if st.spread.piece > 0 {
+                    st.mover.note();
+                }
+                let mut moving = 0;
                 let (chunk, spread) = cut::striped_chunk(
                     size,
                     striper.stripes(),
                     outstanding,
                     striper.chunk_bytes(),
                     st.idle_chunk_bytes,
-                    (st.spread, moving),
+                    (st.spread, || {
+                        moving = cut::moving();
+                        moving
+                    }),
                 );
                 spread_seen = spread.map(|cut| (moving, cut));
                 chunk
