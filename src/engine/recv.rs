@@ -584,103 +584,99 @@ impl RecvState {
 
     /// Reads headers and inline payloads, in order, for the posted receives.
     fn read_control(&mut self) -> Result<()> {
-        let first = self.ctrl_seq;
-        while self.ctrl_seq < self.b.posted.next_seq() {
-            let seq = self.ctrl_seq;
-            let slot = self.b.posted.slot_of(seq);
-            let m = self.b.posted.get_mut(seq);
-            if m.size.is_none() {
-                // Once a message's control bytes are complete, the next header is read in this
-                // pass only if its bytes are already buffered: a recv that finds nothing yet (NCCL
-                // posts receives ahead) would delay this message's test reporting it done, or its
-                // chunks going to the stripes, by a system call. The next pass reads on. (A header
-                // begun in an earlier pass is message `first`'s.)
-                if seq > first && !self.b.ctrl.buffered() {
-                    return Ok(());
-                }
-                if !self.b.ctrl.read_into(&mut self.header, &mut self.header_got)? {
-                    return Ok(());
-                }
-                self.header_got = 0;
-                let h = MsgHeader::decode(&self.header)?;
-                if h.seq != seq as u32 {
-                    return Err(Error::remote(format!(
-                        "control connection out of step: message {} arrived where {} was expected",
-                        h.seq, seq as u32
-                    )));
-                }
-                if h.size > m.capacity as u64 {
-                    return Err(Error::invalid_usage(format!(
-                        "message truncated: peer sent {} bytes but the receive posted {} bytes",
-                        h.size, m.capacity
-                    )));
-                }
-                if h.inline && h.size > self.inline_limit as u64 {
-                    return Err(Error::remote(format!(
-                        "peer sent {} bytes inline; this side announced at most {}",
-                        h.size, self.inline_limit
-                    )));
-                }
-                if h.chunk as usize > self.b.striper.chunk_bytes() {
-                    return Err(Error::remote(format!(
-                        "peer cut message {seq} into {}-byte chunks; this connection's are at most {}",
-                        h.chunk,
-                        self.b.striper.chunk_bytes()
-                    )));
-                }
-                m.size = Some(h.size as usize);
-                m.inline = h.inline;
-                m.chunk = h.chunk as usize;
-            }
-            let size = m.size.unwrap_or(0);
-            if m.land == Land::Bounce(None) {
-                // Device unpack into GPU memory over the socket: the bytes land in bounce memory,
-                // once earlier receives have left room.
-                let RecvMode::DeviceUnpack(ring) = &mut self.mode else {
-                    return Err(Error::internal(
-                        "a receive landing in bounce memory without device unpack",
-                    ));
-                };
-                let Some((host, at)) = ring.take_bounce(seq, size)? else {
-                    return Ok(());
-                };
-                m.land = Land::Bounce(Some(Bounced {
-                    host: host as usize,
-                    at,
-                    place: match ring.copies(size) {
-                        true => Place::CopyDue,
-                        false => Place::Records,
-                    },
-                }));
-            }
-            if m.inline && size > 0 {
-                match (m.mem.gpu, &mut self.mode) {
-                    (true, RecvMode::OwnUnpack(stage)) => {
-                        // Bound for GPU memory (the peer sent from host memory): the payload lands
-                        // in this request's pinned slot and the unpack kernel places it.
-                        if !self
-                            .b
-                            .ctrl
-                            .read_into(stage.inline_payload(slot, size)?, &mut m.inline_got)?
-                        {
-                            return Ok(());
-                        }
-                        m.inline_ticket = Some(stage.place_inline(slot, size, m.ptr as u64)?);
-                    }
-                    (true, _) => return Err(Error::internal("a receive into GPU memory without its unpack stage")),
-                    (false, _) => {
-                        let dst = m.dst()?;
-                        // SAFETY: `dst` is irecv's buffer (its caller guarantees ptr..ptr+capacity
-                        // is writable, and size <= capacity) or bounce memory taken for `size` bytes.
-                        let dst = unsafe { std::slice::from_raw_parts_mut(dst as *mut u8, size) };
-                        if !self.b.ctrl.read_into(dst, &mut m.inline_got)? {
-                            return Ok(());
-                        }
-                    }
-                }
-            }
-            self.ctrl_seq += 1;
+        // One message's control bytes a pass, the oldest posted receive's. Reads are exact
+        // (ctrl.rs), so going on to the next header now would cost a recv that may find nothing
+        // yet (NCCL posts receives ahead) and would delay this message's test reporting it done,
+        // or its chunks going to the stripes; the next pass reads on.
+        let seq = self.ctrl_seq;
+        if seq == self.b.posted.next_seq() {
+            return Ok(());
         }
+        let slot = self.b.posted.slot_of(seq);
+        let m = self.b.posted.get_mut(seq);
+        if m.size.is_none() {
+            if !self.b.ctrl.read_into(&mut self.header, &mut self.header_got)? {
+                return Ok(());
+            }
+            self.header_got = 0;
+            let h = MsgHeader::decode(&self.header)?;
+            if h.seq != seq as u32 {
+                return Err(Error::remote(format!(
+                    "control connection out of step: message {} arrived where {} was expected",
+                    h.seq, seq as u32
+                )));
+            }
+            if h.size > m.capacity as u64 {
+                return Err(Error::invalid_usage(format!(
+                    "message truncated: peer sent {} bytes but the receive posted {} bytes",
+                    h.size, m.capacity
+                )));
+            }
+            if h.inline && h.size > self.inline_limit as u64 {
+                return Err(Error::remote(format!(
+                    "peer sent {} bytes inline; this side announced at most {}",
+                    h.size, self.inline_limit
+                )));
+            }
+            if h.chunk as usize > self.b.striper.chunk_bytes() {
+                return Err(Error::remote(format!(
+                    "peer cut message {seq} into {}-byte chunks; this connection's are at most {}",
+                    h.chunk,
+                    self.b.striper.chunk_bytes()
+                )));
+            }
+            m.size = Some(h.size as usize);
+            m.inline = h.inline;
+            m.chunk = h.chunk as usize;
+        }
+        let size = m.size.unwrap_or(0);
+        if m.land == Land::Bounce(None) {
+            // Device unpack into GPU memory over the socket: the bytes land in bounce memory,
+            // once earlier receives have left room.
+            let RecvMode::DeviceUnpack(ring) = &mut self.mode else {
+                return Err(Error::internal(
+                    "a receive landing in bounce memory without device unpack",
+                ));
+            };
+            let Some((host, at)) = ring.take_bounce(seq, size)? else {
+                return Ok(());
+            };
+            m.land = Land::Bounce(Some(Bounced {
+                host: host as usize,
+                at,
+                place: match ring.copies(size) {
+                    true => Place::CopyDue,
+                    false => Place::Records,
+                },
+            }));
+        }
+        if m.inline && size > 0 {
+            match (m.mem.gpu, &mut self.mode) {
+                (true, RecvMode::OwnUnpack(stage)) => {
+                    // Bound for GPU memory (the peer sent from host memory): the payload lands
+                    // in this request's pinned slot and the unpack kernel places it.
+                    if !self
+                        .b
+                        .ctrl
+                        .read_into(stage.inline_payload(slot, size)?, &mut m.inline_got)?
+                    {
+                        return Ok(());
+                    }
+                    m.inline_ticket = Some(stage.place_inline(slot, size, m.ptr as u64)?);
+                }
+                (true, _) => return Err(Error::internal("a receive into GPU memory without its unpack stage")),
+                (false, _) => {
+                    let dst = m.dst()?;
+                    // SAFETY: `dst` is irecv's buffer (its caller guarantees ptr..ptr+capacity
+                    // is writable, and size <= capacity) or bounce memory taken for `size` bytes.
+                    let dst = unsafe { std::slice::from_raw_parts_mut(dst as *mut u8, size) };
+                    if !self.b.ctrl.read_into(dst, &mut m.inline_got)? {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        self.ctrl_seq += 1;
         Ok(())
     }
 }
