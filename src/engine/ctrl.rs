@@ -10,8 +10,9 @@
 //! loopback the whole delivery of that ACK, after the bytes are copied. One read of header and
 //! payload into a buffer of tcpxr's took 3.4-3.5 us against 1.4-1.5 for a header alone, and put
 //! the payload in NCCL's buffer 0.5-1.3 us later than Socket's size-then-payload reads do (runs
-//! 391-392, 2 ranks on one H200). NCCL's LL kernel sees a payload as soon as it lands; the
-//! all_gather of 32-128 B took 0.91-0.94 of the time with exact reads (runs 393-394).
+//! 391-392, 2 ranks on one H200). NCCL's LL kernel sees a payload as soon as it lands: with exact
+//! reads it lands as early as Socket's (run 397), and the all_gather of 32-128 B took 0.91-0.94 of
+//! the time it took with the buffer (runs 393-394).
 use crate::error::{Error, Result};
 use crate::net::conn::{self, Direction};
 use std::collections::VecDeque;
