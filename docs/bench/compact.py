@@ -9,7 +9,7 @@
     python3 docs/bench/compact.py refs README.md docs/BENCHMARKS.md  # cited runs have records
 
 What stays in git, per day (docs/bench/<date>/): every run's script.sh and the other small sources
-a figure was made with (*.sh, *.py, *.c, *.cu, *.cpp, *.h, *.patch, README.md), and the raw files
+a figure was made with (*.sh, *.py, *.c, *.cu, *.cpp, *.h, *.rs, *.patch, README.md), and the raw files
 code in the repository reads (`KEEP_FILES`); `raw.tar.xz`, everything
 else the runs wrote (nccl-tests output, settings, run.json, logs, CSVs, figures), paths relative to
 the day's folder (`run136/table/all_reduce.tcpxr-host.txt`). Archives nested in a run's output
@@ -41,7 +41,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 RUN = re.compile(r"^run(\d+[a-z]?)(?:-|$)")
-KEEP_EXT = (".sh", ".py", ".c", ".cu", ".cpp", ".h", ".patch")
+KEEP_EXT = (".sh", ".py", ".c", ".cu", ".cpp", ".h", ".rs", ".patch")
 # Built libraries, and plots (ncclTests/replot.py draws a run's plot again from its outputs).
 DROP_EXT = (".so", ".png")
 ARCHIVE = "raw.tar.xz"
