@@ -21,7 +21,7 @@
 //! driver then says SKIPPED (TCPXR_REQUIRE_GPU=1 makes it fail).
 mod common;
 
-use common::gpu::{gpu_or_skip, place_from_ring, DevBuf};
+use common::gpu::{gpu_or_skip, place_from_ring, reg_cuda, DevBuf};
 use common::spin::{cu, Spin};
 use common::*;
 use cudarc::driver::sys;
@@ -168,14 +168,4 @@ fn pair(net: &V12, unpack: bool) -> (*mut c_void, *mut c_void, Option<unpackNetD
         unsafe { std::ptr::read_unaligned(u.as_ptr() as *const unpackNetDeviceHandle) }
     });
     (s, r, ring)
-}
-
-fn reg_cuda(net: &V12, comm: *mut c_void, p: u64, len: usize) -> *mut c_void {
-    let mut mh = null();
-    assert_eq!(
-        // SAFETY: tcpxr's table; p is device memory of len bytes; a live out-pointer.
-        unsafe { net.0.regMr.unwrap()(comm, p as *mut c_void, len, NCCL_PTR_CUDA, &mut mh) },
-        OK
-    );
-    mh
 }

@@ -1391,8 +1391,9 @@ fn put_lands_beside_a_spinning_kernel(name: &str, start: fn(Duration) -> spin::S
 /// 0's signal is the shape of a hang: until 2026-11-29 every group queued on the GPU's one
 /// persistent stream, so rank 0's copy and signal waited behind rank 1's kernel, which waited for
 /// that application kernel to end (this test against that library: "requests never completed",
-/// run 388). Nothing is allocated or freed while the hold lasts: a first form of this test made its
-/// reader's pinned buffer then, and the application kernel did not see its release (runs 383-386).
+/// run 388). Nothing is allocated or freed while the hold lasts: a first form of this test made and
+/// freed its reader's pinned buffer then, and the application kernel did not see its release
+/// (runs 383-386): `cuMemFreeHost` waits until every running kernel has ended (run 400).
 #[test]
 #[ignore = "needs a GPU: cargo test -- --include-ignored, with TCPXR_REQUIRE_GPU=1 on a GPU host"]
 fn gpu_a_groups_held_stream_holds_no_other_groups_puts() {

@@ -10,11 +10,17 @@
 //!
 //! The arena is one reservation of address space, [`ARENA_BYTES`] long (the reach of a 32-bit
 //! `src_off`), made when the first comm needs bounce memory and returned when the last one closes.
-//! Each comm takes a [`Section`] of [`SECTION_BYTES`] at a fixed place in it: the pages are mapped
-//! when taken and, on a host with CUDA, pinned and mapped into the GPUs at their own address
-//! (`HostRegistration`), so the base every comm publishes is the arena's start. Sections are
-//! mapped and unmapped at accept and close, never on the data path.
+//! Each comm takes a [`Section`] of [`SECTION_BYTES`] at a fixed place in it, whose pages are
+//! made when taken and given back when the comm closes, never on the data path. So the base every
+//! comm publishes is the arena's start. Two ways, chosen when the arena is reserved:
+//! * with a GPU whose driver makes VMM host pages (gpu/host.rs): the range is reserved in CUDA's
+//!   unified address space and each section is pinned pages of the GPU's NUMA node mapped there
+//!   for the CPU and that GPU. Giving them back does not wait for the GPU's running kernels;
+//! * else (no GPU, or no VMM host pages): the range is reserved with `mmap`, each section's pages
+//!   mapped there and, with a GPU, pinned and mapped into the GPUs at their own address
+//!   (`HostRegistration`), whose unregistering waits until every kernel of the device has ended.
 use crate::error::{Error, Result};
+use crate::gpu::host::{self, HostPages, HostPagesKind};
 use crate::gpu::{Gpu, HostRegistration};
 use std::sync::{Arc, Mutex};
 
@@ -31,6 +37,15 @@ pub const SECTIONS: usize = ARENA_BYTES / SECTION_BYTES;
 struct Arena {
     base: usize,
     taken: Vec<bool>,
+    reserved: Reserved,
+}
+
+/// Who reserved the arena's range, and so how its sections get pages (module doc).
+enum Reserved {
+    /// `mmap`: sections are mapped there, and registered with a GPU's driver where there is one.
+    Mmap,
+    /// CUDA, in this GPU's context: sections are VMM host pages of this kind.
+    Cuda(Arc<Gpu>, HostPagesKind),
 }
 
 /// The process's arena while any section lives.
@@ -41,20 +56,29 @@ pub struct Section {
     host: *mut u8,
     base: u64,
     offset: usize,
-    /// Pins the pages and maps them into the GPUs; dropped (unregistered) before they are unmapped.
-    registration: Option<HostRegistration>,
+    pages: Pages,
+}
+
+/// A section's pages, by how the arena was reserved.
+enum Pages {
+    /// VMM host pages in CUDA's reservation: unmapped and released when dropped.
+    Cuda(#[allow(dead_code)] HostPages),
+    /// Pages `mmap`ped into the reservation, with the registration that pins them and maps them
+    /// into the GPUs (dropped, unregistered, before the pages are unmapped).
+    Mmap(Option<HostRegistration>),
 }
 
 // SAFETY: the section's pages belong to it alone; its owner (a receive comm) serialises access.
 unsafe impl Send for Section {}
 
 impl Section {
-    /// Takes a free section, registered with `gpu`'s driver when there is one (without CUDA, plain
-    /// memory whose "device address" is its host address, for hosts and tests without a GPU).
+    /// Takes a free section, pinned for `gpu` when there is one (without CUDA, plain memory whose
+    /// "device address" is its host address, for hosts and tests without a GPU). Its pages start
+    /// zeroed.
     pub fn take(gpu: Option<&Arc<Gpu>>) -> Result<Section> {
         let mut arena = ARENA.lock().unwrap_or_else(|p| p.into_inner());
         if arena.is_none() {
-            *arena = Some(Arena::reserve()?);
+            *arena = Some(Arena::reserve(gpu)?);
         }
         let a = arena.as_mut().expect("reserved just above");
         let Some(index) = a.taken.iter().position(|t| !t) else {
@@ -67,39 +91,43 @@ impl Section {
         };
         let offset = index * SECTION_BYTES;
         let host = (a.base + offset) as *mut u8;
-        // SAFETY: the range lies inside the arena's reservation and belongs to no other section;
-        // MAP_FIXED replaces the reserved (inaccessible) pages with fresh zeroed ones.
-        let mapped = unsafe {
-            libc::mmap(
-                host as *mut libc::c_void,
-                SECTION_BYTES,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
-                -1,
-                0,
-            )
-        };
-        if mapped != host as *mut libc::c_void {
-            let e = std::io::Error::last_os_error();
-            release_if_empty(&mut arena);
-            return Err(Error::system(format!(
-                "cannot map {} MiB of bounce memory: {e}",
-                SECTION_BYTES >> 20
-            )));
-        }
-        a.taken[index] = true;
         let base = a.base as u64;
+        let made = match &a.reserved {
+            Reserved::Cuda(arena_gpu, arena_kind) => {
+                // Pages of the taker's GPU's NUMA node where it makes them, else of the arena's.
+                let (g, kind) = match gpu.and_then(|g| g.host_pages().map(|k| (g, k))) {
+                    Some((g, k)) if SECTION_BYTES % k.granularity == 0 => (g, k),
+                    _ => (arena_gpu, *arena_kind),
+                };
+                // SAFETY: the section's range lies inside CUDA's reservation, aligned to
+                // SECTION_BYTES (a multiple of the granularity), and no other section maps it.
+                unsafe { HostPages::map_at(g, kind, host as u64, SECTION_BYTES) }.map(|p| {
+                    // SAFETY: SECTION_BYTES of fresh pages, mapped for the CPU just now.
+                    unsafe { std::ptr::write_bytes(host, 0, SECTION_BYTES) };
+                    Pages::Cuda(p)
+                })
+            }
+            Reserved::Mmap => map_anonymous(host).map(|()| Pages::Mmap(None)),
+        };
+        let pages = match made {
+            Ok(p) => p,
+            Err(e) => {
+                release_if_empty(&mut arena);
+                return Err(e);
+            }
+        };
+        a.taken[index] = true;
         drop(arena);
         let mut section = Section {
             host,
             base,
             offset,
-            registration: None,
+            pages,
         };
-        if let Some(g) = gpu {
+        if let (Some(g), Pages::Mmap(registration)) = (gpu, &mut section.pages) {
             // SAFETY: the section's pages are mapped and page aligned, and stay mapped until
             // `section` drops, which drops the registration first.
-            section.registration = Some(unsafe { HostRegistration::new(g, host, SECTION_BYTES) }?);
+            *registration = Some(unsafe { HostRegistration::new(g, host, SECTION_BYTES) }?);
         }
         Ok(section)
     }
@@ -120,39 +148,79 @@ impl Section {
     }
 }
 
+/// Maps `SECTION_BYTES` of fresh zeroed pages at `host`, inside the `mmap` reservation.
+fn map_anonymous(host: *mut u8) -> Result<()> {
+    // SAFETY: the range lies inside the arena's reservation and belongs to no other section;
+    // MAP_FIXED replaces the reserved (inaccessible) pages with fresh zeroed ones.
+    let mapped = unsafe {
+        libc::mmap(
+            host as *mut libc::c_void,
+            SECTION_BYTES,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
+            -1,
+            0,
+        )
+    };
+    if mapped != host as *mut libc::c_void {
+        return Err(Error::system(format!(
+            "cannot map {} MiB of bounce memory: {}",
+            SECTION_BYTES >> 20,
+            std::io::Error::last_os_error()
+        )));
+    }
+    Ok(())
+}
+
 impl Drop for Section {
     fn drop(&mut self) {
-        // Unpinned first, then unmapped: the driver must not hold pages that are gone.
-        drop(self.registration.take());
+        match &mut self.pages {
+            // Unmapped and released, without waiting for the GPU.
+            Pages::Cuda(_) => drop(std::mem::replace(&mut self.pages, Pages::Mmap(None))),
+            Pages::Mmap(registration) => {
+                // Unpinned first, then unmapped: the driver must not hold pages that are gone.
+                drop(registration.take());
+                // SAFETY: the section's own range inside the reservation; it goes back to being
+                // reserved and inaccessible, its pages are freed.
+                let r = unsafe {
+                    libc::mmap(
+                        self.host as *mut libc::c_void,
+                        SECTION_BYTES,
+                        libc::PROT_NONE,
+                        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED | libc::MAP_NORESERVE,
+                        -1,
+                        0,
+                    )
+                };
+                if r == libc::MAP_FAILED {
+                    log::warn!(
+                        "returning bounce memory at {:p}: {}; its pages stay mapped until the process ends",
+                        self.host,
+                        std::io::Error::last_os_error()
+                    );
+                }
+            }
+        }
         let mut arena = ARENA.lock().unwrap_or_else(|p| p.into_inner());
         let Some(a) = arena.as_mut() else { return };
-        // SAFETY: the section's own range inside the reservation; it goes back to being reserved
-        // and inaccessible, its pages are freed.
-        let r = unsafe {
-            libc::mmap(
-                self.host as *mut libc::c_void,
-                SECTION_BYTES,
-                libc::PROT_NONE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED | libc::MAP_NORESERVE,
-                -1,
-                0,
-            )
-        };
-        if r == libc::MAP_FAILED {
-            log::warn!(
-                "returning bounce memory at {:p}: {}; its pages stay mapped until the process ends",
-                self.host,
-                std::io::Error::last_os_error()
-            );
-        }
         a.taken[self.offset / SECTION_BYTES] = false;
         release_if_empty(&mut arena);
     }
 }
 
 impl Arena {
-    /// Reserves the address range: inaccessible, no memory behind it until a section is mapped.
-    fn reserve() -> Result<Arena> {
+    /// Reserves the address range: no memory behind it until a section is mapped. Through CUDA
+    /// where `gpu` makes VMM host pages in whole sections, else with `mmap`.
+    fn reserve(gpu: Option<&Arc<Gpu>>) -> Result<Arena> {
+        let cuda = gpu.and_then(|g| g.host_pages().map(|k| (g, k)));
+        if let Some((g, kind)) = cuda.filter(|(_, k)| SECTION_BYTES % k.granularity == 0) {
+            let base = host::reserve(g, ARENA_BYTES, SECTION_BYTES)?;
+            return Ok(Arena {
+                base: base as usize,
+                taken: vec![false; SECTIONS],
+                reserved: Reserved::Cuda(g.clone(), kind),
+            });
+        }
         // SAFETY: a fresh anonymous mapping at an address of the kernel's choosing.
         let p = unsafe {
             libc::mmap(
@@ -174,6 +242,7 @@ impl Arena {
         Ok(Arena {
             base: p as usize,
             taken: vec![false; SECTIONS],
+            reserved: Reserved::Mmap,
         })
     }
 }
@@ -185,8 +254,13 @@ fn release_if_empty(arena: &mut Option<Arena>) {
     if a.taken.iter().any(|t| *t) {
         return;
     }
-    // SAFETY: the whole reservation, no section of it in use.
-    unsafe { libc::munmap(a.base as *mut libc::c_void, ARENA_BYTES) };
+    match &a.reserved {
+        Reserved::Cuda(g, _) => host::unreserve(g, a.base as u64, ARENA_BYTES),
+        // SAFETY: the whole reservation, no section of it in use.
+        Reserved::Mmap => unsafe {
+            libc::munmap(a.base as *mut libc::c_void, ARENA_BYTES);
+        },
+    }
     *arena = None;
 }
 

@@ -1,6 +1,7 @@
 //! Pinned host memory the GPU reads and writes: the caller's memory registered with the driver
 //! ([`HostRegistration`]) and tcpxr's own mapped allocations ([`Mapped`]), each freed in the
 //! context of the GPU that made it.
+use super::host::HostPages;
 use super::{check, free_in, Gpu};
 use crate::abi::ncclResult_t;
 use crate::error::{Error, Result};
@@ -70,13 +71,21 @@ impl Drop for HostRegistration {
     }
 }
 
-/// Pinned host memory mapped into the device: the CPU and the GPU see the same bytes.
+/// Pinned host memory mapped into the device: the CPU and the GPU see the same bytes. Made as
+/// [`HostPages`] where the GPU allows (their free does not wait for the GPU's running kernels,
+/// host.rs), else by `cuMemHostAlloc`.
 pub struct Mapped {
     pub host: *mut u8,
     pub dev: u64,
     pub len: usize,
-    /// The primary context it was allocated in, entered to free it.
-    ctx: sys::CUcontext,
+    backing: Backing,
+}
+
+enum Backing {
+    /// Unmapped and released when dropped (held for that alone).
+    Pages(#[allow(dead_code)] HostPages),
+    /// From `cuMemHostAlloc`, freed in the primary context it was allocated in.
+    HostAlloc(sys::CUcontext),
 }
 
 // SAFETY: the allocation is plain (pinned, PORTABLE) memory owned by this value, usable from any
@@ -88,6 +97,15 @@ unsafe impl Sync for Mapped {}
 
 impl Mapped {
     pub fn new(gpu: &Gpu, len: usize) -> Result<Mapped> {
+        if let Some(kind) = gpu.host_pages() {
+            let pages = HostPages::new(gpu, kind, len)?;
+            return Ok(Mapped {
+                host: pages.host(),
+                dev: pages.at,
+                len,
+                backing: Backing::Pages(pages),
+            });
+        }
         let _current = gpu.enter()?;
         let (host, dev) = alloc_mapped(
             || {
@@ -115,7 +133,7 @@ impl Mapped {
             host: host as *mut u8,
             dev,
             len,
-            ctx: gpu.ctx,
+            backing: Backing::HostAlloc(gpu.ctx),
         })
     }
 }
@@ -141,10 +159,12 @@ fn alloc_mapped(
 
 impl Drop for Mapped {
     fn drop(&mut self) {
+        // Pages free themselves when the backing drops.
+        let Backing::HostAlloc(ctx) = self.backing else { return };
         let host = self.host as *mut c_void;
         // SAFETY: host came from cuMemHostAlloc and is freed once; whoever queued GPU work on it
         // has waited for that work, or kept this value alive (see SendLane's drop).
-        free_in(self.ctx, "pinned memory (cuMemFreeHost)", || unsafe {
+        free_in(ctx, "pinned memory (cuMemFreeHost)", || unsafe {
             sys::cuMemFreeHost(host)
         });
     }

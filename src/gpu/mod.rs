@@ -5,6 +5,8 @@
 //!   once): the device's primary context (the one NCCL uses), one persistent non-blocking stream,
 //!   and tcpxr's kernels compiled once with NVRTC; whether the process is an MPS client;
 //! * memory.rs: pinned host memory the GPU maps (`Mapped`, `HostRegistration`);
+//! * host.rs: pinned host pages made through CUDA's virtual memory API (`HostPages`), whose
+//!   free does not wait for the GPU's running kernels, as `cuMemFreeHost` does;
 //! * event.rs: `Event`, recorded behind stream work and queried, never waited on a data path;
 //! * stream.rs: the copies, signal add and signal write tcpxr queues, and `Stream`, a stream of
 //!   a receive comm's own for its copies into GPU memory;
@@ -14,6 +16,7 @@
 //! * cpu.rs: `scatter`, the same placement on the CPU, for host destinations.
 pub mod cpu;
 mod event;
+pub mod host;
 mod memory;
 mod stream;
 pub mod unpack;
@@ -217,6 +220,8 @@ pub struct Gpu {
     /// and loaded the first time a comm or an RMA group needs them; NCCL's device unpack never
     /// does.
     kernels: OnceLock<std::result::Result<Kernels, Error>>,
+    /// How pinned host pages are made for this GPU (host.rs), found the first time one is needed.
+    host_pages: OnceLock<Option<host::HostPagesKind>>,
     pub sm_count: u32,
 }
 
@@ -293,6 +298,7 @@ impl Gpu {
             stream: std::ptr::null_mut(),
             unpack_alt: std::ptr::null_mut(),
             kernels: OnceLock::new(),
+            host_pages: OnceLock::new(),
             sm_count: 0,
             dev,
         };
@@ -442,6 +448,12 @@ impl Gpu {
             unsafe { sys::cuStreamSynchronize(self.stream) },
             "cuStreamSynchronize(warm-up)",
         )
+    }
+
+    /// How tcpxr makes pinned host pages for this GPU ([`host::HostPages`]), or None where it
+    /// falls back to `cuMemHostAlloc` and host registration (host.rs says when).
+    pub fn host_pages(&self) -> Option<host::HostPagesKind> {
+        *self.host_pages.get_or_init(|| host::probe(self))
     }
 
     /// Makes this GPU's context current on the calling thread until the returned guard drops,

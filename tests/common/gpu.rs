@@ -3,8 +3,9 @@
 //! fails instead with `TCPXR_REQUIRE_GPU=1` (every run on a GPU machine sets it, so a broken driver
 //! can never make the GPU tests pass in 0.00 s); and device buffers through the driver API.
 use super::spin::cu;
+use super::{null, OK, V12};
 use cudarc::driver::sys;
-use nccl_net_tcpxr::abi::{loadMeta, netUnpackMeta, unpackNetDeviceHandle, NET_UNPACK_MAX_SLICE_PAGES};
+use nccl_net_tcpxr::abi::{loadMeta, netUnpackMeta, unpackNetDeviceHandle, NCCL_PTR_CUDA, NET_UNPACK_MAX_SLICE_PAGES};
 use nccl_net_tcpxr::gpu::{self, Gpu};
 use std::ffi::{c_void, CStr};
 
@@ -191,4 +192,13 @@ pub fn place_from_ring(h: &unpackNetDeviceHandle, n: u64, dst: u64) -> u64 {
         );
     }
     cnt
+}
+
+/// Registers `len` bytes of device memory at `p` with `comm` through the v12 table, as NCCL does.
+pub fn reg_cuda(net: &V12, comm: *mut c_void, p: u64, len: usize) -> *mut c_void {
+    let mut mh = null();
+    // SAFETY: tcpxr's table; p is device memory of len bytes; a live out-pointer.
+    let r = unsafe { net.0.regMr.unwrap()(comm, p as *mut c_void, len, NCCL_PTR_CUDA, &mut mh) };
+    assert_eq!(r, OK);
+    mh
 }
