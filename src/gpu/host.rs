@@ -29,7 +29,8 @@ pub struct HostPagesKind {
 }
 
 /// Whether VMM host pages can be made for `gpu`, and how: None where NCCL_CUMEM_HOST_ENABLE=0,
-/// or where the driver or the host refuses one granule (the reason is logged).
+/// or where the driver or the host refuses to make, map or give access to one granule (the
+/// reason is logged).
 pub(super) fn probe(gpu: &Gpu) -> Option<HostPagesKind> {
     if std::env::var("NCCL_CUMEM_HOST_ENABLE").is_ok_and(|v| v.trim() == "0") {
         log::info!("NET/tcpxr : pinned host memory through cuMemHostAlloc (NCCL_CUMEM_HOST_ENABLE=0)");
@@ -61,12 +62,8 @@ pub(super) fn probe(gpu: &Gpu) -> Option<HostPagesKind> {
             )
         };
         check(r, "cuMemGetAllocationGranularity(host)")?;
-        let mut handle = 0;
-        // SAFETY: valid out-pointer and properties; the granule is released right after.
-        let r = unsafe { sys::cuMemCreate(&mut handle, kind.granularity, &prop, 0) };
-        check(r, "cuMemCreate(host)")?;
-        // SAFETY: the handle made just above, released once.
-        check(unsafe { sys::cuMemRelease(handle) }, "cuMemRelease")?;
+        // One granule made, mapped for both and given back: every step a later allocation takes.
+        drop(HostPages::new(gpu, kind, kind.granularity)?);
         Ok(kind)
     })();
     match found {
