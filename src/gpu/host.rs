@@ -12,9 +12,10 @@
 //! 2.23 on drivers of CUDA 12.6 and later.
 //!
 //! The pages are used where a driver makes them (CUDA 12.2+, and a NUMA policy the container
-//! allows: Docker without `SYS_NICE` refuses them) unless `NCCL_CUMEM_HOST_ENABLE=0`, NCCL's own
-//! switch for the same choice, says not to; elsewhere tcpxr falls back to `cuMemHostAlloc` and
-//! host registration, whose frees wait.
+//! allows: Docker without `SYS_NICE` refuses them) unless NCCL's own switches for the same
+//! choice say not to (`NCCL_CUMEM_HOST_ENABLE=0`, or `NCCL_CUMEM_ENABLE=0`, without which NCCL
+//! makes no VMM host memory either); elsewhere tcpxr falls back to `cuMemHostAlloc` and host
+//! registration, whose frees wait.
 use super::{check, Gpu};
 use crate::error::Result;
 use cudarc::driver::sys;
@@ -28,13 +29,15 @@ pub struct HostPagesKind {
     pub granularity: usize,
 }
 
-/// Whether VMM host pages can be made for `gpu`, and how: None where NCCL_CUMEM_HOST_ENABLE=0,
-/// or where the driver or the host refuses to make, map or give access to one granule (the
-/// reason is logged).
+/// Whether VMM host pages can be made for `gpu`, and how: None where NCCL's switches turn them
+/// off (module doc), or where the driver or the host refuses to make, map or give access to one
+/// granule (the reason is logged).
 pub(super) fn probe(gpu: &Gpu) -> Option<HostPagesKind> {
-    if std::env::var("NCCL_CUMEM_HOST_ENABLE").is_ok_and(|v| v.trim() == "0") {
-        log::info!("NET/tcpxr : pinned host memory through cuMemHostAlloc (NCCL_CUMEM_HOST_ENABLE=0)");
-        return None;
+    for switch in ["NCCL_CUMEM_HOST_ENABLE", "NCCL_CUMEM_ENABLE"] {
+        if std::env::var(switch).is_ok_and(|v| v.trim() == "0") {
+            log::info!("NET/tcpxr : pinned host memory through cuMemHostAlloc ({switch}=0)");
+            return None;
+        }
     }
     let found = (|| -> Result<HostPagesKind> {
         let _current = gpu.enter()?;
