@@ -153,7 +153,9 @@ pub struct Stager {
     /// for this group's signal, would hold this group's signal behind it: a hang across
     /// communicators (and a large host copy of one group would hold every other's work).
     stream: Stream,
-    bufs: Vec<Mapped>,
+    /// The staging buffers: STAGE_BUFFERS of STAGE_BYTES, one pinned allocation (VMM host pages
+    /// come in 2 MiB granules, so sixteen allocations of 1 MiB would pin twice the memory).
+    bufs: Option<Mapped>,
     pool: Buffers,
     events: Vec<Event>,
     inflight: VecDeque<Inflight>,
@@ -177,9 +179,7 @@ impl Stager {
         let gpu = Gpu::get(ordinal)?;
         // The signal kernel is loaded now, never while NCCL's kernel spins on a signal.
         gpu.prepare_kernels()?;
-        let bufs = (0..STAGE_BUFFERS)
-            .map(|_| Mapped::new(&gpu, STAGE_BYTES))
-            .collect::<Result<Vec<_>>>()?;
+        let bufs = Mapped::new(&gpu, STAGE_BUFFERS * STAGE_BYTES)?;
         let events = (0..2 * STAGE_BUFFERS)
             .map(|_| Event::new(&gpu))
             .collect::<Result<Vec<_>>>()?;
@@ -190,8 +190,8 @@ impl Stager {
             STAGE_BYTES >> 10
         );
         Ok(Stager {
-            pool: Buffers::new(bufs.len(), INBOUND_RESERVE),
-            bufs,
+            pool: Buffers::new(STAGE_BUFFERS, INBOUND_RESERVE),
+            bufs: Some(bufs),
             events,
             inflight: VecDeque::new(),
             work: Spread::default(),
@@ -218,7 +218,7 @@ impl Stager {
 
     /// The host address of staging buffer `b`.
     pub fn host(&self, b: usize) -> *mut u8 {
-        self.bufs[b].host
+        buffer(&self.bufs, b)
     }
 
     fn event(&mut self) -> Result<Event> {
@@ -257,7 +257,7 @@ impl Stager {
     /// Copies `len` received bytes of staging buffer `buf` to device address `dst`; the buffer
     /// returns to the pool once the copy is done.
     pub fn land(&mut self, dst: u64, buf: usize, len: usize) -> Result<()> {
-        let src = self.bufs[buf].host;
+        let src = self.host(buf);
         // SAFETY: `buf` is a pinned buffer of this pool holding `len` <= STAGE_BYTES received
         // bytes, out of the free list until the event tracking this copy completes; `dst` lies in
         // a registered GPU window, which deregMrSym keeps until this pool is idle.
@@ -349,7 +349,7 @@ impl Stager {
     /// The 64-bit words of `size` bytes of device memory at `base`, read through staging buffer
     /// `buf` after the work queued before them.
     fn read_words(&mut self, buf: usize, base: u64, size: usize) -> Result<Vec<u64>> {
-        let host = self.bufs[buf].host;
+        let host = self.host(buf);
         let event = self.event()?;
         // SAFETY: `buf` is a pinned buffer of this pool, held by the caller until the event
         // completes (or, past the wait, never given back); the window is registered GPU memory of
@@ -426,7 +426,7 @@ impl Stager {
             // SAFETY: `b` is a pinned buffer of this pool (len <= STAGE_BYTES), held by the
             // returned Outbound until its event has completed (or lost for good); `src` lies in a
             // registered GPU window which deregMrSym keeps while an operation reading it is queued.
-            |b| unsafe { gpu::copy_dtoh_async(gpu, stream, bufs[b].host, src, len) },
+            |b| unsafe { gpu::copy_dtoh_async(gpu, stream, buffer(bufs, b), src, len) },
             || {
                 let event = events.pop().map_or_else(|| Event::new(gpu), Ok)?;
                 event.record_on(gpu, stream)?;
@@ -623,6 +623,14 @@ fn copy_into_taken<E>(
     }
 }
 
+/// The host address of staging buffer `b` of `bufs` (b < STAGE_BUFFERS).
+fn buffer(bufs: &Option<Mapped>, b: usize) -> *mut u8 {
+    let mem = bufs.as_ref().expect("the staging buffers live until the stager drops");
+    assert!(b < STAGE_BUFFERS, "staging buffer {b} of {STAGE_BUFFERS}");
+    // SAFETY: b < STAGE_BUFFERS, so the offset stays inside the allocation.
+    unsafe { mem.host.add(b * STAGE_BYTES) }
+}
+
 impl Drop for Stager {
     /// Waits (bounded) for pending stream work before the pinned buffers it uses are freed; the
     /// group is being closed, after NCCL's kernels are done with it. Not every copy into staging
@@ -632,9 +640,9 @@ impl Drop for Stager {
     /// it (until 2026-11-28 only `inflight` was, and staging a send was still copying into was
     /// freed at once).
     fn drop(&mut self) {
-        if self.pool.total < self.bufs.len() {
+        if self.pool.total < STAGE_BUFFERS {
             // A buffer was written off under a copy that may still run (no event covers it).
-            std::mem::forget(std::mem::take(&mut self.bufs));
+            std::mem::forget(self.bufs.take());
             return;
         }
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
@@ -647,7 +655,7 @@ impl Drop for Stager {
                 "RMA: closing a group whose GPU copies have not completed after 5 s: its staging stays allocated"
             );
             // Leaking the pinned buffers is safer than freeing memory a copy still uses.
-            std::mem::forget(std::mem::take(&mut self.bufs));
+            std::mem::forget(self.bufs.take());
         }
     }
 }
