@@ -88,8 +88,9 @@ enum Backing {
     HostAlloc(sys::CUcontext),
 }
 
-// SAFETY: the allocation is plain (pinned, PORTABLE) memory owned by this value, usable from any
-// thread; it is freed once, by Drop, in `ctx` (a retained primary context, valid on any thread).
+// SAFETY: the allocation is plain pinned memory (VMM host pages, or cuMemHostAlloc's PORTABLE)
+// owned by this value, usable from any thread; it is freed once, by Drop, in the primary context
+// it was made in (a retained one, valid on any thread).
 unsafe impl Send for Mapped {}
 // SAFETY: through `&Mapped` only the raw addresses can be read; every access to the memory
 // dereferences them in an unsafe block of its own, which says why it does not race.
