@@ -94,10 +94,12 @@ impl Section {
         let base = a.base as u64;
         let made = match &a.reserved {
             Reserved::Cuda(arena_gpu, arena_kind) => {
-                // Pages of the taker's GPU's NUMA node where it makes them, else of the arena's.
-                let (g, kind) = match gpu.and_then(|g| g.host_pages().map(|k| (g, k))) {
-                    Some((g, k)) if SECTION_BYTES % k.granularity == 0 => (g, k),
-                    _ => (arena_gpu, *arena_kind),
+                // Mapped for the taker's GPU (the one whose kernel reads the section), in the
+                // arena's granules, from the taker's NUMA node where its driver names one.
+                let g = gpu.unwrap_or(arena_gpu);
+                let kind = HostPagesKind {
+                    numa: g.host_pages().map_or(arena_kind.numa, |k| k.numa),
+                    ..*arena_kind
                 };
                 // SAFETY: the section's range lies inside CUDA's reservation, aligned to
                 // SECTION_BYTES (a multiple of the granularity), and no other section maps it.
