@@ -1,7 +1,9 @@
 //! Which messages travel inline on the control connection and which over the stripes, seen from
 //! the inner transport: the TCPX emulator counts every send posted to it, and an inline message
 //! posts none. A lone mid-sized message goes inline (NCCL_TCPXR_INLINE_IDLE_BYTES); once more
-//! than one other message is in flight the comm is streaming and they go over the stripes.
+//! than one other message is in flight the comm is streaming and they go over the stripes. On
+//! these connections (made under no point-to-point hint, as a collective's) one of the thread's
+//! mid-sized messages at a time goes inline; tests/p2p_inline.rs has the point-to-point rule.
 mod common;
 use common::*;
 use std::ffi::c_void;
@@ -45,13 +47,28 @@ fn lone_mid_sized_messages_go_inline_and_a_stream_of_them_over_the_stripes() {
         assert_eq!((r as usize, s as usize), (n, n));
         assert!(recvs[i] == sends[i], "streamed message {i} differs");
     }
+    // One message on each of two comms, both posted before either is tested (a ring's channels):
+    // the first of each round goes inline, the second is striped.
+    let other = Pair::new(&net);
+    for round in 0..3 {
+        let mut a = pattern(n, 970 + round);
+        let mut b = pattern(n, 980 + round);
+        let (mut got_a, mut got_b) = (vec![0u8; n], vec![0u8; n]);
+        let (ra, sa) = pair.post(&mut got_a, &mut a);
+        let (rb, sb) = other.post(&mut got_b, &mut b);
+        assert_eq!(wait_both(&net, ra, sa), (n as i32, n as i32));
+        assert_eq!(wait_both(&net, rb, sb), (n as i32, n as i32));
+        assert!(got_a == a && got_b == b, "round {round} of the pair differs");
+    }
+    drop(other);
     drop(pair);
     let comms = assert_tcpx_rules_kept(12);
     let posted: u64 = comms.iter().filter(|c| c.kind == "send").map(|c| c.get("posts")).sum();
     let bytes: u64 = comms.iter().filter(|c| c.kind == "send").map(|c| c.get("bytes")).sum();
     assert_eq!(
         (posted, bytes),
-        (7, 7 * n as u64),
-        "only the second and the six streamed messages reach the stripes, one chunk each: {comms:?}"
+        (10, 10 * n as u64),
+        "to the stripes, one chunk each: the burst's second and six streamed messages, and the \
+         second of each round: {comms:?}"
     );
 }

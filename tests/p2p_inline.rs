@@ -2,7 +2,9 @@
 //! hints (setNetAttr, v11+) just before it connects it: a connection made under a point-to-point
 //! hint sends a lone message inline up to NCCL_TCPXR_INLINE_IDLE_P2P_BYTES; one made under a
 //! collective's hint (or none) up to NCCL_TCPXR_INLINE_IDLE_BYTES, and larger messages over the
-//! stripes. Seen from the TCPX emulator, which counts every send posted to a stripe (an inline
+//! stripes. On point-to-point connections NCCL's thread sends a mid-sized message inline only
+//! alone: once two were out at once (a sendrecv over two channels), its messages go over the
+//! stripes until one travels alone again. Seen from the TCPX emulator, which counts every send posted to a stripe (an inline
 //! message posts none).
 mod common;
 use common::*;
@@ -74,6 +76,35 @@ fn a_p2p_hint_sends_lone_messages_inline_up_to_its_own_limit() {
         send_posts(),
         (6, (large + 5 * lone) as u64),
         "a collective's connection stripes what a p2p connection sends inline"
+    );
+    {
+        // A sendrecv over two channels: a message on each of two p2p connections, both posted
+        // before either is tested. The first round's first is inline (nothing had company yet),
+        // then every message is striped until one travels alone from post to end.
+        let a = pair_under(&net, ctx, P2P_OPS);
+        let b = pair_under(&net, ctx, P2P_OPS);
+        for round in 0..3 {
+            let mut da = pattern(lone, 40 + round);
+            let mut db = pattern(lone, 50 + round);
+            let (mut got_a, mut got_b) = (vec![0u8; lone], vec![0u8; lone]);
+            let (ra, sa) = a.post(&mut got_a, &mut da);
+            let (rb, sb) = b.post(&mut got_b, &mut db);
+            assert_eq!(wait_both(&net, ra, sa), (lone as i32, lone as i32));
+            assert_eq!(wait_both(&net, rb, sb), (lone as i32, lone as i32));
+            assert!(got_a == da && got_b == db, "round {round} of the pair differs");
+        }
+        for i in 0..3 {
+            let mut data = pattern(lone, 60 + i);
+            assert!(
+                a.transfer(&mut data, lone) == data,
+                "lone message {i} after the pairs differs"
+            );
+        }
+    }
+    assert_eq!(
+        send_posts(),
+        (6 + 6, (large + 11 * lone) as u64),
+        "striped: the first round's second, both of the next two rounds, the first lone message after"
     );
     // SAFETY: the context init returned, no longer used.
     let r = unsafe { net.0.finalize.unwrap()(ctx) };

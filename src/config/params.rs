@@ -131,7 +131,7 @@ pub const INLINE_IDLE_BYTES: Param = Param {
     range: Some(byte_range(0, MAX_INLINE_BYTES as u64)),
     doc: "Messages up to this size also travel on the control connection while the connection is \
           nearly idle. Nearly idle: at most one other message is in flight on the connection, and \
-          NCCL's thread has no other such mid-sized message out on any connection; latency-bound \
+          no other such message of NCCL's thread is inline on any connection; latency-bound \
           traffic is then one socket write from NCCL's thread, while bulk traffic (more in flight) \
           and a second mid-sized message, which the I/O pool copies in parallel, stay striped. A \
           receiver that offers GPU buffers accepts only NCCL_TCPXR_INLINE_BYTES. auto: 32768 where \
@@ -148,8 +148,10 @@ pub const INLINE_IDLE_P2P_BYTES: Param = Param {
           NCCL names them (send/recv, all-to-all) in the hints it gives before connecting (setNetAttr, \
           NCCL 2.28+); other connections, and every connection under older NCCL, take \
           NCCL_TCPXR_INLINE_IDLE_BYTES. A point-to-point message is a whole transfer that NCCL waits \
-          for, not one step of a pipeline. auto: the larger of 131072 and \
-          NCCL_TCPXR_INLINE_IDLE_BYTES.",
+          for, not one step of a pipeline. On these connections NCCL's thread sends such a message \
+          inline only alone: once two of its messages were out at once (a sendrecv spread over two \
+          channels), they go to the stripes until one travels alone again. auto: the larger of \
+          131072 and NCCL_TCPXR_INLINE_IDLE_BYTES.",
 };
 pub const IDLE_CHUNK_BYTES: Param = Param {
     name: "NCCL_TCPXR_IDLE_CHUNK_BYTES",

@@ -17,6 +17,7 @@
 mod answer;
 pub mod arena;
 mod comm;
+pub mod company;
 mod copy_in;
 mod ctrl;
 pub mod cut;
@@ -60,9 +61,12 @@ pub struct Tuning {
     /// Sending: messages up to this size always travel inline on the control connection.
     pub inline_bytes: usize,
     /// Sending: messages up to this size also travel inline when at most one other message is in
-    /// flight on the comm and the posting thread has no other such message out (see send.rs,
-    /// `goes_inline` and `IdleInline`).
+    /// flight on the comm and the posting thread's other such messages allow it (send.rs,
+    /// `goes_inline`; `mid_rule`).
     pub inline_idle_bytes: usize,
+    /// Sending: which of the posting thread's other mid-sized messages keep such a message off
+    /// the control connection (company.rs; point-to-point connections: any, and company).
+    pub mid_rule: company::Rule,
     /// Sending: host-memory messages striped while the comm is not streaming (the test of
     /// `inline_idle_bytes`) are cut into chunks of this size when it is below the comm's, so that
     /// the stripes move one latency-bound message in parallel (cut.rs, `idle_chunk`); 0: never.

@@ -4,6 +4,7 @@
 //! connection and hands the payload's chunks to the stripes; `test` drives progress and reports a
 //! message done when its header is written and every chunk has completed.
 use super::comm::{Base, Comm, Side};
+use super::company::{MidSized, Rule};
 use super::ctrl::{Ctrl, BORROW_FROM};
 use super::cut::{self, Mover, Spread};
 use super::lanes::{SendCtx, SendLane};
@@ -18,7 +19,6 @@ use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::transport::{InnerSend, MemKind};
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 pub struct Msg {
@@ -35,8 +35,8 @@ pub struct Msg {
     /// NCCL's profiler handle for it, and its event (profile.rs).
     parent: Option<Parent>,
     event: Option<Event>,
-    /// Held while a mid-sized inline message is out (see [`IdleInline`]).
-    idle_inline: Option<IdleInline>,
+    /// Held from its post until it is done, for a mid-sized message (company.rs).
+    mid: Option<MidSized>,
 }
 
 impl Msg {
@@ -50,6 +50,8 @@ pub struct SendState {
     inline_bytes: usize,
     inline_idle_bytes: usize,
     idle_chunk_bytes: usize,
+    /// Which other mid-sized messages keep one off the control connection (company.rs).
+    mid_rule: Rule,
     spread: Spread,
     /// This comm's part in the process's count of moving send comms.
     mover: Mover,
@@ -73,6 +75,7 @@ impl SendComm {
             inline_bytes: t.inline_bytes,
             inline_idle_bytes: t.inline_idle_bytes,
             idle_chunk_bytes: t.idle_chunk_bytes,
+            mid_rule: t.mid_rule,
             spread: t.spread,
             mover: Mover::default(),
             issue_seq: 0,
@@ -126,12 +129,17 @@ impl SendComm {
         // The CPU cannot read GPU memory: a GPU payload always goes through staging and stripes.
         let host = gpu.is_none() || size == 0;
         let outstanding = st.b.posted.outstanding();
-        let (inline, idle_inline) = match goes_inline(size, outstanding, st.inline_bytes, st.inline_idle_bytes) {
+        if outstanding == st.b.posted.capacity() {
+            // No request slot: NCCL retries, and nothing is decided or counted until then.
+            st.progress()?;
+            return Ok(None);
+        }
+        let (inline, mid) = match goes_inline(size, outstanding, st.inline_bytes, st.inline_idle_bytes) {
             Inline::Always if host => (true, None),
-            Inline::WhileIdle if host => match IdleInline::claim() {
-                Some(t) => (true, Some(t)),
-                None => (false, None),
-            },
+            Inline::WhileIdle if host => {
+                let mid = MidSized::post(st.mid_rule);
+                (mid.inline(), Some(mid))
+            }
             _ => (false, None),
         };
         // What the spread rule saw, for the stats: the comms it counted moving, and whether it cut.
@@ -172,7 +180,7 @@ impl SendComm {
             mem: SendCtx { gpu, reg },
             parent,
             event: None,
-            idle_inline,
+            mid,
         };
         let Some(request) = st.b.posted.post(msg) else {
             st.progress()?;
@@ -219,7 +227,7 @@ impl SendComm {
         let written = b.ctrl.written();
         let msg = b.posted.get_mut(seq);
         if msg.done(written) {
-            msg.idle_inline = None;
+            msg.mid = None;
             let (size, inline) = (msg.size, msg.inline);
             profile::stop(msg.event.take());
             if let Some(stats) = &mut b.stats {
@@ -237,7 +245,7 @@ impl SendComm {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Inline {
     Always,
-    /// If NCCL's thread is not already carrying another such message ([`IdleInline`]).
+    /// If the posting thread's other mid-sized messages allow it (company.rs).
     WhileIdle,
     No,
 }
@@ -255,31 +263,6 @@ pub(crate) fn goes_inline(size: usize, outstanding: usize, always: usize, idle: 
         Inline::WhileIdle
     } else {
         Inline::No
-    }
-}
-
-thread_local! {
-    /// Whether a mid-sized message this thread sent inline (because its comm was idle) is not done.
-    static IDLE_INLINE_OUT: Arc<AtomicBool> = Arc::default();
-}
-
-/// A mid-sized inline message marked out on the thread that posted it, until done. NCCL's proxy
-/// thread serves every connection of its communicator and copies each inline payload itself, so
-/// two such messages on two connections (a sendrecv of 256 KiB is a 128 KiB message on each of two
-/// channels) would be copied one after the other; the second goes to the stripes instead, whose
-/// threads copy it meanwhile.
-struct IdleInline(Arc<AtomicBool>);
-
-impl IdleInline {
-    /// Marks a message out, unless this thread already has one.
-    fn claim() -> Option<IdleInline> {
-        IDLE_INLINE_OUT.with(|out| (!out.swap(true, Ordering::AcqRel)).then(|| IdleInline(out.clone())))
-    }
-}
-
-impl Drop for IdleInline {
-    fn drop(&mut self) {
-        self.0.store(false, Ordering::Release);
     }
 }
 
@@ -345,7 +328,7 @@ impl Side for SendState {
 
 #[cfg(test)]
 mod tests {
-    use super::{goes_inline, IdleInline, Inline};
+    use super::{goes_inline, Inline};
 
     #[test]
     fn small_messages_go_inline_always_and_mid_sized_ones_only_while_the_comm_is_not_streaming() {
@@ -365,16 +348,5 @@ mod tests {
         // Idle inlining off, or capped below the always size by the receiver: the always rule stands.
         assert_eq!(goes_inline(64 << 10, 0, always, 0), Inline::No);
         assert_eq!(goes_inline(8 << 10, 0, always, 0), Inline::Always);
-    }
-
-    #[test]
-    fn a_thread_carries_one_mid_sized_inline_message_at_a_time() {
-        let first = IdleInline::claim().expect("none out yet");
-        assert!(IdleInline::claim().is_none(), "a second waits for the stripes");
-        // Another thread (another communicator's proxy thread) has its own.
-        let other = std::thread::spawn(|| IdleInline::claim().is_some()).join().unwrap();
-        assert!(other);
-        drop(first);
-        assert!(IdleInline::claim().is_some(), "free again once the first is done");
     }
 }

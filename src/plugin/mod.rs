@@ -32,6 +32,7 @@ pub use memory::{dereg_mr, get_device_mr, reg_mr, MemHandle};
 
 use crate::config::Config;
 use crate::devices::{Device, Devices};
+use crate::engine::company::Rule;
 use crate::engine::cut::{self, Spread};
 use crate::engine::Tuning;
 use crate::error::{Error, Result};
@@ -309,6 +310,7 @@ pub(super) fn tuning(p: &Plugin, max_requests: usize, p2p: bool) -> Tuning {
         inline_bytes: config.inline_bytes,
         inline_idle_bytes: if p2p { rules.idle_p2p } else { rules.idle },
         idle_chunk_bytes: if p2p { rules.idle_chunk_p2p } else { rules.idle_chunk },
+        mid_rule: if p2p { Rule::Alone } else { Rule::OneInline },
         spread: rules.spread,
         inline_accept: rules.accept,
         max_requests,
