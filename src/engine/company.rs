@@ -10,13 +10,13 @@
 //!   256 KiB is a 128 KiB message on each of two channels, NCCL's whole transfer, and with the
 //!   first inline the second's post waits for its copy. Once two were out at once, the thread's
 //!   messages are striped until one travels alone from post to end, so that in steady state both
-//!   of a pair are striped and the I/O pool moves their pieces at once. Runs 409-410 (one H200,
-//!   ranks under MPS, NCCL 2.28.3, medians of 3 passes, against main): sendrecv of 256 KiB took
-//!   0.74-0.80 of main's time at 2 ranks (every pass 0.72-0.82) and 0.91-0.97 at 4, while a lone
-//!   128 KiB message stayed inline (0.97-1.03).
-//! - a collective's: the first, unless another of the thread's is inline (main's rule). Striping
-//!   every message in company there (run 409) was not faster: all_reduce of 16 KiB-2 MiB moved
-//!   0.93-1.07 of main's time, as much as two libraries making the same choices did (run 410).
+//!   of a pair are striped and the I/O pool moves their pieces at once. Runs 409-411 (one H200,
+//!   ranks under MPS, NCCL 2.28.3, medians of 3-4 passes, against main): sendrecv of 256 KiB took
+//!   0.77-0.80 of main's time at 2 ranks (0.73-0.84 in every pass) and 0.88-0.96 at 4, while a
+//!   lone 128 KiB message stayed inline (docs/BENCHMARKS.md, "Sendrecv's pairs").
+//! - a collective's: the first, unless another of the thread's is inline. Striping every message
+//!   in company there too (run 409) moved all_reduce of 16 KiB-2 MiB no more than two libraries
+//!   making the same choices did (runs 410-411).
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
