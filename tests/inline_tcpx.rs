@@ -51,14 +51,7 @@ fn lone_mid_sized_messages_go_inline_and_a_stream_of_them_over_the_stripes() {
     // the first of each round goes inline, the second is striped.
     let other = Pair::new(&net);
     for round in 0..3 {
-        let mut a = pattern(n, 970 + round);
-        let mut b = pattern(n, 980 + round);
-        let (mut got_a, mut got_b) = (vec![0u8; n], vec![0u8; n]);
-        let (ra, sa) = pair.post(&mut got_a, &mut a);
-        let (rb, sb) = other.post(&mut got_b, &mut b);
-        assert_eq!(wait_both(&net, ra, sa), (n as i32, n as i32));
-        assert_eq!(wait_both(&net, rb, sb), (n as i32, n as i32));
-        assert!(got_a == a && got_b == b, "round {round} of the pair differs");
+        transfer_on_both(&pair, &other, n, 970 + 2 * round);
     }
     drop(other);
     drop(pair);

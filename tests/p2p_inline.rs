@@ -84,14 +84,7 @@ fn a_p2p_hint_sends_lone_messages_inline_up_to_its_own_limit() {
         let a = pair_under(&net, ctx, P2P_OPS);
         let b = pair_under(&net, ctx, P2P_OPS);
         for round in 0..3 {
-            let mut da = pattern(lone, 40 + round);
-            let mut db = pattern(lone, 50 + round);
-            let (mut got_a, mut got_b) = (vec![0u8; lone], vec![0u8; lone]);
-            let (ra, sa) = a.post(&mut got_a, &mut da);
-            let (rb, sb) = b.post(&mut got_b, &mut db);
-            assert_eq!(wait_both(&net, ra, sa), (lone as i32, lone as i32));
-            assert_eq!(wait_both(&net, rb, sb), (lone as i32, lone as i32));
-            assert!(got_a == da && got_b == db, "round {round} of the pair differs");
+            transfer_on_both(&a, &b, lone, 40 + 2 * round);
         }
         for i in 0..3 {
             let mut data = pattern(lone, 60 + i);
