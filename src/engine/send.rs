@@ -134,42 +134,12 @@ impl SendComm {
             st.progress()?;
             return Ok(None);
         }
-        let (inline, mid) = match goes_inline(size, outstanding, st.inline_bytes, st.inline_idle_bytes) {
-            Inline::Always if host => (true, None),
-            Inline::WhileIdle if host => {
-                let mid = MidSized::post(st.mid_rule);
-                (mid.inline(), Some(mid))
-            }
-            _ => (false, None),
-        };
-        // What the spread rule saw, for the stats: the comms it counted moving, and whether it cut.
-        let mut spread_seen = None;
-        let chunk = match inline || !host {
-            true => 0,
-            false => {
-                let striper = &st.b.striper;
-                // Every striped host message counts toward the process's moving comms, while the
-                // rule is on (its piece is the process's: off, no comm needs the count); the count
-                // itself is taken only for a message the rule decides.
-                if st.spread.piece > 0 {
-                    st.mover.note();
-                }
-                let mut moving = 0;
-                let (chunk, spread) = cut::striped_chunk(
-                    size,
-                    striper.stripes(),
-                    outstanding,
-                    striper.chunk_bytes(),
-                    st.idle_chunk_bytes,
-                    (st.spread, || {
-                        moving = cut::moving();
-                        moving
-                    }),
-                );
-                spread_seen = spread.map(|cut| (moving, cut));
-                chunk
-            }
-        };
+        let Route {
+            inline,
+            mid,
+            chunk,
+            spread_seen,
+        } = st.route(size, host, outstanding);
         let msg = Msg {
             ptr: data as usize,
             size,
@@ -263,6 +233,66 @@ pub(crate) fn goes_inline(size: usize, outstanding: usize, always: usize, idle: 
         Inline::WhileIdle
     } else {
         Inline::No
+    }
+}
+
+/// How a message travels, decided at its post.
+struct Route {
+    /// On the control connection, behind its header.
+    inline: bool,
+    /// Held from post to done for a mid-sized message (company.rs).
+    mid: Option<MidSized>,
+    /// The size of the chunks a striped message is cut into (0: the comm's).
+    chunk: usize,
+    /// What the spread rule saw, for the stats: the comms it counted moving, and whether it cut.
+    spread_seen: Option<(usize, bool)>,
+}
+
+impl SendState {
+    /// How a message of `size` bytes (in host memory: `host`) travels, with `outstanding` other
+    /// messages of the comm not yet reported done.
+    fn route(&mut self, size: usize, host: bool, outstanding: usize) -> Route {
+        let (inline, mid) = match goes_inline(size, outstanding, self.inline_bytes, self.inline_idle_bytes) {
+            Inline::Always if host => (true, None),
+            Inline::WhileIdle if host => {
+                let mid = MidSized::post(self.mid_rule);
+                (mid.inline(), Some(mid))
+            }
+            _ => (false, None),
+        };
+        if inline || !host {
+            return Route {
+                inline,
+                mid,
+                chunk: 0,
+                spread_seen: None,
+            };
+        }
+        let striper = &self.b.striper;
+        // Every striped host message counts toward the process's moving comms, while the rule is
+        // on (its piece is the process's: off, no comm needs the count); the count itself is
+        // taken only for a message the rule decides.
+        if self.spread.piece > 0 {
+            self.mover.note();
+        }
+        let mut moving = 0;
+        let (chunk, spread) = cut::striped_chunk(
+            size,
+            striper.stripes(),
+            outstanding,
+            striper.chunk_bytes(),
+            self.idle_chunk_bytes,
+            (self.spread, || {
+                moving = cut::moving();
+                moving
+            }),
+        );
+        Route {
+            inline,
+            mid,
+            chunk,
+            spread_seen: spread.map(|cut| (moving, cut)),
+        }
     }
 }
 
