@@ -49,12 +49,12 @@ fn lone_mid_sized_messages_go_inline_and_a_stream_of_them_over_the_stripes() {
     }
     // One message on each of two comms, both posted before either is tested (a ring's channels):
     // the first of each round goes inline, the second is striped.
-    let other = Pair::new(&net);
-    for round in 0..3 {
-        transfer_on_both(&pair, &other, n, 970 + 2 * round);
+    let pairs = [pair, Pair::new(&net)];
+    let mut seed = 970;
+    for _ in 0..3 {
+        round_trip_in_flight(&net, &pairs, n, 1, &mut seed);
     }
-    drop(other);
-    drop(pair);
+    drop(pairs);
     let comms = assert_tcpx_rules_kept(12);
     let posted: u64 = comms.iter().filter(|c| c.kind == "send").map(|c| c.get("posts")).sum();
     let bytes: u64 = comms.iter().filter(|c| c.kind == "send").map(|c| c.get("bytes")).sum();

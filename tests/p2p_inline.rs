@@ -81,15 +81,15 @@ fn a_p2p_hint_sends_lone_messages_inline_up_to_its_own_limit() {
         // A sendrecv over two channels: a message on each of two p2p connections, both posted
         // before either is tested. The first round's first is inline (nothing had company yet),
         // then every message is striped until one travels alone from post to end.
-        let a = pair_under(&net, ctx, P2P_OPS);
-        let b = pair_under(&net, ctx, P2P_OPS);
-        for round in 0..3 {
-            transfer_on_both(&a, &b, lone, 40 + 2 * round);
+        let pairs = [pair_under(&net, ctx, P2P_OPS), pair_under(&net, ctx, P2P_OPS)];
+        let mut seed = 40;
+        for _ in 0..3 {
+            round_trip_in_flight(&net, &pairs, lone, 1, &mut seed);
         }
         for i in 0..3 {
             let mut data = pattern(lone, 60 + i);
             assert!(
-                a.transfer(&mut data, lone) == data,
+                pairs[0].transfer(&mut data, lone) == data,
                 "lone message {i} after the pairs differs"
             );
         }

@@ -971,21 +971,6 @@ impl<'a> Pair<'a> {
     }
 }
 
-/// One message of `n` bytes on each of two pairs, both posted before either is tested (as NCCL's
-/// channels carry a sendrecv or a ring's step); both must arrive whole. `seed` varies the data.
-pub fn transfer_on_both(a: &Pair, b: &Pair, n: usize, seed: u64) {
-    let (mut da, mut db) = (pattern(n, seed), pattern(n, seed + 1));
-    let (mut got_a, mut got_b) = (vec![0u8; n], vec![0u8; n]);
-    let (ra, sa) = a.post(&mut got_a, &mut da);
-    let (rb, sb) = b.post(&mut got_b, &mut db);
-    assert_eq!(wait_both(a.net, ra, sa), (n as i32, n as i32));
-    assert_eq!(wait_both(b.net, rb, sb), (n as i32, n as i32));
-    assert!(
-        got_a == da && got_b == db,
-        "a message of the two pairs differs (seed {seed})"
-    );
-}
-
 impl Drop for Pair<'_> {
     fn drop(&mut self) {
         assert_eq!(self.net.close_send(self.send), OK);
