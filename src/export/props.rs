@@ -150,62 +150,28 @@ fn v6_of(p: &ncclNetProperties_v12_t) -> ncclNetProperties_v6_t {
     }
 }
 
-ffi_fn! {
-    "getProperties" fn get_properties_v12(dev: c_int, props: *mut ncclNetProperties_v12_t) {
-        non_null!(props, "getProperties: props");
-        let p = describe(dev)?;
-        // SAFETY: NCCL passes room for one properties struct of this version (checked non-NULL).
-        unsafe { *props = p };
-        Ok(())
-    }
+/// One `getProperties` per layout: the full description of the device, projected onto the
+/// layout by `$of`.
+macro_rules! get_properties {
+    ($($name:ident: $layout:ty = $of:expr;)*) => {$(
+        ffi_fn! {
+            "getProperties" fn $name(dev: c_int, props: *mut $layout) {
+                non_null!(props, "getProperties: props");
+                let p = $of(&describe(dev)?);
+                // SAFETY: NCCL passes room for one properties struct of this version (checked
+                // non-NULL).
+                unsafe { *props = p };
+                Ok(())
+            }
+        }
+    )*};
 }
 
-ffi_fn! {
-    "getProperties" fn get_properties_v11(dev: c_int, props: *mut ncclNetProperties_v11_t) {
-        non_null!(props, "getProperties: props");
-        let p = v11_of(&describe(dev)?);
-        // SAFETY: NCCL passes room for one properties struct of this version (checked non-NULL).
-        unsafe { *props = p };
-        Ok(())
-    }
-}
-
-ffi_fn! {
-    "getProperties" fn get_properties_v9(dev: c_int, props: *mut ncclNetProperties_v9_t) {
-        non_null!(props, "getProperties: props");
-        let p = v9_of(&describe(dev)?);
-        // SAFETY: NCCL passes room for one properties struct of this version (checked non-NULL).
-        unsafe { *props = p };
-        Ok(())
-    }
-}
-
-ffi_fn! {
-    "getProperties" fn get_properties_v8(dev: c_int, props: *mut ncclNetProperties_v8_t) {
-        non_null!(props, "getProperties: props");
-        let p = v8_of(&describe(dev)?);
-        // SAFETY: NCCL passes room for one properties struct of this version (checked non-NULL).
-        unsafe { *props = p };
-        Ok(())
-    }
-}
-
-ffi_fn! {
-    "getProperties" fn get_properties_v7(dev: c_int, props: *mut ncclNetProperties_v7_t) {
-        non_null!(props, "getProperties: props");
-        let p = v7_of(&describe(dev)?);
-        // SAFETY: NCCL passes room for one properties struct of this version (checked non-NULL).
-        unsafe { *props = p };
-        Ok(())
-    }
-}
-
-ffi_fn! {
-    "getProperties" fn get_properties_v6(dev: c_int, props: *mut ncclNetProperties_v6_t) {
-        non_null!(props, "getProperties: props");
-        let p = v6_of(&describe(dev)?);
-        // SAFETY: NCCL passes room for one properties struct of this version (checked non-NULL).
-        unsafe { *props = p };
-        Ok(())
-    }
+get_properties! {
+    get_properties_v12: ncclNetProperties_v12_t = |p: &ncclNetProperties_v12_t| *p;
+    get_properties_v11: ncclNetProperties_v11_t = v11_of;
+    get_properties_v9: ncclNetProperties_v9_t = v9_of;
+    get_properties_v8: ncclNetProperties_v8_t = v8_of;
+    get_properties_v7: ncclNetProperties_v7_t = v7_of;
+    get_properties_v6: ncclNetProperties_v6_t = v6_of;
 }
