@@ -65,6 +65,84 @@ fn a_send_smaller_than_the_posted_receive_reports_its_real_size_and_leaves_the_r
     }
 }
 
+/// Small messages queued behind each other on the control connection: the read of a header also
+/// reads as much as the last inline payload was into the receive's buffer, and so takes bytes of
+/// the message behind it where this one is smaller (0 bytes after 8, a striped one after 100).
+/// Each arrives intact, and no buffer keeps a byte past its message.
+#[test]
+fn small_messages_read_together_arrive_intact_and_leave_their_buffers_past_them_as_they_were() {
+    let net = v12();
+    let pair = Pair::new(&net);
+    // Inline (0-2000 bytes) and one over the stripes, every receive posted larger than its message.
+    let sizes = [8usize, 0, 1, 100, 1 << 20, 1000, 1024, 2000];
+    let mut sends: Vec<Vec<u8>> = sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| pattern(n, 70 + i as u64))
+        .collect();
+    let mut recvs: Vec<Vec<u8>> = sizes.iter().map(|&n| vec![0xEEu8; n + 3000]).collect();
+    let (mut rq, mut sq) = ([null(); 8], [null(); 8]);
+    for (i, out) in recvs.iter_mut().enumerate() {
+        let cap = out.len();
+        assert_eq!(
+            net.irecv(pair.recv, out.as_mut_ptr() as *mut c_void, cap, null(), &mut rq[i]),
+            OK
+        );
+    }
+    // Every send out before the receiver looks again, so its first read finds them all.
+    for (i, data) in sends.iter_mut().enumerate() {
+        assert_eq!(
+            net.isend(
+                pair.send,
+                data.as_mut_ptr() as *mut c_void,
+                sizes[i],
+                null(),
+                &mut sq[i]
+            ),
+            OK
+        );
+    }
+    // The inline sends are done once written, before the receiver reads; the striped one and the
+    // receives then complete together.
+    let inline: Vec<usize> = (0..8).filter(|&i| i != 4).collect();
+    let (mut sent, mut got) = ([false; 8], [false; 8]);
+    let start = std::time::Instant::now();
+    let poll = |q: *mut c_void, done: &mut bool, what: String, want: usize| {
+        let (mut d, mut size) = (0, 0);
+        assert_eq!(net.test(q, &mut d, &mut size), OK, "{what}");
+        if d != 0 {
+            assert_eq!(size as usize, want, "{what}");
+            *done = true;
+        }
+        assert!(start.elapsed().as_secs() < 10, "{what} did not complete");
+    };
+    while !inline.iter().all(|&i| sent[i]) {
+        for &i in &inline {
+            if !sent[i] {
+                poll(sq[i], &mut sent[i], format!("send {i}"), sizes[i]);
+            }
+        }
+    }
+    while !(sent.iter().all(|d| *d) && got.iter().all(|d| *d)) {
+        for i in 0..8 {
+            if !sent[i] {
+                poll(sq[i], &mut sent[i], format!("send {i}"), sizes[i]);
+            }
+            if !got[i] {
+                poll(rq[i], &mut got[i], format!("receive {i}"), sizes[i]);
+            }
+        }
+    }
+    for (i, out) in recvs.iter().enumerate() {
+        let n = sizes[i];
+        assert!(out[..n] == sends[i][..], "message {i} ({n} bytes) differs");
+        assert!(
+            out[n..].iter().all(|b| *b == 0xEE),
+            "message {i}: bytes past its {n} were written"
+        );
+    }
+}
+
 #[test]
 fn a_send_larger_than_the_posted_receive_fails_that_receive_and_writes_nothing() {
     let net = v12();

@@ -1,8 +1,8 @@
 //! The control connection of a comm: tcpxr's own TCP socket, driven without blocking from NCCL's
 //! thread. Outgoing bytes queue and drain as the socket allows: headers are copied into the queue,
 //! large inline payloads are queued by reference and written from NCCL's buffer with the rest in
-//! one gathered write. Incoming bytes are read on demand, exactly as many as the caller asks for,
-//! straight into where they belong: a header into the header, an inline payload into NCCL's buffer.
+//! one gathered write. Incoming bytes are read on demand, as many as the caller asks for, straight
+//! into where they belong: a header into the header, an inline payload into NCCL's buffer.
 //!
 //! Exact reads cost a small message two recvs instead of one, and still land its payload sooner.
 //! Each connection carries data one way, so the receiver owes the sender an ACK for every small
@@ -13,10 +13,16 @@
 //! 391-392, 2 ranks on one H200). NCCL's LL kernel sees a payload as soon as it lands: with exact
 //! reads it lands as early as Socket's (run 397), and the all_gather of 32-128 B took 0.91-0.94 of
 //! the time it took with the buffer (runs 393-394).
+//!
+//! A header and the small payload behind it can also come in one gathered read
+//! ([`Ctrl::read_header_then`]): the header into the header, the rest straight into NCCL's buffer,
+//! so the payload still lands inside the call, before the ACK. Until the header is decoded the
+//! payload's size is unknown, so the read may take bytes of the messages behind it too: the
+//! caller hands those back ([`Ctrl::unread`]) and later reads take them first.
 use crate::error::{Error, Result};
 use crate::net::conn::{self, Direction};
 use std::collections::VecDeque;
-use std::io::{ErrorKind, IoSlice, Read, Write};
+use std::io::{ErrorKind, IoSlice, IoSliceMut, Read, Write};
 use std::net::TcpStream;
 
 /// A run of queued bytes: `Copied(n)`, the next n bytes of `out`; or memory the caller keeps.
@@ -45,6 +51,10 @@ pub struct Ctrl {
     written: u64,
     /// Bytes ever received (for the stall report).
     read: u64,
+    /// Bytes a gathered read took past its message, handed back by [`Ctrl::unread`]: the stream's
+    /// next bytes, which every read takes before the socket's.
+    ahead: Vec<u8>,
+    ahead_pos: usize,
 }
 
 // SAFETY: the borrowed segments point at NCCL's send buffers, which NCCL keeps alive and
@@ -72,6 +82,8 @@ impl Ctrl {
             queued: 0,
             written: 0,
             read: 0,
+            ahead: Vec::new(),
+            ahead_pos: 0,
         })
     }
 
@@ -217,9 +229,19 @@ impl Ctrl {
         }
     }
 
-    /// Fills `buf[*got..]` as far as the socket has bytes; true once full. Reads no byte past
-    /// `buf` (module doc: the next message's bytes stay in the socket).
+    /// Fills `buf[*got..]` as far as the stream has bytes, those handed back first; true once
+    /// full. Reads no byte past `buf` (module doc: the next message's bytes stay in the socket).
     pub fn read_into(&mut self, buf: &mut [u8], got: &mut usize) -> Result<bool> {
+        let from_ahead = (self.ahead.len() - self.ahead_pos).min(buf.len() - *got);
+        if from_ahead > 0 {
+            buf[*got..*got + from_ahead].copy_from_slice(&self.ahead[self.ahead_pos..self.ahead_pos + from_ahead]);
+            *got += from_ahead;
+            self.ahead_pos += from_ahead;
+            if self.ahead_pos == self.ahead.len() {
+                self.ahead.clear();
+                self.ahead_pos = 0;
+            }
+        }
         while *got < buf.len() {
             let n = self.recv_some(&mut buf[*got..])?;
             if n == 0 {
@@ -228,6 +250,40 @@ impl Ctrl {
             *got += n;
         }
         Ok(true)
+    }
+
+    /// Reads a header and what follows it in one call: `header` first, then into `then`, as far
+    /// as the socket has bytes. Returns how many landed in `then`, which may include bytes of
+    /// later messages: the caller gives back what is not its own with [`Ctrl::unread`] before
+    /// the next read. Only for a header not yet begun with nothing handed back pending; otherwise
+    /// it reads as [`Ctrl::read_into`] does, the header alone. `got`: the header's bytes so far.
+    pub fn read_header_then(&mut self, header: &mut [u8], got: &mut usize, then: &mut [u8]) -> Result<usize> {
+        if *got > 0 || self.ahead_pos < self.ahead.len() || then.is_empty() {
+            self.read_into(header, got)?;
+            return Ok(0);
+        }
+        let n = loop {
+            let mut bufs = [IoSliceMut::new(header), IoSliceMut::new(then)];
+            match (&self.stream).read_vectored(&mut bufs) {
+                Ok(0) => return Err(Error::remote("control connection closed by peer")),
+                Ok(n) => break n,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(0),
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(control_error(Direction::Recv, e)),
+            }
+        };
+        self.read += n as u64;
+        *got = n.min(header.len());
+        Ok(n - *got)
+    }
+
+    /// Hands back `bytes`, the stream's next ones that a [`Ctrl::read_header_then`] took past
+    /// its message: later reads take them before the socket's.
+    pub fn unread(&mut self, bytes: &[u8]) {
+        debug_assert!(self.ahead_pos == self.ahead.len(), "handed back twice");
+        self.ahead.clear();
+        self.ahead_pos = 0;
+        self.ahead.extend_from_slice(bytes);
     }
 }
 
@@ -296,6 +352,36 @@ mod tests {
         assert!(c.read_into(&mut payload, &mut got).unwrap());
         assert_eq!((got, payload, c.queued_and_read().1), (24, [7u8; 24], 40));
         assert!(!c.read_into(&mut [0u8; 1], &mut 0).unwrap(), "nothing more was sent");
+    }
+
+    /// A gathered read puts the header and what follows into two buffers in one call; what it
+    /// took past its message, handed back, comes first to the next reads, before the socket's.
+    #[test]
+    fn a_gathered_read_fills_header_then_payload_and_what_it_hands_back_is_read_first() {
+        let (mut c, mut w) = pair();
+        // A header, its 8-byte payload, the next header and its first 4 bytes.
+        let stream: Vec<u8> = (0..44u8).collect();
+        w.write_all(&stream).unwrap();
+        let (mut header, mut got, mut then) = ([0u8; 16], 0, [0u8; 64]);
+        let start = std::time::Instant::now();
+        let mut took = 0;
+        while got + took < stream.len() {
+            assert!(start.elapsed().as_secs() < 5, "only {got} + {took} bytes arrived");
+            took += c.read_header_then(&mut header, &mut got, &mut then[took..]).unwrap();
+        }
+        assert_eq!((&header[..], &then[..took]), (&stream[..16], &stream[16..]));
+        // The payload was 8 bytes: the rest goes back, and with it pending a gathered read takes
+        // the header alone, from what was handed back.
+        c.unread(&then[8..took]);
+        w.write_all(&[200u8; 12]).unwrap();
+        let (mut next, mut got) = ([0u8; 16], 0);
+        assert_eq!(c.read_header_then(&mut next, &mut got, &mut [0u8; 64]).unwrap(), 0);
+        assert_eq!((got, &next[..]), (16, &stream[24..40]));
+        let mut payload = [0u8; 16];
+        read_all(&mut c, &mut payload);
+        assert_eq!(&payload[..4], &stream[40..44]);
+        assert_eq!(&payload[4..], &[200u8; 12]);
+        assert_eq!(c.queued_and_read().1, 56, "every byte counted once");
     }
 
     #[test]
