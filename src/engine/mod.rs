@@ -9,6 +9,7 @@
 //! * `cut`: how finely a host message below the chunk is cut (the idle and spread rules).
 //! * `striper`: chunking, round-robin over stripes, windows.
 //! * `ctrl`, `wire`, `requests`: the control socket, the byte formats, the request handles.
+//! * `headers`: a receive comm's reading of message headers (and small payloads with them).
 //! * `liveness`: a sending comm's look at its control connection when its stripes' transport does
 //!   not report a receiver that is gone (TCPX).
 //! * `memory`: regMr'd ranges, registered with every stripe.
@@ -21,6 +22,7 @@ pub mod company;
 mod copy_in;
 mod ctrl;
 pub mod cut;
+mod headers;
 pub mod lanes;
 pub mod liveness;
 pub mod memory;

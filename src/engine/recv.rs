@@ -20,6 +20,7 @@
 //! (device unpack into GPU memory over the socket).
 use super::comm::{Base, Comm, Side};
 use super::ctrl::Ctrl;
+use super::headers::{Headers, HostBuf};
 use super::lanes::{RecvCtx, RecvLane};
 use super::memory::Registration;
 use super::profile::{self, Event, Op, Parent};
@@ -28,7 +29,6 @@ use super::ring::{Bounce, DeviceRing, RING_SLOTS};
 use super::stage::{RecvStage, QUIESCE_LIMIT};
 use super::stall;
 use super::striper::{Cut, Striper, Then};
-use super::wire::{MsgHeader, MSG_HEADER_BYTES};
 use super::{CommTag, Tuning};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
@@ -197,13 +197,8 @@ pub struct RecvState {
     issue_seq: u64,
     /// First message not yet looked at for a copy into GPU memory (device unpack; copy_in.rs).
     copy_seq: u64,
-    header: [u8; MSG_HEADER_BYTES],
-    header_got: usize,
-    /// The last message's inline payload size (0 after one over the stripes): the next header's
-    /// read also reads that much.
-    last_inline: usize,
-    /// What the header's read may write past the message, as it was.
-    past: Past,
+    /// The headers' reading from the control connection.
+    headers: Headers,
 }
 
 pub type RecvComm = Comm<RecvState>;
@@ -224,10 +219,7 @@ impl RecvComm {
             ctrl_seq: 0,
             issue_seq: 0,
             copy_seq: 0,
-            header: [0; MSG_HEADER_BYTES],
-            header_got: 0,
-            last_inline: 0,
-            past: Past::default(),
+            headers: Headers::default(),
         })
     }
 
@@ -533,50 +525,6 @@ impl Side for RecvState {
     }
 }
 
-/// The most of a receive's buffer that the read of its header also reads into (a small inline
-/// payload then takes one recv, not two). A small message's time is mostly calls (a header's
-/// recv took 1.4 us on an H200 host, run 397); a larger payload's is its copy. The sizes where
-/// tcpxr trailed Socket by a microsecond (8-256 B, LL's lines twice that) fit, and LL's 2 KiB
-/// messages of a 1 KiB share.
-const GATHERED_PAYLOAD_BYTES: usize = 4096;
-
-/// What a receive's buffer held where the read of its header may write past the message, so
-/// that what it took of later messages goes back to the control connection and the buffer is
-/// left as it was: a receive never changes a byte past its size. That is the contract NCCL's
-/// LL kernels lean on too: they tell data from stale bytes by flags that count steps, and a
-/// later message's bytes left in this buffer (where a line is cut, payload where a flag belongs)
-/// could one day pass for a step's. NCCL's kernel reads only the message's own bytes of this
-/// receive, and posts the buffer again only once the receive is done, on this same thread: no
-/// kernel sees the later bytes before they are put back.
-#[derive(Default)]
-struct Past {
-    /// The bytes, of receive `seq`'s buffer (kept once per receive: nothing else writes the
-    /// buffer until it is done).
-    bytes: Vec<u8>,
-    seq: Option<u64>,
-}
-
-impl Past {
-    fn keep(&mut self, seq: u64, buf: &[u8]) {
-        if self.seq != Some(seq) {
-            self.bytes.clear();
-            self.bytes.extend_from_slice(buf);
-            self.seq = Some(seq);
-        }
-    }
-
-    /// `buf`: the bytes the header's read put into receive's buffer, of which the first `own`
-    /// are its payload's; hands the rest back to `ctrl` and restores them.
-    fn give_back(&mut self, ctrl: &mut Ctrl, buf: &mut [u8], own: usize) {
-        if own < buf.len() {
-            ctrl.unread(&buf[own..]);
-            let end = buf.len();
-            buf[own..].copy_from_slice(&self.bytes[own..end]);
-        }
-        self.seq = None;
-    }
-}
-
 impl RecvState {
     /// The newest posted receive's profiler event starts (as NCCL's socket transport's: the posted
     /// size, on the control connection).
@@ -647,55 +595,23 @@ impl RecvState {
         let slot = self.b.posted.slot_of(seq);
         let m = self.b.posted.get_mut(seq);
         if m.size.is_none() {
-            // Into host memory in place, a small inline payload comes in the header's read, which
-            // reads as much as the last message's inline payload was (a connection's messages
-            // mostly repeat their size; after one over the stripes, none): a message of that size
-            // leaves the next in the socket. (A comm whose lanes see GPU memory as host, NCCL's
-            // device unpack over tcpx, accepts nothing inline: its limit of 0 keeps it out.)
-            let then_len = match (m.land, m.mem.gpu) {
-                (Land::InPlace, false) if self.last_inline <= self.inline_limit.min(GATHERED_PAYLOAD_BYTES) => {
-                    self.last_inline.min(m.capacity)
-                }
-                _ => 0,
+            // Into host memory in place, the header's read may bring a small inline payload too
+            // (headers.rs). (A comm whose lanes see GPU memory as host, NCCL's device unpack over
+            // tcpx, accepts nothing inline: its limit of 0 keeps its payloads out.)
+            let into = match (m.land, m.mem.gpu) {
+                (Land::InPlace, false) => Some(HostBuf {
+                    ptr: m.ptr as *mut u8,
+                    capacity: m.capacity,
+                }),
+                _ => None,
             };
-            let took = match then_len {
-                0 => {
-                    self.b.ctrl.read_into(&mut self.header, &mut self.header_got)?;
-                    0
-                }
-                n => {
-                    // SAFETY: irecv's buffer, host memory writable for `capacity` bytes and
-                    // touched by no one else until the receive is reported done (irecv's
-                    // contract); no stripe writes it before its header is read (chunks are
-                    // issued after).
-                    let then = unsafe { std::slice::from_raw_parts_mut(m.ptr as *mut u8, n) };
-                    self.past.keep(seq, then);
-                    self.b
-                        .ctrl
-                        .read_header_then(&mut self.header, &mut self.header_got, then)?
-                }
-            };
-            if self.header_got < MSG_HEADER_BYTES {
+            // SAFETY: irecv's buffer, which its caller keeps writable and untouched by others until
+            // the receive is reported done; its chunks are issued after its header.
+            let Some(read) = (unsafe { self.headers.read(&mut self.b.ctrl, seq, into, self.inline_limit) })? else {
                 return Ok(());
-            }
-            self.header_got = 0;
-            let decoded = MsgHeader::decode(&self.header);
-            if took > 0 {
-                // What the header's read took is this message's payload only under a header to
-                // accept (checked below, once the buffer is as it was past the payload).
-                let own = match &decoded {
-                    Ok(h) if h.inline && h.seq == seq as u32 && h.size <= m.capacity.min(self.inline_limit) as u64 => {
-                        took.min(h.size as usize)
-                    }
-                    _ => 0,
-                };
-                // SAFETY: the buffer read_header_then just wrote `took` bytes into.
-                let then = unsafe { std::slice::from_raw_parts_mut(m.ptr as *mut u8, took) };
-                self.past.give_back(&mut self.b.ctrl, then, own);
-                m.inline_got = own;
-            }
-            let h = decoded?;
-            self.last_inline = if h.inline { h.size as usize } else { 0 };
+            };
+            let h = read.header?;
+            m.inline_got = read.payload_got;
             if h.seq != seq as u32 {
                 return Err(Error::remote(format!(
                     "control connection out of step: message {} arrived where {} was expected",
