@@ -309,18 +309,21 @@ fn control_error(dir: Direction, e: std::io::Error) -> Error {
     conn::error("control connection", dir, e)
 }
 
+/// A control connection over loopback, and the socket that writes to it (the tests').
+#[cfg(test)]
+pub(super) fn loopback_pair() -> (Ctrl, TcpStream) {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let writer = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+    let (reader, _) = l.accept().unwrap();
+    (Ctrl::new(reader, 5000).unwrap(), writer)
+}
+
 #[cfg(test)]
 mod tests {
+    use super::loopback_pair as pair;
     use super::*;
     use std::io::Write;
     use std::net::TcpListener;
-
-    fn pair() -> (Ctrl, TcpStream) {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        let writer = TcpStream::connect(l.local_addr().unwrap()).unwrap();
-        let (reader, _) = l.accept().unwrap();
-        (Ctrl::new(reader, 5000).unwrap(), writer)
-    }
 
     fn read_all(c: &mut Ctrl, buf: &mut [u8]) {
         let mut got = 0;

@@ -142,16 +142,9 @@ impl Past {
 
 #[cfg(test)]
 mod tests {
+    use super::super::ctrl::loopback_pair as pair;
     use super::*;
     use std::io::Write;
-    use std::net::{TcpListener, TcpStream};
-
-    fn pair() -> (Ctrl, TcpStream) {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        let writer = TcpStream::connect(l.local_addr().unwrap()).unwrap();
-        let (reader, _) = l.accept().unwrap();
-        (Ctrl::new(reader, 5000).unwrap(), writer)
-    }
 
     fn message(seq: u32, payload: &[u8]) -> Vec<u8> {
         let h = MsgHeader {
