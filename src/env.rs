@@ -66,13 +66,16 @@ pub(crate) fn unset(key: &str) {
 /// a new array (module doc).
 fn publish(key: &str, entry: Option<CString>) {
     let _w = WRITES.lock().unwrap_or_else(|p| p.into_inner());
-    // SAFETY: `environ` is the process's environment pointer; only its address is taken here.
+    // SAFETY: `environ` is pointer-aligned and lives as long as the process. C code reads and
+    // writes it as a plain pointer; an aligned pointer-sized load or store is single-copy atomic
+    // on the targets tcpxr builds for (x86-64, aarch64), which is what its readers rely on.
     let slot = unsafe { AtomicPtr::from_ptr(std::ptr::addr_of_mut!(environ)) };
     let mut entries: Vec<*mut c_char> = Vec::new();
     let mut at = slot.load(Ordering::Acquire);
-    // SAFETY: a NULL-terminated array of C strings (or NULL), which no write frees: tcpxr leaks
-    // the arrays it publishes, and glibc's setenv and unsetenv do not free the one `environ`
-    // points to while tcpxr's is it.
+    // SAFETY: `environ` names a NULL-terminated array of C strings, or is NULL. tcpxr never frees
+    // an array it published; glibc frees its own only in a setenv or unsetenv of another thread
+    // at this same moment, the race the module doc names (tcpxr writes during plugin's first
+    // init only).
     unsafe {
         while !at.is_null() && !(*at).is_null() {
             let bytes = CStr::from_ptr(*at).to_bytes();
