@@ -215,8 +215,14 @@ impl Ctrl {
 
     /// One non-blocking recv into `buf`; Ok(0) means nothing yet. A closed connection is an error.
     fn recv_some(&mut self, buf: &mut [u8]) -> Result<usize> {
+        self.recv_with(|mut s| s.read(buf))
+    }
+
+    /// One non-blocking receive by `recv` (a read or a gathered read), retried when interrupted
+    /// and counted; Ok(0) means nothing yet. A closed connection is an error.
+    fn recv_with(&mut self, mut recv: impl FnMut(&TcpStream) -> std::io::Result<usize>) -> Result<usize> {
         loop {
-            match (&self.stream).read(buf) {
+            match recv(&self.stream) {
                 Ok(0) => return Err(Error::remote("control connection closed by peer")),
                 Ok(n) => {
                     self.read += n as u64;
@@ -262,17 +268,7 @@ impl Ctrl {
             self.read_into(header, got)?;
             return Ok(0);
         }
-        let n = loop {
-            let mut bufs = [IoSliceMut::new(header), IoSliceMut::new(then)];
-            match (&self.stream).read_vectored(&mut bufs) {
-                Ok(0) => return Err(Error::remote("control connection closed by peer")),
-                Ok(n) => break n,
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(0),
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) => return Err(control_error(Direction::Recv, e)),
-            }
-        };
-        self.read += n as u64;
+        let n = self.recv_with(|mut s| s.read_vectored(&mut [IoSliceMut::new(header), IoSliceMut::new(then)]))?;
         *got = n.min(header.len());
         Ok(n - *got)
     }
