@@ -1,16 +1,11 @@
 """Runs 422-423: each variant's median over the passes per size, and its time over main's (c91)
-median; per pass, the variant's time over main's in the same pass."""
-import re, sys, statistics as st
-from collections import defaultdict
-d = defaultdict(lambda: defaultdict(dict))
-for line in open(sys.argv[1]):
-    m = re.match(r'\[\d+ s\] (\d)-(\w+)-(\w+)-r(\d) rc=0 wrong=(\d+) (.*)', line)
-    if not m:
-        continue
-    np, op, v, p, w, rest = m.groups()
-    for kv in rest.split():
-        s, t = kv.split(':')
-        d[(np, op)][(v, int(s))][p] = float(t)
+median; per pass, the variant's time over main's in the same pass. Reads steps.txt through
+medians.py's `times`."""
+import statistics as st
+import sys
+from medians import times
+
+d = times(sys.argv[1])
 variants = sorted({v for k in d for v, _ in d[k]})
 others = [v for v in variants if v != 'c91']
 for k in d:
