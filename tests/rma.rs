@@ -1386,8 +1386,8 @@ fn put_lands_beside_a_spinning_kernel(name: &str, start: fn(Duration) -> spin::S
 /// (`hold_group_stream`: its signal kernel waits behind an application kernel that fills every
 /// multiprocessor), rank 0, another group of the same process on the same GPU, puts 1 MiB + 17
 /// from host memory into its GPU window with a strong signal into its never-reset signal window (a
-/// stream write, no multiprocessor): the put completes, bytes and signal in place, while rank 1's
-/// stream is still held (rank 1's signal has not landed). An application kernel waiting for rank
+/// stream write, no multiprocessor): the put completes and its bytes and signal land while rank
+/// 1's stream is still held (rank 1's signal has not landed). An application kernel waiting for rank
 /// 0's signal is the shape of a hang: until 2026-11-29 every group queued on the GPU's one
 /// persistent stream, so rank 0's copy and signal waited behind rank 1's kernel, which waited for
 /// that application kernel to end (this test against that library: "requests never completed",
@@ -1428,7 +1428,15 @@ fn gpu_a_groups_held_stream_holds_no_other_groups_puts() {
             assert_eq!(res, OK);
             // Fails after 20 s ("requests never completed") where the put waits behind rank 1.
             r.wait_all(vec![q]);
-            assert_eq!(reader.word(&g, sig.0), 1, "rank 0's signal");
+            // Done is local completion (the copy out of `src`); the signal follows the copy on the
+            // group's stream, so it shows a moment later (run 426 read it once, too soon).
+            let start = Instant::now();
+            while reader.word(&g, sig.0) != 1 {
+                assert!(
+                    start.elapsed() < Duration::from_secs(10),
+                    "rank 0's signal never landed while rank 1's stream was held"
+                );
+            }
             assert_eq!(
                 reader.word(&g, held.0),
                 0,
