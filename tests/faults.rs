@@ -8,6 +8,84 @@ use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+const CASE: &str = "TCPXR_FAULTS_CASE";
+
+before_main! {
+    run_child_case(CASE, |case| match case {
+        "small-sends-after-the-peer-closed" => small_sends_after_the_peer_closed(),
+        other => panic!("unknown case {other}"),
+    });
+}
+
+/// The child: a pair moves a message, its receive end closes (the peer is gone), and the send end
+/// sends small messages, which travel on the control connection alone, until one fails, with
+/// SIGPIPE's default action in force, as in a C program such as nccl-tests (Rust's runtime
+/// ignores SIGPIPE, so only a child can show it).
+fn small_sends_after_the_peer_closed() {
+    // SAFETY: before main, with no other thread: SIGPIPE back to its default action (the test's
+    // choice for this process, not tcpxr's).
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    let net = v12();
+    let pair = Pair::new(&net);
+    let mut data = pattern(64, 7);
+    assert!(pair.transfer(&mut data, 64) == data);
+    assert_eq!(net.close_recv(pair.recv), OK);
+    let start = Instant::now();
+    let result = loop {
+        assert!(start.elapsed() < DEADLINE, "sends to a closed peer never failed");
+        let mut req = null();
+        let r = net.isend(
+            pair.send,
+            data.as_mut_ptr() as *mut c_void,
+            data.len(),
+            null(),
+            &mut req,
+        );
+        if r != OK {
+            break r;
+        }
+        if req.is_null() {
+            std::thread::sleep(Duration::from_millis(1));
+            continue;
+        }
+        let (r, _) = wait_result(&net, req, Duration::from_secs(10));
+        if r != OK {
+            break r;
+        }
+    };
+    println!("RESULT {result:?}");
+    // The send comm stays open: the process ends here.
+    std::mem::forget(pair);
+}
+
+/// A write on a control connection whose peer is gone is EPIPE, and without MSG_NOSIGNAL also
+/// SIGPIPE, whose default action ends the host process: the writes pass MSG_NOSIGNAL, so the
+/// process lives and the send fails with an error (until 2026-11-29 the control connection's
+/// gathered write was a writev, which cannot pass it, and the child died of SIGPIPE).
+#[test]
+fn small_sends_to_a_closed_peer_fail_without_a_sigpipe_ending_the_process() {
+    use std::os::unix::process::ExitStatusExt;
+    let out = child_case(CASE, "small-sends-after-the-peer-closed")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the child ended with {:?} (signal {:?}; SIGPIPE is {}):\n{stdout}\n{}",
+        out.status,
+        out.status.signal(),
+        libc::SIGPIPE,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("RESULT ncclRemoteError") || stdout.contains("RESULT ncclSystemError"),
+        "{stdout}"
+    );
+    expect_peer_gone_log();
+    nccl_net_tcpxr::testlog::allow("Broken pipe");
+}
+
 #[test]
 fn a_message_larger_than_the_posted_receive_is_invalid_usage() {
     let net = v12();

@@ -21,9 +21,11 @@
 //! caller hands those back ([`Ctrl::unread`]) and later reads take them first.
 use crate::error::{Error, Result};
 use crate::net::conn::{self, Direction};
+use crate::net::sys;
 use std::collections::VecDeque;
-use std::io::{ErrorKind, IoSlice, IoSliceMut, Read, Write};
+use std::io::{ErrorKind, IoSliceMut, Read};
 use std::net::TcpStream;
+use std::os::fd::AsRawFd;
 
 /// A run of queued bytes: `Copied(n)`, the next n bytes of `out`; or memory the caller keeps.
 enum Seg {
@@ -156,26 +158,38 @@ impl Ctrl {
         (events & (libc::POLLRDHUP | libc::POLLHUP) != 0).then_some(PeerGone::Closed)
     }
 
-    /// Writes as much of the queue as the socket takes now, in gathered writes.
+    /// Writes as much of the queue as the socket takes now, in gathered writes: `sendmsg` with
+    /// MSG_NOSIGNAL, so a peer gone is EPIPE, never SIGPIPE, whose default action would end the
+    /// host process (a `writev` cannot pass the flag: until 2026-11-29 a C program's sends to a
+    /// closed peer died there; tests/faults.rs).
     pub fn flush(&mut self) -> Result<()> {
         while !self.segs.is_empty() {
             // On the stack: flush runs on every progress pass.
-            let mut slices = [IoSlice::new(&[]); GATHER];
+            let mut iov = [libc::iovec {
+                iov_base: std::ptr::null_mut(),
+                iov_len: 0,
+            }; GATHER];
             let mut count = 0;
             let mut at = self.out_pos;
             for (i, seg) in self.segs.iter().take(GATHER).enumerate() {
                 let skip = if i == 0 { self.seg_done } else { 0 };
-                slices[i] = match *seg {
+                let (base, len) = match *seg {
                     Seg::Copied(n) => {
                         at += n - skip;
-                        IoSlice::new(&self.out[at - (n - skip)..at])
+                        (self.out[at - (n - skip)..at].as_ptr(), n - skip)
                     }
                     // SAFETY: queue_borrowed's caller keeps the range readable until it is written.
-                    Seg::Borrowed(p, n) => IoSlice::new(unsafe { std::slice::from_raw_parts(p.add(skip), n - skip) }),
+                    Seg::Borrowed(p, n) => (unsafe { p.add(skip) }, n - skip),
+                };
+                iov[i] = libc::iovec {
+                    iov_base: base as *mut libc::c_void,
+                    iov_len: len,
                 };
                 count = i + 1;
             }
-            match (&self.stream).write_vectored(&slices[..count]) {
+            // SAFETY: each entry names bytes of `out`, not changed during the call, or borrowed
+            // memory its queuer keeps readable until written.
+            match unsafe { sys::send_iov(self.stream.as_raw_fd(), &iov[..count]) } {
                 Ok(n) => self.advance(n),
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(()),
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}

@@ -1,7 +1,8 @@
 //! The few socket operations std does not offer: non-blocking connect, socket options, readiness
-//! polls, and the gathered non-blocking `sendmsg` / `recvmsg` of the stripes (the send with
-//! MSG_NOSIGNAL, so a dead peer is EPIPE, never SIGPIPE in the host process). Everything else uses
-//! `std::net` (whose writes pass MSG_NOSIGNAL on Linux too).
+//! polls, and the gathered non-blocking `sendmsg` / `recvmsg` of the stripes and the control
+//! connection (the send with MSG_NOSIGNAL, so a dead peer is EPIPE, never SIGPIPE in the host
+//! process: a `writev` cannot pass it). Everything else uses `std::net` (whose writes pass
+//! MSG_NOSIGNAL on Linux too).
 use std::io;
 use std::net::{SocketAddr, TcpStream};
 use std::os::fd::{AsRawFd, FromRawFd, RawFd};
