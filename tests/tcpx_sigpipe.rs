@@ -10,10 +10,7 @@
 //! ignores it; a C++ program such as nccl-tests does not).
 mod common;
 use common::*;
-use std::ffi::c_void;
-use std::os::unix::process::ExitStatusExt;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
 
 const CASE: &str = "TCPXR_TCPX_SIGPIPE_CASE";
 
@@ -45,23 +42,7 @@ fn send_after_the_peer_closed() {
     assert!(pair.transfer(&mut data, 1 << 20) == data);
     assert_eq!(net.close_recv(pair.recv), OK);
     let mut big = pattern(8 << 20, 9);
-    let start = Instant::now();
-    let result = loop {
-        assert!(start.elapsed() < DEADLINE, "sends to a closed peer never failed");
-        let mut req = null();
-        let r = net.isend(pair.send, big.as_mut_ptr() as *mut c_void, big.len(), null(), &mut req);
-        if r != OK {
-            break r;
-        }
-        if req.is_null() {
-            std::thread::sleep(Duration::from_millis(1));
-            continue;
-        }
-        let (r, _) = wait_result(&net, req, Duration::from_secs(10));
-        if r != OK {
-            break r;
-        }
-    };
+    let result = send_until_error(&net, pair.send, &mut big);
     println!("RESULT {result:?}");
     println!("PENDING {}", sigpipe_pending());
     // The send comm stays open: the process ends here.
@@ -75,19 +56,7 @@ fn a_send_on_a_connection_its_peer_reset_fails_without_a_sigpipe_ending_the_proc
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "the child ended with {:?} (signal {:?}; SIGPIPE is {}):\n{stdout}\n{}",
-        out.status,
-        out.status.signal(),
-        libc::SIGPIPE,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        stdout.contains("RESULT ncclRemoteError") || stdout.contains("RESULT ncclSystemError"),
-        "{stdout}"
-    );
+    let stdout = assert_lived_with_a_failed_send(&out);
     // The SIGPIPE the failed send raised was taken, not left pending on the thread.
     assert!(stdout.contains("PENDING false"), "{stdout}");
     // The send the emulator made from NCCL's thread met the reset socket (without the block this

@@ -153,6 +153,48 @@ pub fn child_case(var: &str, value: &str) -> std::process::Command {
     cmd
 }
 
+/// Sends `data` on `send` again and again until a call fails (a request slot not free: retried
+/// after 1 ms); returns that failure. Fails the test if none does within [`DEADLINE`].
+pub fn send_until_error(net: &dyn Net, send: *mut c_void, data: &mut [u8]) -> R {
+    let start = Instant::now();
+    loop {
+        assert!(start.elapsed() < DEADLINE, "sends to a closed peer never failed");
+        let mut req = null();
+        let r = net.isend(send, data.as_mut_ptr() as *mut c_void, data.len(), null(), &mut req);
+        if r != OK {
+            return r;
+        }
+        if req.is_null() {
+            std::thread::sleep(Duration::from_millis(1));
+            continue;
+        }
+        let (r, _) = wait_result(net, req, Duration::from_secs(10));
+        if r != OK {
+            return r;
+        }
+    }
+}
+
+/// The verdict on a child case that sent to a closed peer with SIGPIPE's default action in force
+/// (it prints `RESULT <code>`): it lived, and its sends failed with an error. Returns its stdout.
+pub fn assert_lived_with_a_failed_send(out: &std::process::Output) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "the child ended with {:?} (signal {:?}; SIGPIPE is {}):\n{stdout}\n{}",
+        out.status,
+        out.status.signal(),
+        libc::SIGPIPE,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("RESULT ncclRemoteError") || stdout.contains("RESULT ncclSystemError"),
+        "{stdout}"
+    );
+    stdout
+}
+
 // --- the TCPX-ABI emulator --------------------------------------------------------------------
 
 /// target/<profile>, where Cargo puts the workspace's libraries.
