@@ -155,6 +155,29 @@ fn the_readme_documents_every_configuration_variable() {
 /// and sets its variables before it starts tcpxr.
 #[test]
 fn the_library_writes_the_environment_only_through_src_env_rs() {
+    let writers = [
+        "set_var(",
+        "remove_var(",
+        "setenv(",
+        "unsetenv(",
+        "putenv(",
+        "addr_of_mut!(environ",
+    ];
+    let found = library_lines_calling(&writers, &["env.rs"]);
+    assert!(
+        found.is_empty(),
+        "environment written outside src/env.rs:\n{}",
+        found.join("\n")
+    );
+    let src = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src"));
+    let env = std::fs::read_to_string(src.join("env.rs")).unwrap();
+    // It publishes whole arrays with one store rather than calling setenv (env.rs says why).
+    assert!(env.contains("addr_of_mut!(environ)") && !env.contains("std::env::set_var("));
+}
+
+/// The lines of the library's sources (src/, less tcpxr-bench's src/bin and the files `except`,
+/// relative to src/) whose code, comments aside, contains one of `calls`: "src/file:line: text".
+fn library_lines_calling(calls: &[&str], except: &[&str]) -> Vec<String> {
     fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
         for e in std::fs::read_dir(dir).unwrap().flatten() {
             let p = e.path();
@@ -168,36 +191,56 @@ fn the_library_writes_the_environment_only_through_src_env_rs() {
     let src = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src"));
     let mut files = Vec::new();
     rust_files(src, &mut files);
-    let writers = [
-        "set_var(",
-        "remove_var(",
-        "setenv(",
-        "unsetenv(",
-        "putenv(",
-        "addr_of_mut!(environ",
-    ];
     let mut found = Vec::new();
     for f in &files {
         let rel = f.strip_prefix(src).unwrap();
-        if rel.starts_with("bin") || rel == std::path::Path::new("env.rs") {
+        if rel.starts_with("bin") || except.iter().any(|e| rel == std::path::Path::new(e)) {
             continue;
         }
         let text = std::fs::read_to_string(f).unwrap();
         for (n, line) in text.lines().enumerate() {
             let code = line.split("//").next().unwrap();
-            if writers.iter().any(|w| code.contains(w)) {
+            if calls.iter().any(|c| code.contains(c)) {
                 found.push(format!("src/{}:{}: {}", rel.display(), n + 1, line.trim()));
             }
         }
     }
+    found
+}
+
+/// A write on a socket whose peer is gone raises SIGPIPE unless it passes MSG_NOSIGNAL, and
+/// SIGPIPE's default action ends a C host process (tests/faults.rs shows it). std's `write` on a
+/// TcpStream passes the flag; `write_vectored` (a writev) and libc's write calls cannot. So the
+/// library's own socket writes go through net/sys.rs's sendmsg, which passes it; the one raw
+/// write left is epoll.rs's, to an eventfd, which raises no signal.
+#[test]
+fn the_library_writes_sockets_only_in_ways_that_raise_no_sigpipe() {
+    let raw = [
+        "write_vectored(",
+        "write_all_vectored(",
+        "writev(",
+        "libc::write(",
+        "libc::send",
+    ];
+    let found = library_lines_calling(&raw, &["net/sys.rs", "transport/socket/epoll.rs"]);
     assert!(
         found.is_empty(),
-        "environment written outside src/env.rs:\n{}",
+        "socket writes that can raise SIGPIPE (use net::sys::send_iov, or std's write):\n{}",
         found.join("\n")
     );
-    let env = std::fs::read_to_string(src.join("env.rs")).unwrap();
-    // It publishes whole arrays with one store rather than calling setenv (env.rs says why).
-    assert!(env.contains("addr_of_mut!(environ)") && !env.contains("std::env::set_var("));
+    let src = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src"));
+    let sys = std::fs::read_to_string(src.join("net/sys.rs")).unwrap();
+    let sends: Vec<&str> = sys.lines().filter(|l| l.contains("libc::send")).collect();
+    assert!(
+        !sends.is_empty() && sends.iter().all(|l| l.contains("MSG_NOSIGNAL")),
+        "net/sys.rs's sends: {sends:?}"
+    );
+    let epoll = std::fs::read_to_string(src.join("transport/socket/epoll.rs")).unwrap();
+    let writes: Vec<&str> = epoll.lines().filter(|l| l.contains("libc::write(")).collect();
+    assert!(
+        writes.len() == 1 && epoll.contains("libc::eventfd("),
+        "epoll.rs's raw writes are its eventfd's: {writes:?}"
+    );
 }
 
 fn bench(args: &[&str]) -> std::process::Output {
