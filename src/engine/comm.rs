@@ -8,6 +8,7 @@ use super::ctrl::Ctrl;
 use super::liveness::PeerWatch;
 use super::memory::{Registration, Registry};
 use super::posted::Posted;
+use super::profile::Op;
 use super::requests::Kind;
 use super::stall::{self, StallWatch};
 use super::striper::{Lane, Striper};
@@ -36,11 +37,18 @@ pub struct Base<M, L> {
 }
 
 impl<M, L: Lane> Base<M, L> {
-    /// `watch_peer`: the stripes' transport does not report a peer that is gone.
-    pub fn new(ctrl: Ctrl, striper: Striper<L>, kind: Kind, t: &Tuning, watch_peer: bool) -> Self {
+    /// Over `lanes`, one per stripe, each keeping up to `window` chunks of `chunk_bytes` in
+    /// flight. The peer watch is kept where a stripe's transport does not report a peer that is
+    /// gone.
+    pub fn new(ctrl: Ctrl, lanes: Vec<L>, window: usize, chunk_bytes: usize, kind: Kind, t: &Tuning) -> Self {
+        let watch_peer = lanes.iter().any(|l| !l.stripe().reports_peer_loss());
+        let op = match kind {
+            Kind::Send => Op::Send,
+            Kind::Recv => Op::Recv,
+        };
         Base {
             peer_watch: watch_peer.then(PeerWatch::default),
-            striper,
+            striper: Striper::new(lanes, window, chunk_bytes, op),
             posted: Posted::new(t.max_requests, kind),
             error: None,
             stats: t.stats.then(Stats::new),

@@ -28,7 +28,7 @@ use super::requests::Kind;
 use super::ring::{Bounce, DeviceRing, RING_SLOTS};
 use super::stage::{RecvStage, QUIESCE_LIMIT};
 use super::stall;
-use super::striper::{Cut, Striper, Then};
+use super::striper::{Cut, Then};
 use super::{CommTag, Tuning};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
@@ -205,15 +205,13 @@ pub type RecvComm = Comm<RecvState>;
 
 impl RecvComm {
     pub(crate) fn new(ctrl: Ctrl, stripes: Vec<Box<dyn InnerRecv>>, chunk_bytes: usize, t: &Tuning) -> Box<Self> {
-        let watch = stripes.iter().any(|s| !s.reports_peer_loss());
         let lanes = stripes
             .into_iter()
             .enumerate()
             .map(|(i, s)| RecvLane::new(i, s, chunk_bytes))
             .collect();
-        let striper = Striper::new(lanes, t.recv_window, chunk_bytes, Op::Recv);
         Comm::boxed(RecvState {
-            b: Base::new(ctrl, striper, Kind::Recv, t, watch),
+            b: Base::new(ctrl, lanes, t.recv_window, chunk_bytes, Kind::Recv, t),
             mode: RecvMode::Host,
             inline_limit: t.inline_accept,
             ctrl_seq: 0,

@@ -12,7 +12,7 @@ use super::memory::Registration;
 use super::profile::{self, Event, Op, Parent};
 use super::requests::Kind;
 use super::stall;
-use super::striper::{Cut, Striper, Then};
+use super::striper::{Cut, Then};
 use super::wire::MsgHeader;
 use super::{CommTag, Tuning, MAX_MESSAGE_BYTES};
 use crate::error::{Error, Result};
@@ -63,15 +63,13 @@ pub type SendComm = Comm<SendState>;
 
 impl SendComm {
     pub(crate) fn new(ctrl: Ctrl, stripes: Vec<Box<dyn InnerSend>>, chunk_bytes: usize, t: &Tuning) -> Box<Self> {
-        let watch = stripes.iter().any(|s| !s.reports_peer_loss());
         let lanes = stripes
             .into_iter()
             .enumerate()
             .map(|(i, s)| SendLane::new(i, s, chunk_bytes))
             .collect();
-        let striper = Striper::new(lanes, t.send_window, chunk_bytes, Op::Send);
         Comm::boxed(SendState {
-            b: Base::new(ctrl, striper, Kind::Send, t, watch),
+            b: Base::new(ctrl, lanes, t.send_window, chunk_bytes, Kind::Send, t),
             inline_bytes: t.inline_bytes,
             inline_idle_bytes: t.inline_idle_bytes,
             idle_chunk_bytes: t.idle_chunk_bytes,
