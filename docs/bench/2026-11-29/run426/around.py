@@ -2,21 +2,12 @@
 """Run 426, 2 ranks: both message threads' system calls around three messages, on one time axis
 (0: the first rank's write; a run of sched_yield shown once), the second rank indented. Usage:
 around.py EVENTS.txt.xz TID_A,TID_B FIRST_WRITE. around-*.txt are its outputs."""
-import lzma, re, sys, bisect
-from collections import defaultdict
-LINE = re.compile(r'\s*(.+?)\s+(\d+)/(\d+)\s+\[(\d+)\]\s+([\d.]+):\s+raw_syscalls:sys_(enter|exit):\s+NR (-?\d+) (.*)')
+import os, sys
 NAMES={19:'readv',20:'writev',44:'sendto',45:'recvfrom',24:'yield',202:'futex'}
 path, tids = sys.argv[1], sys.argv[2].split(','); start=int(sys.argv[3])
-calls = defaultdict(list); open_ = {}
-for line in lzma.open(path, 'rt'):
-    m = LINE.match(line)
-    if not m or m.group(3) not in tids: continue
-    comm, pid, tid, cpu, t, kind, nr, rest = m.groups(); t = float(t)*1e6; nr = int(nr)
-    if kind == 'enter':
-        a = rest.strip('() ').split(','); open_[tid] = (t, nr, a[0])
-    else:
-        e = open_.pop(tid, None)
-        if e and e[1] == nr: calls[tid].append((e[0], t, nr, e[2], int(rest.strip('= ')), tid))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from detail import load  # noqa: E402
+calls = {tid: [(c[0], c[1], c[2], f'{c[3]:x}', c[4], tid) for c in cs] for tid, cs in load(path, tids).items()}
 allc = sorted(calls[tids[0]] + calls[tids[1]])
 # collapse runs of yields
 ws = [i for i, c in enumerate(allc) if c[2] in (20, 44) and c[5] == tids[0]]

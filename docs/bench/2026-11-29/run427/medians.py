@@ -1,23 +1,10 @@
 """Runs 427-429: per shape and size, each variant's median time of the passes (from steps.txt) and
 its ratio to the first variant named (above 1: slower than it), with the per-pass range.
 `python3 medians.py steps.txt socket c97 sock8 c97ch2 c97ck`. run430/best.py reads steps.txt
-through `times`."""
-import re, sys, statistics as st
-from collections import defaultdict
-
-
-def times(path):
-    """steps.txt's times: {(ranks, op): {(variant, size): {pass: us}}}."""
-    d = defaultdict(lambda: defaultdict(dict))
-    for line in open(path):
-        m = re.match(r'\[\d+ s\] (\d)-(\w+)-(\w+)-r(\d) rc=0 wrong=(\d+) (.*)', line)
-        if not m:
-            continue
-        np, op, v, p, w, rest = m.groups()
-        for kv in rest.split():
-            s, t = kv.split(':')
-            d[(np, op)][(v, int(s))][p] = float(t)
-    return d
+through `times`, run 420's parser."""
+import os, statistics as st, sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'run420'))
+from medians import times  # noqa: E402  (run 420's parser of steps.txt)
 
 
 def main(path, vs):

@@ -2,7 +2,7 @@
 tuning's (the lowest of the four medians): best/tcpxr (above 1: tcpxr faster), with the tuning
 that won and the per-pass range of best-of-that-pass / tcpxr. `python3 best.py steps.txt c99`."""
 import os, statistics as st, sys
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'run427'))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'run420'))
 from medians import times  # noqa: E402
 
 SOCKS = ['socket', 's1x1', 's2x2', 's4x4']
