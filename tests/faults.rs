@@ -12,23 +12,25 @@ const CASE: &str = "TCPXR_FAULTS_CASE";
 
 before_main! {
     run_child_case(CASE, |case| match case {
-        "small-sends-after-the-peer-closed" => small_sends_after_the_peer_closed(),
+        "small-sends-after-the-peer-closed" => sends_after_the_peer_closed(64),
+        "striped-sends-after-the-peer-closed" => sends_after_the_peer_closed(8 << 20),
         other => panic!("unknown case {other}"),
     });
 }
 
-/// The child: a pair moves a message, its receive end closes (the peer is gone), and the send end
-/// sends small messages, which travel on the control connection alone, until one fails, with
-/// SIGPIPE's default action in force, as in a C program such as nccl-tests (Rust's runtime
-/// ignores SIGPIPE, so only a child can show it).
-fn small_sends_after_the_peer_closed() {
+/// The child: a pair moves a message of `size` bytes, its receive end closes (the peer is gone),
+/// and the send end sends such messages until one fails, with SIGPIPE's default action in force,
+/// as in a C program such as nccl-tests (Rust's runtime ignores SIGPIPE, so only a child can show
+/// it). Small messages travel on the control connection alone, written from the calling thread;
+/// 8 MiB ones are striped, their chunks written by the I/O threads.
+fn sends_after_the_peer_closed(size: usize) {
     // SAFETY: before main, with no other thread: SIGPIPE back to its default action (the test's
     // choice for this process, not tcpxr's).
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let net = v12();
     let pair = Pair::new(&net);
-    let mut data = pattern(64, 7);
-    assert!(pair.transfer(&mut data, 64) == data);
+    let mut data = pattern(size, 7);
+    assert!(pair.transfer(&mut data, size) == data);
     assert_eq!(net.close_recv(pair.recv), OK);
     let result = send_until_error(&net, pair.send, &mut data);
     println!("RESULT {result:?}");
@@ -36,16 +38,24 @@ fn small_sends_after_the_peer_closed() {
     std::mem::forget(pair);
 }
 
-/// A write on a control connection whose peer is gone is EPIPE, and without MSG_NOSIGNAL also
-/// SIGPIPE, whose default action ends the host process: the writes pass MSG_NOSIGNAL, so the
-/// process lives and the send fails with an error (until 2026-11-29 the control connection's
-/// gathered write was a writev, which cannot pass it, and the child died of SIGPIPE).
+/// A write on a connection whose peer is gone is EPIPE, and without MSG_NOSIGNAL also SIGPIPE,
+/// whose default action ends the host process: the writes pass MSG_NOSIGNAL, so the process lives
+/// and the send fails with an error (until 2026-11-29 the control connection's gathered write was
+/// a writev, which cannot pass it, and this child died of SIGPIPE).
 #[test]
 fn small_sends_to_a_closed_peer_fail_without_a_sigpipe_ending_the_process() {
-    let out = child_case(CASE, "small-sends-after-the-peer-closed")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    sends_to_a_closed_peer_fail_without_a_sigpipe("small-sends-after-the-peer-closed");
+}
+
+/// As [`small_sends_to_a_closed_peer_fail_without_a_sigpipe_ending_the_process`], for striped
+/// messages: their chunks' writes, on the I/O threads, raise no SIGPIPE either.
+#[test]
+fn striped_sends_to_a_closed_peer_fail_without_a_sigpipe_ending_the_process() {
+    sends_to_a_closed_peer_fail_without_a_sigpipe("striped-sends-after-the-peer-closed");
+}
+
+fn sends_to_a_closed_peer_fail_without_a_sigpipe(case: &str) {
+    let out = child_case(CASE, case).stdin(Stdio::null()).output().unwrap();
     assert_lived_with_a_failed_send(&out);
     expect_peer_gone_log();
     nccl_net_tcpxr::testlog::allow("Broken pipe");
