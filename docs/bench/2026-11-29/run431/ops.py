@@ -3,14 +3,14 @@
 step, in the order the example plugin prints them), when the host enqueued it, the proxy
 scheduled it and began its progress, posted its buffer to the kernel (SendGpuWait begins) and saw
 the kernel's data (SendGpuWait ends), each relative to the rank's previous receive done (RecvWait
-ends); medians [p10, p90] in us. Usage: ops.py DUMP.json.xz. ops.txt is its output."""
+ends); medians [p10, p90] in us. Usage: ops.py DUMP.json (.xz too). ops.txt is its output."""
 import json, lzma, sys, statistics as st
 def pct(xs,p):
     xs=sorted(xs); return xs[min(len(xs)-1,int(p/100*len(xs)))]
 m=lambda xs: f'{st.median(xs):7.2f} [{pct(xs,10):6.2f},{pct(xs,90):6.2f}]' if xs else '-'
 for path in sys.argv[1:]:
     sends, recvs, cur = [], [], None
-    for line in lzma.open(path,'rt'):
+    for line in (lzma.open(path, 'rt') if path.endswith('.xz') else open(path)):
         line=line.strip().rstrip(',')
         if not line.startswith('{'): continue
         try: e=json.loads(line)

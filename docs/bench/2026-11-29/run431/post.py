@@ -2,14 +2,14 @@
 """Run 431, after the run: per send step, its buffer's post relative to the previous receive done,
 the kernel's data after the post, and both relative to the kernel having consumed the previous
 receive (RecvGpuWait ends, as the proxy saw it); medians (p10, p90) in us. Usage: post.py
-DUMP.json.xz. post.txt is its output."""
+DUMP.json (.xz too). post.txt is its output."""
 import json, lzma, sys, statistics as st, bisect
 from collections import defaultdict
 def pct(xs,p):
     xs=sorted(xs); return xs[min(len(xs)-1,int(p/100*len(xs)))]
 for path in sys.argv[1:]:
     ev = defaultdict(dict)
-    for line in lzma.open(path,'rt'):
+    for line in (lzma.open(path, 'rt') if path.endswith('.xz') else open(path)):
         line=line.strip().rstrip(',')
         if not line.startswith('{'): continue
         try: e=json.loads(line)
