@@ -8,7 +8,7 @@ path, mine, *peers = sys.argv[1:]
 peers = peers or ['socket', 's1x1', 's2x2', 's4x4']
 t = defaultdict(list)  # (np, op, variant, size) -> times
 for line in open(path):
-    m = re.search(r'\] (\d+)-(\w+?)-([a-z0-9]+)-r\d+ rc=0 wrong=0 (.*)', line)
+    m = re.search(r'\] (\d+)-(\w+?)-([a-z0-9]+)-[rs]\d+ rc=0 wrong=0 (.*)', line)
     if not m: continue
     np_, op, v, rest = m.groups()
     for kv in rest.split():
