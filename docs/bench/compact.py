@@ -419,13 +419,30 @@ def build(bench, check):
 
 # A pass of run_nccl_tests.py --repeat (or of a script's own alternations): a part named rN, or
 # ending in /rN. `show --median` folds a run's passes into one table ("r*").
-PASS = re.compile(r"(?:(.*)/)?r\d+")
+PASS = re.compile(r"(?:(.*)/)?[rs]\d+")
+
+
+# A launch of a run script's own loop (runs 393 on): an output at the run's top named
+# RANKS-OP-VARIANT-rN.log (or -sN.log), one launch of VARIANT in round N. `show --median` folds
+# them as passes too: config VARIANT, pass rN, one table per rank count.
+LAUNCH = re.compile(r"(\d+)-\w+?-(.+)-([rs]\d+)\.log")
+# Socket's tunings as run_nccl_tests.py names them (socket, socket-2x2) or run scripts do (s2x2).
+SOCKET = re.compile(r"socket.*|s\dx\d")
+
+
+def as_launch(row):
+    """A launch's row as a pass of its variant (see LAUNCH): (part, config, ranks); else None."""
+    m = LAUNCH.fullmatch(row["config"])
+    if not m:
+        return None
+    part = (row["part"] + "/" if row["part"] else "") + m.group(3)
+    return part, m.group(2), m.group(1)
 
 
 def pass_group(part):
-    """'r2' -> 'r*', 'table/r2' -> 'table/r*', anything else unchanged."""
+    """'r2' -> 'r*', 'table/r2' -> 'table/r*', 's3' -> 's*', anything else unchanged."""
     m = PASS.fullmatch(part)
-    return part if not m else (m.group(1) + "/r*" if m.group(1) else "r*")
+    return part if not m else (m.group(1) + "/" if m.group(1) else "") + part.rsplit("/", 1)[-1][0] + "*"
 
 
 def human(size):
@@ -470,7 +487,9 @@ def show(bench, run, part, op, median=False, steady=False, bands=None, pair=None
     run_nccl_tests.py --cycles tables them. With `bands` (upper sizes, inclusive), each tcpxr
     config's ratios are also summed up per band, as README's tables give them. With `pair`
     (two configs A, B), each size's A / B time in every pass, and in how many passes A took less
-    time: what "faster in every pass" in the docs rests on."""
+    time: what "faster in every pass" in the docs rests on. A run script's launches
+    (RANKS-OP-VARIANT-rN.log, see LAUNCH) are passes too under `median`: each variant's median
+    launch per size, one table per rank count."""
     rows = [r for r in csv.DictReader(text_open(os.path.join(bench, TABLE)))
             if r["run"] == run and (part is None or r["part"] == part)
             and (op is None or r["op"] == op)]
@@ -479,10 +498,14 @@ def show(bench, run, part, op, median=False, steady=False, bands=None, pair=None
         return 1
     groups = {}
     for r in rows:
-        groups.setdefault((pass_group(r["part"]) if median else r["part"], r["op"]), []).append(r)
-    for (p, o), rs in groups.items():
+        launch = as_launch(r) if median else None
+        if launch:
+            r = dict(r, part=launch[0], config=launch[1])
+        key = (pass_group(r["part"]) if median else r["part"], r["op"], launch[2] if launch else None)
+        groups.setdefault(key, []).append(r)
+    for (p, o, ranks), rs in groups.items():
         configs = list(dict.fromkeys(r["config"] for r in rs))
-        socket = [c for c in configs if c.startswith("socket")]
+        socket = [c for c in configs if SOCKET.fullmatch(c)]
         others = [c for c in configs if c not in socket]
         times = {}
         for r in rs:
@@ -499,10 +522,11 @@ def show(bench, run, part, op, median=False, steady=False, bands=None, pair=None
                      else lower_median([counted(cycles)[0] for cycles in t.values()])
                      for c, t in per.items()}
               for size, per in times.items()}
-        passes = sorted({r["part"] for r in rs})
+        # In round order: r2 before r10.
+        passes = sorted({r["part"] for r in rs}, key=lambda q: [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", q)])
         # Outputs of one cycle have no later ones: --steady then counts that cycle, and says so.
         several = any(len(cycles) > 1 for per in times.values() for t in per.values() for cycles in t.values())
-        print(f"run {run} {p or '.'} {o}: time_us (out of place)"
+        print(f"run {run} {p or '.'} {o}" + (f" at {ranks} ranks" if ranks else "") + ": time_us (out of place)"
               + ((", the later cycles of each output (nccl-tests -N)" if several
                   else ", one cycle per output (no later cycles to count)") if steady else "")
               + (f", median of {len(passes)} passes ({', '.join(passes)})" if len(passes) > 1 else "")
@@ -589,8 +613,9 @@ def main():
     sh.add_argument("part", nargs="?", help="the run's sub-folder, e.g. table ('' for none)")
     sh.add_argument("--op", help="all_reduce, sendrecv, ...")
     sh.add_argument("--median", action="store_true",
-                    help="fold the run's passes (parts rN, as run_nccl_tests.py --repeat writes them) into "
-                         "each config's median pass per size")
+                    help="fold the run's passes (parts rN, as run_nccl_tests.py --repeat writes them, or "
+                         "a run script's launches RANKS-OP-VARIANT-rN.log) into each config's median "
+                         "pass per size")
     sh.add_argument("--steady", action="store_true",
                     help="outputs of several cycles (nccl-tests -N, run_nccl_tests.py --cycles): the median "
                          "of the later cycles instead of the first")
