@@ -1,4 +1,4 @@
-"""docs/bench/compact.py's `show --median` over a small results table: passes of
+"""docs/bench/compact.py's `show --median` (and `--spread`) over a small results table: passes of
 run_nccl_tests.py (parts rN) and a run script's launches (RANKS-OP-VARIANT-rN.log) each fold into
 every config's median pass, with the best Socket tuning's time over each tcpxr config's."""
 import contextlib
@@ -66,6 +66,16 @@ class ShowMedian(unittest.TestCase):
         four = self.table(text, "r* sendrecv at 4 ranks")
         self.assertAlmostEqual(four["c101/best"], 0.9)
         self.assertNotIn("s2x2", four, "a 4-rank table holds only 4-rank launches")
+
+    def test_spread_gives_each_passs_ratio_as_lowest_highest(self):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            self.assertEqual(compact.show(self.dir.name, "2", None, None, median=True, spread=True), 0)
+        two = out.getvalue().split("r* sendrecv at 2 ranks", 1)[1].split("\n\n", 1)[0]
+        self.assertIn("c101/best per pass", two)
+        # Rounds 1-3: best tuning 25, 28, 24 us over c101's 27, 25, 29.
+        row = next(line.split() for line in two.splitlines() if line.split()[:1] == ["8"])
+        self.assertEqual(row[-1], "0.83-1.12")
 
     def test_without_median_each_launch_stays_its_own_config(self):
         t = self.table(self.show("2", False), "sendrecv")

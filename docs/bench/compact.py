@@ -478,7 +478,7 @@ def band_lines(ratios, tops):
     return bands, below
 
 
-def show(bench, run, part, op, median=False, steady=False, bands=None, pair=None):
+def show(bench, run, part, op, median=False, steady=False, bands=None, pair=None, spread=False):
     """Print one run's results side by side: time per config, and Socket's best / each tcpxr's.
     With `median`, a run's passes (parts rN) are one table of each config's median pass per size
     (the lower median for an even count), as run_nccl_tests.py --repeat tables them. An output
@@ -487,7 +487,9 @@ def show(bench, run, part, op, median=False, steady=False, bands=None, pair=None
     run_nccl_tests.py --cycles tables them. With `bands` (upper sizes, inclusive), each tcpxr
     config's ratios are also summed up per band, as README's tables give them. With `pair`
     (two configs A, B), each size's A / B time in every pass, and in how many passes A took less
-    time: what "faster in every pass" in the docs rests on. A run script's launches
+    time: what "faster in every pass" in the docs rests on. With `spread` (and Socket tunings in
+    the run), each tcpxr config's ratio is also given pass by pass, as its lowest-highest: the
+    best Socket tuning's time in that pass over the config's. A run script's launches
     (RANKS-OP-VARIANT-rN.log, see LAUNCH) are passes too under `median`: each variant's median
     launch per size, one table per rank count."""
     rows = [r for r in csv.DictReader(text_open(os.path.join(bench, TABLE)))
@@ -532,6 +534,8 @@ def show(bench, run, part, op, median=False, steady=False, bands=None, pair=None
               + (f", median of {len(passes)} passes ({', '.join(passes)})" if len(passes) > 1 else "")
               + (f"; ratio = best of {len(socket)} Socket tunings' time / config's time" if socket else ""))
         head = ["size"] + configs + ([f"{c}/best" for c in others] if socket else [])
+        if socket and spread:
+            head += [f"{c}/best per pass" for c in others]
         print(" ".join(f"{h:>12}" for h in head))
         for size in sorted(by):
             t = by[size]
@@ -539,6 +543,9 @@ def show(bench, run, part, op, median=False, steady=False, bands=None, pair=None
             best = min((t[c] for c in socket if c in t), default=None)
             if socket:
                 cells += [f"{best / t[c]:12.2f}" if best and c in t and t[c] else f"{'-':>12}"
+                          for c in others]
+            if socket and spread:
+                cells += [f"{per_pass_range(times[size], socket, c, passes, counted, lower_median):>12}"
                           for c in others]
             print(f"{size:>12} " + " ".join(cells))
         if socket and bands:
@@ -563,6 +570,20 @@ def show(bench, run, part, op, median=False, steady=False, bands=None, pair=None
                           + f"   less time in {sum(r < 1 for r in rs)} of {len(rs)}")
         print()
     return 0
+
+
+def per_pass_range(per, socket, config, passes, counted, lower_median):
+    """'lo-hi' of the best Socket tuning's time over `config`'s in each pass that ran both ('-'
+    where none did). `per`: {config: {pass: cycles}} of one size."""
+    ratios = []
+    for q in passes:
+        mine = per.get(config, {}).get(q)
+        theirs = [lower_median(counted(per[s][q])) for s in socket if q in per.get(s, {})]
+        if mine and theirs and lower_median(counted(mine)):
+            ratios.append(min(theirs) / lower_median(counted(mine)))
+    if not ratios:
+        return "-"
+    return f"{min(ratios):.2f}-{max(ratios):.2f}"
 
 
 def cited_runs(text):
@@ -626,6 +647,9 @@ def main():
     sh.add_argument("--pair", type=lambda v: v.split(","), metavar="A,B",
                     help="two configs: A's time / B's in each pass per size, and in how many passes A "
                          "took less time (with --median, e.g. --pair tcpxr-host,tcpxr-host+off)")
+    sh.add_argument("--spread", action="store_true",
+                    help="with Socket tunings in the run: each tcpxr config's ratio pass by pass too, as "
+                         "its lowest-highest (the best Socket tuning of that pass over the config)")
     rf = sub.add_parser("refs", help="check that every run the documents cite has its record")
     rf.add_argument("docs", nargs="+", help="e.g. README.md docs/BENCHMARKS.md")
     args = ap.parse_args()
@@ -634,7 +658,8 @@ def main():
     if args.cmd == "show":
         if args.pair is not None and len(args.pair) != 2:
             ap.error("--pair takes two configs, A,B")
-        return show(args.bench, args.run, args.part, args.op, args.median, args.steady, args.bands, args.pair)
+        return show(args.bench, args.run, args.part, args.op, args.median, args.steady, args.bands, args.pair,
+                    args.spread)
     return build(args.bench, args.cmd == "check")
 
 
