@@ -77,3 +77,31 @@ gpu_tests(){ local lib=$1 G="gpu gpu_copy_in gpu_demote gpu_hazard gpu_tcpx" t m
   gt1 default "$others $G" CUDA_VISIBLE_DEVICES=0
   gt1 1queue "$G" CUDA_VISIBLE_DEVICES=0 CUDA_DEVICE_MAX_CONNECTIONS=1
   mps_on; gt1 mps "$G" CUDA_VISIBLE_DEVICES=0; mps_off; }
+# launch VARIANT NP OP [ARGS...]: one nccl-tests launch of OP_perf on GPU 0, NP ranks each its own NCCL
+# host (from run 444; the run scripts before it spelt it out), host buffers, -c 1 -g 1 ARGS. VARIANT: socket, sNxM
+# (Socket with N threads of M sockets), or cNNN (tcpxr from dist/cNNN; a letter after it names the
+# same library again, as run 440's c104b) with +KEY parts, each adding the settings VENV[KEY] holds
+# (the script's `declare -A VENV=([buf1m]="NCCL_BUFFSIZE=1048576")`). Needs $NT and MPS on.
+launch(){ local v=$1 np=$2 op=$3 base=${1%%+*} key; shift 3
+  local env=(NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_SOCKET_IFNAME=lo NCCL_TESTS_DEVICE=0 NCCL_NVLS_ENABLE=0 NCCL_DEBUG=WARN)
+  case $base in socket) env+=(NCCL_NET=Socket NCCL_NET_PLUGIN=none);;
+    s[1-8]x[1-8]) env+=(NCCL_NET=Socket NCCL_NET_PLUGIN=none NCCL_SOCKET_NTHREADS=${base:1:1} NCCL_NSOCKS_PERTHREAD=${base:3:1});;
+    c[0-9]*) env+=(NCCL_NET=tcpxr NCCL_NET_PLUGIN=$PWD/dist/$(echo $base | sed -E 's/[a-z]+$//')/libnccl-net-tcpxr.so NCCL_TCPXR_GPU_BUFFERS=0);;
+    *) echo "launch: unknown variant $v" >&2; return 2;; esac
+  for key in $(echo "${v#$base}" | tr + ' '); do
+    [ -n "${VENV[$key]:-}" ] || { echo "launch: $v: no VENV[$key]" >&2; return 2; }; env+=(${VENV[$key]}); done
+  local xs=(); for kv in "${env[@]}"; do xs+=(-x "$kv"); done
+  timeout ${LAUNCH_TIMEOUT:-60} mpirun --allow-run-as-root --bind-to none -np $np "${xs[@]}" sh -c 'NCCL_HOSTID="h${OMPI_COMM_WORLD_RANK}" exec "$@"' sh \
+    $NT/${op}_perf -c 1 -g 1 "$@"; }
+# rounds NP N OP "VARIANTS" [ARGS...]: N rounds of `launch`, each one launch of every variant, round k
+# starting at the k-th and every even round reversed; each output $A/NP-OP-VARIANT-rK.log (OP with
+# $SFX after it, e.g. _bulk), as compact.py show --median folds them, and its times in steps.txt.
+rounds(){ local np=$1 n=$2 op=$3 all=($4) round k vs v tag; shift 4
+  for round in $(seq 1 $n); do
+    k=$(( (round - 1) % ${#all[@]} )); vs="${all[@]:$k} ${all[@]:0:$k}"
+    [ $((round % 2)) = 0 ] && vs=$(echo $vs | tr ' ' '\n' | tac | tr '\n' ' ')
+    for v in $vs; do tag=$np-$op${SFX:-}-$v-r$round
+      launch $v $np $op "$@" > $A/$tag.log 2>&1
+      el "$tag rc=$? wrong=$(awk '/^ +[0-9]+ +[0-9]+ /{w+=$9} END{print w+0}' $A/$tag.log) $(awk '/^ +[0-9]+ +[0-9]+ /{printf "%s:%s ", $1, $6}' $A/$tag.log)"
+    done
+  done; }
