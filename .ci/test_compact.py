@@ -1,6 +1,6 @@
-"""docs/bench/compact.py's `show --median` (and `--spread`) over a small results table: passes of
-run_nccl_tests.py (parts rN) and a run script's launches (RANKS-OP-VARIANT-rN.log) each fold into
-every config's median pass, with the best Socket tuning's time over each tcpxr config's."""
+"""docs/bench/compact.py's `show --median` (and `--spread`, `--pool`) over a small results table:
+passes of run_nccl_tests.py (parts rN) and a run script's launches (RANKS-OP-VARIANT-rN.log) each
+fold into every config's median pass, with the best Socket tuning's time over each tcpxr config's."""
 import contextlib
 import csv
 import io
@@ -26,6 +26,9 @@ def rows():
         for v, t in [("c101", mine), ("socket", default), ("s2x2", s2x2)]:
             out.append(("2", "", "sendrecv", f"2-sendrecv-{v}-r{n}.log", 8, t))
     out += [("2", "", "sendrecv", "4-sendrecv-c101-r1.log", 8, 40), ("2", "", "sendrecv", "4-sendrecv-socket-r1.log", 8, 36)]
+    # Run 3: one library under two names (c1, c1b) beside two tunings, three rounds.
+    for v, ts in [("c1", (20, 21, 40)), ("c1b", (30, 31, 32)), ("socket", (25, 27, 29)), ("s2x2", (23, 31, 26))]:
+        out += [("3", "", "sendrecv", f"2-sendrecv-{v}-r{n}.log", 8, t) for n, t in enumerate(ts, 1)]
     return out
 
 
@@ -76,6 +79,16 @@ class ShowMedian(unittest.TestCase):
         # Rounds 1-3: best tuning 25, 28, 24 us over c101's 27, 25, 29.
         row = next(line.split() for line in two.splitlines() if line.split()[:1] == ["8"])
         self.assertEqual(row[-1], "0.83-1.12")
+
+    def test_pool_gives_best_against_best_and_every_launch_pooled(self):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            self.assertEqual(compact.show(self.dir.name, "3", None, None, median=True, pool=["c1", "c1b"]), 0)
+        block = out.getvalue().split("as one library", 1)[1].splitlines()
+        row = next(line.split() for line in block if line.split()[:1] == ["8"])
+        # Medians: c1 21, c1b 31, socket 27, s2x2 26. Pooled (lower medians of six): c1 and c1b's
+        # 20 21 30 31 32 40 -> 30; the tunings' 23 25 26 27 29 31 -> 26.
+        self.assertEqual(row[1:], ["21.00", "26.00", "1.24", "30.00", "26.00", "0.87"])
 
     def test_without_median_each_launch_stays_its_own_config(self):
         t = self.table(self.show("2", False), "sendrecv")

@@ -478,7 +478,7 @@ def band_lines(ratios, tops):
     return bands, below
 
 
-def show(bench, run, part, op, median=False, steady=False, bands=None, pair=None, spread=False):
+def show(bench, run, part, op, median=False, steady=False, bands=None, pair=None, spread=False, pool=None):
     """Print one run's results side by side: time per config, and Socket's best / each tcpxr's.
     With `median`, a run's passes (parts rN) are one table of each config's median pass per size
     (the lower median for an even count), as run_nccl_tests.py --repeat tables them. An output
@@ -491,7 +491,11 @@ def show(bench, run, part, op, median=False, steady=False, bands=None, pair=None
     the run), each tcpxr config's ratio is also given pass by pass, as its lowest-highest: the
     best Socket tuning's time in that pass over the config's. A run script's launches
     (RANKS-OP-VARIANT-rN.log, see LAUNCH) are passes too under `median`: each variant's median
-    launch per size, one table per rank count."""
+    launch per size, one table per rank count. With `pool` (configs of one library run under
+    several names, as run 440 ran main four times) and Socket tunings in the run: per size, the
+    best of those configs' medians against the best tuning's (both the least of several samples),
+    and every pass of those configs pooled against every pass of every tuning (only a fair figure
+    where the tunings run alike: up to 128 B, NCCL 2.27+ sends inline whatever the tuning)."""
     rows = [r for r in csv.DictReader(text_open(os.path.join(bench, TABLE)))
             if r["run"] == run and (part is None or r["part"] == part)
             and (op is None or r["op"] == op)]
@@ -568,6 +572,25 @@ def show(bench, run, part, op, median=False, steady=False, bands=None, pair=None
                 if rs:
                     print(f"  {size:>12} " + " ".join(f"{r:.2f}" for r in rs)
                           + f"   less time in {sum(r < 1 for r in rs)} of {len(rs)}")
+        if pool and socket:
+            mine = [c for c in pool if c in configs]
+            print(f"  {', '.join(mine)} as one library against the Socket tunings: the best median over"
+                  " the best median, then every pass pooled (lower medians):")
+            print(" ".join(f"{h:>12}" for h in ["size", "best", "best Socket", "ratio", "pooled", "pooled Socket",
+                                                 "ratio"]))
+            for size in sorted(by):
+                t, per = by[size], times[size]
+                ours = [t[c] for c in mine if c in t]
+                theirs = [t[c] for c in socket if c in t]
+
+                def pooled(cs):
+                    values = [v for c in cs for cycles in per.get(c, {}).values() for v in counted(cycles)]
+                    return lower_median(values) if values else None
+                p_ours, p_theirs = pooled(mine), pooled(socket)
+                if not (ours and theirs and p_ours and p_theirs):
+                    continue
+                cells = [min(ours), min(theirs), min(theirs) / min(ours), p_ours, p_theirs, p_theirs / p_ours]
+                print(f"{size:>12} " + " ".join(f"{v:12.2f}" for v in cells))
         print()
     return 0
 
@@ -650,6 +673,10 @@ def main():
     sh.add_argument("--spread", action="store_true",
                     help="with Socket tunings in the run: each tcpxr config's ratio pass by pass too, as "
                          "its lowest-highest (the best Socket tuning of that pass over the config)")
+    sh.add_argument("--pool", type=lambda v: v.split(","), metavar="A,B,...",
+                    help="configs of one library under several names (with --median, e.g. --pool "
+                         "c104,c104b,c104c,c104d): the best of their medians over the best Socket "
+                         "tuning's, and all their passes pooled against all the tunings'")
     rf = sub.add_parser("refs", help="check that every run the documents cite has its record")
     rf.add_argument("docs", nargs="+", help="e.g. README.md docs/BENCHMARKS.md")
     args = ap.parse_args()
@@ -659,7 +686,7 @@ def main():
         if args.pair is not None and len(args.pair) != 2:
             ap.error("--pair takes two configs, A,B")
         return show(args.bench, args.run, args.part, args.op, args.median, args.steady, args.bands, args.pair,
-                    args.spread)
+                    args.spread, args.pool)
     return build(args.bench, args.cmd == "check")
 
 
