@@ -49,19 +49,21 @@ start_run(){ export CUDA_VISIBLE_DEVICES=0,1,2,3; trap "tar cJf $R/$(basename $A
 # host's load after the build, in $A/machine.txt.
 tests_228(){ NT=/tmp/nt-2.28.3/build; build_tests_in /tmp/nt-2.28.3 /usr 48
   { uptime; ps -eo pid,pcpu,comm --sort=-pcpu | head -8; } >> $A/machine.txt 2>&1; }
-# checks LIBDIR [OPS]: the correctness set every data-path change runs (runs 195, 198): 3 and 4 ranks
-# on GPU 0 under MPS, host and GPU buffers, OPS (all_reduce,sendrecv) with NCCL's choice, Ring, Tree;
-# 4 ranks, GPU buffers, CUDA_DEVICE_MAX_CONNECTIONS=1; 8 B-32 MiB -c 1. Needs $NT and $A.
-checks(){ local lib=$1 ops=${2:-all_reduce,sendrecv} np algo al
+# checks LIBDIR [OPS [K=V ...]]: the correctness set every data-path change runs (runs 195, 198): 3 and
+# 4 ranks on GPU 0 under MPS, host and GPU buffers, OPS (all_reduce,sendrecv) with NCCL's choice, Ring,
+# Tree; 4 ranks, GPU buffers, CUDA_DEVICE_MAX_CONNECTIONS=1; 8 B-32 MiB -c 1; each K=V set for the
+# ranks (an experiment's switch). Needs $NT and $A.
+checks(){ local lib=$1 ops=${2:-all_reduce,sendrecv} np algo al kv extra=()
+  for kv in "${@:3}"; do extra+=(--env "$kv"); done
   for np in 3 4; do for algo in NCCL Ring Tree; do
     al=(); [ $algo != NCCL ] && al=(--algo $algo)
     # NCCL has no tree for all_gather or reduce_scatter (NCCL_ALGO=Tree: invalid usage, run 318).
     local o=$ops; [ $algo = Tree ] && o=$(echo $ops | tr , '\n' | grep -v -x -e all_gather -e reduce_scatter | paste -sd,)
     [ -z "$o" ] && continue
-    CUDA_VISIBLE_DEVICES=0 timeout 100 python3 ncclTests/run_nccl_tests.py --nccl-tests $NT --plugin-dir $lib --one-gpu --mps --ranks $np "${al[@]}" --ops $o --configs tcpxr-host,tcpxr-gpu --max 32M --iters 2 --warmup 1 --timeout 60 --out $A/check-$np-$algo > $A/check-$np-$algo.txt 2>&1
+    CUDA_VISIBLE_DEVICES=0 timeout 100 python3 ncclTests/run_nccl_tests.py --nccl-tests $NT --plugin-dir $lib --one-gpu --mps --ranks $np "${al[@]}" --ops $o --configs tcpxr-host,tcpxr-gpu "${extra[@]}" --max 32M --iters 2 --warmup 1 --timeout 60 --out $A/check-$np-$algo > $A/check-$np-$algo.txt 2>&1
     el "check $np ranks $algo rc=$? $(grep -c ' ok, ' $A/check-$np-$algo.txt) ok, $(grep -c FAILED $A/check-$np-$algo.txt) failed"
   done; done
-  CUDA_VISIBLE_DEVICES=0 timeout 100 python3 ncclTests/run_nccl_tests.py --nccl-tests $NT --plugin-dir $lib --one-gpu --ranks 4 --ops $ops --configs tcpxr-gpu --env CUDA_DEVICE_MAX_CONNECTIONS=1 --max 32M --iters 2 --warmup 1 --timeout 90 --out $A/check-4-cdmc1 > $A/check-4-cdmc1.txt 2>&1
+  CUDA_VISIBLE_DEVICES=0 timeout 100 python3 ncclTests/run_nccl_tests.py --nccl-tests $NT --plugin-dir $lib --one-gpu --ranks 4 --ops $ops --configs tcpxr-gpu --env CUDA_DEVICE_MAX_CONNECTIONS=1 "${extra[@]}" --max 32M --iters 2 --warmup 1 --timeout 90 --out $A/check-4-cdmc1 > $A/check-4-cdmc1.txt 2>&1
   el "check 4 ranks CUDA_DEVICE_MAX_CONNECTIONS=1 rc=$? $(grep -c ' ok, ' $A/check-4-cdmc1.txt) ok, $(grep -c FAILED $A/check-4-cdmc1.txt) failed"; }
 # gpu_tests LIBDIR: the GPU test binaries in LIBDIR/deps (gpu, gpu_copy_in, gpu_demote, gpu_hazard,
 # gpu_tcpx with LIBDIR/libtcpx_emu.so), TCPXR_REQUIRE_GPU=1, on GPU 0: by default, with
