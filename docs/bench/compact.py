@@ -578,15 +578,16 @@ def show(bench, run, part, op, median=False, steady=False, bands=None, pair=None
                   " the best median, then every pass pooled (lower medians):")
             print(" ".join(f"{h:>12}" for h in ["size", "best", "best Socket", "ratio", "pooled", "pooled Socket",
                                                  "ratio"]))
+
+            def pooled(per, cs):
+                """The lower median of every pass of configs `cs` at one size (`per`: {config: {pass: cycles}})."""
+                values = [v for c in cs for cycles in per.get(c, {}).values() for v in counted(cycles)]
+                return lower_median(values) if values else None
             for size in sorted(by):
-                t, per = by[size], times[size]
+                t = by[size]
                 ours = [t[c] for c in mine if c in t]
                 theirs = [t[c] for c in socket if c in t]
-
-                def pooled(cs):
-                    values = [v for c in cs for cycles in per.get(c, {}).values() for v in counted(cycles)]
-                    return lower_median(values) if values else None
-                p_ours, p_theirs = pooled(mine), pooled(socket)
+                p_ours, p_theirs = pooled(times[size], mine), pooled(times[size], socket)
                 if not (ours and theirs and p_ours and p_theirs):
                     continue
                 cells = [min(ours), min(theirs), min(theirs) / min(ours), p_ours, p_theirs, p_theirs / p_ours]
