@@ -79,13 +79,15 @@ gpu_tests(){ local lib=$1 G="gpu gpu_copy_in gpu_demote gpu_hazard gpu_tcpx" t m
   gt1 default "$others $G" CUDA_VISIBLE_DEVICES=0
   gt1 1queue "$G" CUDA_VISIBLE_DEVICES=0 CUDA_DEVICE_MAX_CONNECTIONS=1
   mps_on; gt1 mps "$G" CUDA_VISIBLE_DEVICES=0; mps_off; }
-# launch VARIANT NP OP [ARGS...]: one nccl-tests launch of OP_perf on GPU 0, NP ranks each its own NCCL
+# launch VARIANT NP OP [ARGS...]: one nccl-tests launch of OP_perf on GPU 0 (or one per GPU), NP ranks each its own NCCL
 # host (from run 444; the run scripts before it spelt it out), host buffers, -c 1 -g 1 ARGS. VARIANT: socket, sNxM
 # (Socket with N threads of M sockets), or cNNN (tcpxr from dist/cNNN; a letter after it names the
 # same library again, as run 440's c104b) with +KEY parts, each adding the settings VENV[KEY] holds
-# (the script's `declare -A VENV=([buf1m]="NCCL_BUFFSIZE=1048576")`). Needs $NT and MPS on.
+# (the script's `declare -A VENV=([buf1m]="NCCL_BUFFSIZE=1048576")`). Needs $NT and MPS on; with
+# PER_GPU=1 each rank takes the GPU of its local rank instead (nccl-tests' choice; no MPS needed).
 launch(){ local v=$1 np=$2 op=$3 base=${1%%+*} key; shift 3
-  local env=(NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_SOCKET_IFNAME=lo NCCL_TESTS_DEVICE=0 NCCL_NVLS_ENABLE=0 NCCL_DEBUG=WARN)
+  local env=(NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_SOCKET_IFNAME=lo NCCL_NVLS_ENABLE=0 NCCL_DEBUG=WARN)
+  [ "${PER_GPU:-0}" = 1 ] || env+=(NCCL_TESTS_DEVICE=0)
   case $base in socket) env+=(NCCL_NET=Socket NCCL_NET_PLUGIN=none);;
     s[1-8]x[1-8]) env+=(NCCL_NET=Socket NCCL_NET_PLUGIN=none NCCL_SOCKET_NTHREADS=${base:1:1} NCCL_NSOCKS_PERTHREAD=${base:3:1});;
     c[0-9]*) env+=(NCCL_NET=tcpxr NCCL_NET_PLUGIN=$PWD/dist/$(echo $base | sed -E 's/[a-z]+$//')/libnccl-net-tcpxr.so NCCL_TCPXR_GPU_BUFFERS=0);;
