@@ -518,18 +518,13 @@ def show(bench, run, part, op, median=False, steady=False, bands=None, pair=None
             # Within one output, a size's rows in cycle order (nccl-tests -N prints the sweep once a cycle).
             times.setdefault(int(r["size"]), {}).setdefault(r["config"], {}).setdefault(r["part"], []).append(
                 float(r["time_us"]))
-
-        def lower_median(values):
-            return sorted(values)[(len(values) - 1) // 2]
-
-        def counted(cycles):
-            return cycles[1:] if steady and len(cycles) > 1 else cycles[:1]
-        by = {size: {c: lower_median([v for cycles in t.values() for v in counted(cycles)]) if steady
-                     else lower_median([counted(cycles)[0] for cycles in t.values()])
+        by = {size: {c: lower_median([v for cycles in t.values() for v in counted(cycles, steady)]) if steady
+                     else lower_median([counted(cycles, steady)[0] for cycles in t.values()])
                      for c, t in per.items()}
               for size, per in times.items()}
         # In round order: r2 before r10.
-        passes = sorted({r["part"] for r in rs}, key=lambda q: [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", q)])
+        passes = sorted({r["part"] for r in rs},
+                        key=lambda q: [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", q)])
         # Outputs of one cycle have no later ones: --steady then counts that cycle, and says so.
         several = any(len(cycles) > 1 for per in times.values() for t in per.values() for cycles in t.values())
         print(f"run {run} {p or '.'} {o}" + (f" at {ranks} ranks" if ranks else "") + ": time_us (out of place)"
@@ -549,7 +544,7 @@ def show(bench, run, part, op, median=False, steady=False, bands=None, pair=None
                 cells += [f"{best / t[c]:12.2f}" if best and c in t and t[c] else f"{'-':>12}"
                           for c in others]
             if socket and spread:
-                cells += [f"{per_pass_range(times[size], socket, c, passes, counted, lower_median):>12}"
+                cells += [f"{per_pass_range(times[size], socket, c, passes, steady):>12}"
                           for c in others]
             print(f"{size:>12} " + " ".join(cells))
         if socket and bands:
@@ -568,7 +563,7 @@ def show(bench, run, part, op, median=False, steady=False, bands=None, pair=None
             for size in sorted(times):
                 per = times[size]
                 both = [q for q in passes if q in per.get(a, {}) and q in per.get(b, {})]
-                rs = [lower_median(counted(per[a][q])) / lower_median(counted(per[b][q])) for q in both]
+                rs = [lower_median(counted(per[a][q], steady)) / lower_median(counted(per[b][q], steady)) for q in both]
                 if rs:
                     print(f"  {size:>12} " + " ".join(f"{r:.2f}" for r in rs)
                           + f"   less time in {sum(r < 1 for r in rs)} of {len(rs)}")
@@ -578,16 +573,11 @@ def show(bench, run, part, op, median=False, steady=False, bands=None, pair=None
                   " the best median, then every pass pooled (lower medians):")
             print(" ".join(f"{h:>12}" for h in ["size", "best", "best Socket", "ratio", "pooled", "pooled Socket",
                                                  "ratio"]))
-
-            def pooled(per, cs):
-                """The lower median of every pass of configs `cs` at one size (`per`: {config: {pass: cycles}})."""
-                values = [v for c in cs for cycles in per.get(c, {}).values() for v in counted(cycles)]
-                return lower_median(values) if values else None
             for size in sorted(by):
                 t = by[size]
                 ours = [t[c] for c in mine if c in t]
                 theirs = [t[c] for c in socket if c in t]
-                p_ours, p_theirs = pooled(times[size], mine), pooled(times[size], socket)
+                p_ours, p_theirs = pooled(times[size], mine, steady), pooled(times[size], socket, steady)
                 if not (ours and theirs and p_ours and p_theirs):
                     continue
                 cells = [min(ours), min(theirs), min(theirs) / min(ours), p_ours, p_theirs, p_theirs / p_ours]
@@ -596,15 +586,32 @@ def show(bench, run, part, op, median=False, steady=False, bands=None, pair=None
     return 0
 
 
-def per_pass_range(per, socket, config, passes, counted, lower_median):
+def lower_median(values):
+    """The median of `values`, the lower of the two middle ones for an even count."""
+    return sorted(values)[(len(values) - 1) // 2]
+
+
+def counted(cycles, steady):
+    """The cycles of one output a figure counts: the later ones with `steady` (where there are
+    any), else the first."""
+    return cycles[1:] if steady and len(cycles) > 1 else cycles[:1]
+
+
+def pooled(per, configs, steady):
+    """The lower median of every pass of `configs` at one size (`per`: {config: {pass: cycles}})."""
+    values = [v for c in configs for cycles in per.get(c, {}).values() for v in counted(cycles, steady)]
+    return lower_median(values) if values else None
+
+
+def per_pass_range(per, socket, config, passes, steady):
     """'lo-hi' of the best Socket tuning's time over `config`'s in each pass that ran both ('-'
     where none did). `per`: {config: {pass: cycles}} of one size."""
     ratios = []
     for q in passes:
         mine = per.get(config, {}).get(q)
-        theirs = [lower_median(counted(per[s][q])) for s in socket if q in per.get(s, {})]
-        if mine and theirs and lower_median(counted(mine)):
-            ratios.append(min(theirs) / lower_median(counted(mine)))
+        theirs = [lower_median(counted(per[s][q], steady)) for s in socket if q in per.get(s, {})]
+        if mine and theirs and lower_median(counted(mine, steady)):
+            ratios.append(min(theirs) / lower_median(counted(mine, steady)))
     if not ratios:
         return "-"
     return f"{min(ratios):.2f}-{max(ratios):.2f}"

@@ -101,7 +101,8 @@ def main():
     evs = events(bench, iters)
     for label, recv, send in PATHS:
         sequences, steps, totals = turnaround(evs, recv, send)
-        print(f"{label}: from a receive to the next send, median {median(totals):.2f} us over {len(totals)} round trips")
+        print(f"{label}: from a receive to the next send, median {median(totals):.2f} us"
+              f" over {len(totals)} round trips")
         for key, count in sequences.most_common(1):
             print(f"  most common ({count} of {len(totals)}):")
             for i in range(1, len(key)):
