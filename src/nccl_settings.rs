@@ -50,7 +50,24 @@ pub const CHANNEL_BOUNDS: [&str; 6] = [
 /// size, 128 KiB by default. tcpxr pays per message (a frame, a hand-off to the I/O pool), and at
 /// 512 KiB, the value of Google's TCPX recipe, sendrecv moved 12.7-15.1 GB/s at 128 MiB-1 GiB
 /// on two H200s against 4.5-5.0 at 128 KiB in the same run (docs/BENCHMARKS.md#defaults).
-pub(crate) fn defaults(tuner_acts: bool, env: &mut dyn FnMut(&str) -> Option<String>) -> Vec<Setting> {
+///
+/// NCCL_ALLOC_P2P_NET_LL_BUFFERS and NCCL_P2P_LL_THRESHOLD (the socket transport only, where they
+/// were measured): NCCL gives its point-to-point net connections no LL buffer by default, so a
+/// small send and receive run Simple, whose receiving kernel waits for the proxy's test and then
+/// its tail; with LL the kernel reads the flags of lines that tcpxr's read puts in place.
+/// Sendrecv of 8 B-8 KiB took 0.55-0.85 of the time without (runs 449-450, one H200, 2 and 4
+/// ranks). LL doubles the bytes, and at 32 KiB it took 1.5x as long: NCCL runs LL up to the
+/// threshold times the op's channels, so the threshold is halved to 8 KiB, keeping 32 KiB on
+/// Simple (16 KiB measured the same either way). Cost: an LL buffer of 512 KiB of host memory at
+/// each end of each point-to-point connection, that is 2 MiB a rank for each peer it sends to and
+/// receives from over NCCL's 2 channels a peer (NCCL's documentation warns of all-to-all at many
+/// ranks). The threshold is NCCL's for every point-to-point transport, NVLink's included; it is
+/// set only where LL buffers are on (the user's choice or this one).
+pub(crate) fn defaults(
+    tuner_acts: bool,
+    transport: TransportKind,
+    env: &mut dyn FnMut(&str) -> Option<String>,
+) -> Vec<Setting> {
     let mut set = Vec::new();
     if tuner_acts && CHANNEL_BOUNDS.iter().all(|k| env(k).is_none()) {
         set.push((
@@ -65,6 +82,27 @@ pub(crate) fn defaults(tuner_acts: bool, env: &mut dyn FnMut(&str) -> Option<Str
             "524288",
             "point-to-point messages of 512 KiB instead of NCCL's 128 KiB: tcpxr's costs are per message",
         ));
+    }
+    if transport == TransportKind::Socket {
+        let ll = match env("NCCL_ALLOC_P2P_NET_LL_BUFFERS") {
+            Some(v) => v.trim() == "1",
+            None => {
+                set.push((
+                    "NCCL_ALLOC_P2P_NET_LL_BUFFERS",
+                    "1",
+                    "small point-to-point messages run LL, read by NCCL's kernel as they land, not Simple after \
+                     the proxy's test; 2 MiB of host memory a peer a rank",
+                ));
+                true
+            }
+        };
+        if ll && env("NCCL_P2P_LL_THRESHOLD").is_none() {
+            set.push((
+                "NCCL_P2P_LL_THRESHOLD",
+                "8192",
+                "LL up to 8 KiB a channel instead of NCCL's 16 KiB: over the network LL took 1.5x Simple's time at 32 KiB",
+            ));
+        }
     }
     set
 }
@@ -283,7 +321,8 @@ mod tests {
     #[test]
     fn nccl_settings_are_set_only_when_the_user_left_them_unset() {
         let all = [("NCCL_MIN_NCHANNELS", "8"), ("NCCL_P2P_NET_CHUNKSIZE", "524288")];
-        let defaults = |tuner_acts, vars: &[(&str, &str)]| names(&defaults(tuner_acts, &mut env_of(vars)));
+        let defaults =
+            |tuner_acts, vars: &[(&str, &str)]| names(&defaults(tuner_acts, TransportKind::Tcpx, &mut env_of(vars)));
         assert_eq!(defaults(true, &[]), all);
         assert_eq!(defaults(true, &[("NCCL_P2P_NET_CHUNKSIZE", "131072")]), all[..1]);
         // Any bound on the channels, the user's maximum included, keeps NCCL's channel count,
@@ -292,6 +331,26 @@ mod tests {
             assert_eq!(defaults(true, &[(bound, "2")]), all[1..], "{bound}");
         }
         assert_eq!(defaults(false, &[]), all[1..]);
+    }
+
+    #[test]
+    fn point_to_point_ll_is_given_over_the_socket_transport_with_its_threshold() {
+        let ll = |vars: &[(&str, &str)]| {
+            let set = names(&defaults(false, TransportKind::Socket, &mut env_of(vars)));
+            set.into_iter().filter(|(k, _)| k.contains("LL")).collect::<Vec<_>>()
+        };
+        let both = [
+            ("NCCL_ALLOC_P2P_NET_LL_BUFFERS", "1"),
+            ("NCCL_P2P_LL_THRESHOLD", "8192"),
+        ];
+        assert_eq!(ll(&[]), both);
+        // The user's LL buffers get tcpxr's threshold; the user's threshold or their "no LL" stands.
+        assert_eq!(ll(&[("NCCL_ALLOC_P2P_NET_LL_BUFFERS", "1")]), both[1..]);
+        assert_eq!(ll(&[("NCCL_P2P_LL_THRESHOLD", "16384")]), both[..1]);
+        assert_eq!(ll(&[("NCCL_ALLOC_P2P_NET_LL_BUFFERS", "0")]), []);
+        // Over TCPX neither was measured.
+        let tcpx = defaults(false, TransportKind::Tcpx, &mut env_of(&[]));
+        assert!(tcpx.iter().all(|(k, _, _)| !k.contains("LL")));
     }
 
     #[test]

@@ -43,7 +43,7 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
     // The tuner and NCCL_MIN_NCHANNELS make one choice of channels: without the tuner, 8 channels
     // would slow every collective below bulk.
     let tuner = nccl_settings::tuner_reached(table, env).map(|()| config.tuner.on_for(kind, TransportKind::Socket));
-    let mut nccl_given = nccl_settings::defaults(tuner == Ok(true), env);
+    let mut nccl_given = nccl_settings::defaults(tuner == Ok(true), kind, env);
     nccl_given.extend(gpu.set_env.iter().copied());
     let nccl_set = nccl_settings::apply(&nccl_given);
     if let Some(a) = &gpu.advice {
