@@ -51,11 +51,12 @@ pub const CHANNEL_BOUNDS: [&str; 6] = [
 /// 512 KiB, the value of Google's TCPX recipe, sendrecv moved 12.7-15.1 GB/s at 128 MiB-1 GiB
 /// on two H200s against 4.5-5.0 at 128 KiB in the same run (docs/BENCHMARKS.md#defaults).
 ///
-/// NCCL_ALLOC_P2P_NET_LL_BUFFERS and NCCL_P2P_LL_THRESHOLD (the socket transport only, where they
-/// were measured): NCCL gives its point-to-point net connections no LL buffer by default, so a
+/// NCCL_ALLOC_P2P_NET_LL_BUFFERS and NCCL_P2P_LL_THRESHOLD (`p2p_ll`: host buffers over the
+/// socket transport, where they were measured; NCCL's device unpack cannot take LL receives,
+/// [`DEVICE_UNPACK_NEEDS`]): NCCL gives its point-to-point net connections no LL buffer by default, so a
 /// small send and receive run Simple, whose receiving kernel waits for the proxy's test and then
 /// its tail; with LL the kernel reads the flags of lines that tcpxr's read puts in place.
-/// Sendrecv of 8 B-8 KiB took 0.55-0.85 of the time without (runs 449-450, one H200, 2 and 4
+/// Sendrecv of 8 B-8 KiB took 0.55-0.87 of the time without (runs 449-451, one H200, 2 and 4
 /// ranks). LL doubles the bytes, and at 32 KiB it took 1.5x as long: NCCL runs LL up to the
 /// threshold times the op's channels, so the threshold is halved to 8 KiB, keeping 32 KiB on
 /// Simple (16 KiB measured the same either way). Cost: an LL buffer of 512 KiB of host memory at
@@ -63,11 +64,7 @@ pub const CHANNEL_BOUNDS: [&str; 6] = [
 /// receives from over NCCL's 2 channels a peer (NCCL's documentation warns of all-to-all at many
 /// ranks). The threshold is NCCL's for every point-to-point transport, NVLink's included; it is
 /// set only where LL buffers are on (the user's choice or this one).
-pub(crate) fn defaults(
-    tuner_acts: bool,
-    transport: TransportKind,
-    env: &mut dyn FnMut(&str) -> Option<String>,
-) -> Vec<Setting> {
+pub(crate) fn defaults(tuner_acts: bool, p2p_ll: bool, env: &mut dyn FnMut(&str) -> Option<String>) -> Vec<Setting> {
     let mut set = Vec::new();
     if tuner_acts && CHANNEL_BOUNDS.iter().all(|k| env(k).is_none()) {
         set.push((
@@ -83,7 +80,7 @@ pub(crate) fn defaults(
             "point-to-point messages of 512 KiB instead of NCCL's 128 KiB: tcpxr's costs are per message",
         ));
     }
-    if transport == TransportKind::Socket {
+    if p2p_ll {
         let ll = match env("NCCL_ALLOC_P2P_NET_LL_BUFFERS") {
             Some(v) => v.trim() == "1",
             None => {
@@ -147,7 +144,7 @@ pub(crate) fn tuner_reached(
 
 /// The NCCL settings NCCL's device unpack needs, each at one value: (name, value, why). tcpxr
 /// sets them when unset; another value turns GPU buffers off (auto) or fails init (1).
-const DEVICE_UNPACK_NEEDS: [(&str, &str, &str); 2] = [
+const DEVICE_UNPACK_NEEDS: [(&str, &str, &str); 3] = [
     (
         "NCCL_PROTO",
         "Simple",
@@ -163,6 +160,16 @@ const DEVICE_UNPACK_NEEDS: [(&str, &str, &str); 2] = [
         "0",
         "NCCL's PAT algorithm (all_gather and reduce_scatter with one rank per node) does not place received GPU \
          pages, and NCCL 2.24+ no longer turns it off for a device-unpack net",
+    ),
+    // The ring's slots follow the comm's receives while NCCL's kernel counts its Simple slices
+    // (ring.rs): a point-to-point LL receive (host memory, NCCL_PROTO does not govern it) takes
+    // a slot the kernel never reads, and every later receive's records are read for another's.
+    // With these buffers on, sendrecv and alltoall returned wrong data (run 451).
+    (
+        "NCCL_ALLOC_P2P_NET_LL_BUFFERS",
+        "0",
+        "NCCL's device unpack gives a connection's n-th receive the n-th slot of its ring and its kernel counts \
+         Simple receives only, so a point-to-point LL receive would shift the slot of every later one",
     ),
 ];
 
@@ -321,8 +328,7 @@ mod tests {
     #[test]
     fn nccl_settings_are_set_only_when_the_user_left_them_unset() {
         let all = [("NCCL_MIN_NCHANNELS", "8"), ("NCCL_P2P_NET_CHUNKSIZE", "524288")];
-        let defaults =
-            |tuner_acts, vars: &[(&str, &str)]| names(&defaults(tuner_acts, TransportKind::Tcpx, &mut env_of(vars)));
+        let defaults = |tuner_acts, vars: &[(&str, &str)]| names(&defaults(tuner_acts, false, &mut env_of(vars)));
         assert_eq!(defaults(true, &[]), all);
         assert_eq!(defaults(true, &[("NCCL_P2P_NET_CHUNKSIZE", "131072")]), all[..1]);
         // Any bound on the channels, the user's maximum included, keeps NCCL's channel count,
@@ -334,9 +340,9 @@ mod tests {
     }
 
     #[test]
-    fn point_to_point_ll_is_given_over_the_socket_transport_with_its_threshold() {
+    fn point_to_point_ll_is_given_where_asked_with_its_threshold() {
         let ll = |vars: &[(&str, &str)]| {
-            let set = names(&defaults(false, TransportKind::Socket, &mut env_of(vars)));
+            let set = names(&defaults(false, true, &mut env_of(vars)));
             set.into_iter().filter(|(k, _)| k.contains("LL")).collect::<Vec<_>>()
         };
         let both = [
@@ -348,9 +354,9 @@ mod tests {
         assert_eq!(ll(&[("NCCL_ALLOC_P2P_NET_LL_BUFFERS", "1")]), both[1..]);
         assert_eq!(ll(&[("NCCL_P2P_LL_THRESHOLD", "16384")]), both[..1]);
         assert_eq!(ll(&[("NCCL_ALLOC_P2P_NET_LL_BUFFERS", "0")]), []);
-        // Over TCPX neither was measured.
-        let tcpx = defaults(false, TransportKind::Tcpx, &mut env_of(&[]));
-        assert!(tcpx.iter().all(|(k, _, _)| !k.contains("LL")));
+        // Over TCPX, or with GPU buffers, neither is given.
+        let other = defaults(false, false, &mut env_of(&[]));
+        assert!(other.iter().all(|(k, _, _)| !k.contains("LL")));
     }
 
     #[test]
@@ -378,7 +384,11 @@ mod tests {
         assert!(tcpx.offered && tcpx.device_unpack && tcpx.warning.is_none());
         assert_eq!(
             names(&tcpx.set_env),
-            [("NCCL_PROTO", "Simple"), ("NCCL_PAT_ENABLE", "0")]
+            [
+                ("NCCL_PROTO", "Simple"),
+                ("NCCL_PAT_ENABLE", "0"),
+                ("NCCL_ALLOC_P2P_NET_LL_BUFFERS", "0")
+            ]
         );
         assert!(!choose(&auto, TransportKind::Socket, 12, &[]).unwrap().offered);
         // Asked for over socket: sends from host memory too.
@@ -390,7 +400,10 @@ mod tests {
         )
         .unwrap();
         assert!(socket.offered && socket.device_unpack);
-        assert_eq!(names(&socket.set_env), [("NCCL_NET_GDR_READ", "0")]);
+        assert_eq!(
+            names(&socket.set_env),
+            [("NCCL_ALLOC_P2P_NET_LL_BUFFERS", "0"), ("NCCL_NET_GDR_READ", "0")]
+        );
         assert!(socket.advice.unwrap().contains("NCCL_NCHANNELS_PER_NET_PEER=8"));
         // From the v11 table NCCL's hints let auto copy on point-to-point connections: no advice;
         // with copies off there is again.
@@ -428,6 +441,12 @@ mod tests {
         );
         let err = choose(&on, TransportKind::Tcpx, 12, &[("NCCL_PROTO", "LL128")]).unwrap_err();
         assert!(err.msg.contains("NCCL_TCPXR_GPU_BUFFERS=1") && err.msg.contains("NCCL_PROTO=LL128"));
+        // LL buffers on point-to-point connections (the user's 1): the same, since the ring's
+        // slots would no longer follow NCCL's kernel (run 451: wrong data).
+        let ll = [("NCCL_ALLOC_P2P_NET_LL_BUFFERS", "1")];
+        assert!(!choose(&auto, TransportKind::Tcpx, 12, &ll).unwrap().offered);
+        let err = choose(&on, TransportKind::Socket, 12, &ll).unwrap_err();
+        assert!(err.msg.contains("NCCL_ALLOC_P2P_NET_LL_BUFFERS=1") && err.msg.contains("unset or 0"));
         // PAT allowed (1, or NCCL's own 2): the same.
         for pat in ["1", "2"] {
             assert!(

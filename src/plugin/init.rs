@@ -43,7 +43,10 @@ pub fn init(logger: ncclDebugLogger_t, table: u32) -> Result<()> {
     // The tuner and NCCL_MIN_NCHANNELS make one choice of channels: without the tuner, 8 channels
     // would slow every collective below bulk.
     let tuner = nccl_settings::tuner_reached(table, env).map(|()| config.tuner.on_for(kind, TransportKind::Socket));
-    let mut nccl_given = nccl_settings::defaults(tuner == Ok(true), kind, env);
+    // Point-to-point LL for host buffers over the socket: measured there, and NCCL's device unpack
+    // cannot take LL receives (nccl_settings::DEVICE_UNPACK_NEEDS).
+    let p2p_ll = kind == TransportKind::Socket && !gpu.offered;
+    let mut nccl_given = nccl_settings::defaults(tuner == Ok(true), p2p_ll, env);
     nccl_given.extend(gpu.set_env.iter().copied());
     let nccl_set = nccl_settings::apply(&nccl_given);
     if let Some(a) = &gpu.advice {
