@@ -25,6 +25,10 @@ fn the_tuner_acts_only_once_tcpxr_is_the_net_of_a_multi_node_communicator() {
     // tcpxr's init had NCCL build 8 channels (the user bounds none here); that bound is tcpxr's
     // own, so the tuner still chooses the band's channels below.
     assert_eq!(std::env::var("NCCL_MIN_NCHANNELS").as_deref(), Ok("8"));
+    // Host buffers over the socket: point-to-point connections get LL buffers, LL up to 8 KiB a
+    // channel (nccl_settings::defaults).
+    assert_eq!(std::env::var("NCCL_ALLOC_P2P_NET_LL_BUFFERS").as_deref(), Ok("1"));
+    assert_eq!(std::env::var("NCCL_P2P_LL_THRESHOLD").as_deref(), Ok("8192"));
 
     // NCCL asks the net it assigned for its devices' properties (its topology), then loads the
     // tuner; connections come at the first collective.
