@@ -53,9 +53,10 @@ pub const CHANNEL_BOUNDS: [&str; 6] = [
 ///
 /// NCCL_ALLOC_P2P_NET_LL_BUFFERS and NCCL_P2P_LL_THRESHOLD (`p2p_ll`: host buffers over the
 /// socket transport, where they were measured; NCCL's device unpack cannot take LL receives,
-/// [`DEVICE_UNPACK_NEEDS`]): NCCL gives its point-to-point net connections no LL buffer by default, so a
-/// small send and receive run Simple, whose receiving kernel waits for the proxy's test and then
-/// its tail; with LL the kernel reads the flags of lines that tcpxr's read puts in place.
+/// [`DEVICE_UNPACK_NEEDS`]): NCCL gives its point-to-point net connections no LL buffer by
+/// default, so a small send and receive run Simple, whose receiving kernel waits for the proxy's
+/// test and then its tail; with LL the kernel reads the flags of lines that tcpxr's read puts in
+/// place.
 /// Sendrecv of 8 B-8 KiB took 0.55-0.87 of the time without (runs 449-451, one H200, 2 and 4
 /// ranks). LL doubles the bytes, and at 32 KiB it took 1.5x as long: NCCL runs LL up to the
 /// threshold times the op's channels, so the threshold is halved to 8 KiB, keeping 32 KiB on
