@@ -162,10 +162,8 @@ const DEVICE_UNPACK_NEEDS: [(&str, &str, &str); 3] = [
         "NCCL's PAT algorithm (all_gather and reduce_scatter with one rank per node) does not place received GPU \
          pages, and NCCL 2.24+ no longer turns it off for a device-unpack net",
     ),
-    // The ring's slots follow the comm's receives while NCCL's kernel counts its Simple slices
-    // (ring.rs): a point-to-point LL receive (host memory, NCCL_PROTO does not govern it) takes
-    // a slot the kernel never reads, and every later receive's records are read for another's.
-    // With these buffers on, sendrecv and alltoall returned wrong data (run 451).
+    // NCCL_PROTO does not govern point-to-point LL; with these buffers on, sendrecv and alltoall
+    // returned wrong data (run 451; ring.rs says how the slots follow the receives).
     (
         "NCCL_ALLOC_P2P_NET_LL_BUFFERS",
         "0",
